@@ -1,0 +1,49 @@
+/* Key types and the order-preserving transform to unsigned "ordered bits".
+ *
+ * After h5g_keys_to_ordered, comparing keys as unsigned integers of `width` bytes gives the
+ * requested order: numpy.sort's order (-inf < ... < -0.0 < +0.0 < ... < +inf < NaN, every NaN
+ * last whatever its sign) or, with `descending`, its exact reverse. The map is a bijection on
+ * bit patterns, so NaN payloads and -0.0 survive the round trip. Keys are in host byte order. */
+#ifndef H5G_KEYS_H
+#define H5G_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { H5G_KEY_UNSIGNED = 0, H5G_KEY_SIGNED = 1, H5G_KEY_FLOAT = 2 } h5g_key_class;
+
+typedef struct {
+  h5g_key_class cls;
+  unsigned width; /* bytes: 1, 2, 4 or 8 (floats: 4 or 8) */
+  int descending;
+} h5g_keyspec;
+
+void h5g_keys_to_ordered(void *keys, size_t n, const h5g_keyspec *ks);
+void h5g_keys_from_ordered(void *keys, size_t n, const h5g_keyspec *ks);
+
+/* Key i of an array of `width`-byte unsigned keys, widened to 64 bits. */
+static inline uint64_t h5g_key_load(const void *keys, size_t i, unsigned width) {
+  switch (width) {
+  case 1: return ((const uint8_t *)keys)[i];
+  case 2: return ((const uint16_t *)keys)[i];
+  case 4: return ((const uint32_t *)keys)[i];
+  default: return ((const uint64_t *)keys)[i];
+  }
+}
+
+/* Order-independent checksum of the raw key bits (a sum of mixed 64-bit hashes, mod 2^64):
+ * equal for any permutation of the same multiset of bit patterns. */
+uint64_t h5g_keys_checksum(const void *keys, size_t n, unsigned width);
+
+/* Number of keys < x (lower) and <= x (upper) in an ascending array of ordered bits. */
+size_t h5g_keys_lower_bound(const void *keys, size_t n, unsigned width, uint64_t x);
+size_t h5g_keys_upper_bound(const void *keys, size_t n, unsigned width, uint64_t x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,11 @@
+/* CPU LSD radix sort of unsigned keys (the CPU backend's local sort). */
+#ifndef H5G_RADIX_SORT_H
+#define H5G_RADIX_SORT_H
+
+#include <stddef.h>
+
+/* Sorts n unsigned keys of `width` bytes (1, 2, 4, 8) ascending. `scratch` holds n keys.
+ * The result is in `keys`. Digit passes whose digit is equal for every key are skipped. */
+void h5g_radix_sort(void *keys, void *scratch, size_t n, unsigned width);
+
+#endif

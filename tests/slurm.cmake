@@ -1,0 +1,1 @@
+# tests/slurm.cmake
