@@ -1,1 +1,16 @@
-/* placeholder */
+/* Builds without CUDA get these stand-ins, so the CLI can say why `--backend cuda` fails. */
+#include "src/backend.h"
+#include "src/error.h"
+
+#ifndef H5G_HAVE_CUDA
+int h5g_cuda_device_count(void) { return 0; }
+
+int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budget) {
+  (void)local_rank;
+  (void)mem_budget;
+  *out = NULL;
+  return h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                       "this h5gsort was built without CUDA (no nvcc at build time); use "
+                       "--backend cpu or auto");
+}
+#endif

@@ -1,1 +1,57 @@
-/* placeholder */
+#include "src/report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "src/error.h"
+
+static const char *const phase_names[H5G_PHASE_COUNT] = {
+    "validate", "read", "transform", "local_sort", "splitters", "exchange", "merge", "write",
+    "verify"};
+
+const char *h5g_phase_name(h5g_phase phase) { return phase_names[phase]; }
+
+/* JSON string body: quotes, backslashes and control characters escaped. */
+static void put_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+int h5g_report_write_json(const h5g_report *rep, const char *path) {
+  int rc = H5G_OK;
+  FILE *f = fopen(path, "w");
+  if (!f) H5G_FAIL(H5G_ERR_RUNTIME, "cannot write report: %s (%s)", strerror(errno), path);
+  double rate = rep->total_seconds > 0 ? (double)rep->n / rep->total_seconds : 0.0;
+  fprintf(f, "{\n  \"tool\": \"h5gsort\",\n  \"version\": \"%s\",\n", H5G_VERSION);
+  fprintf(f, "  \"ranks\": %d,\n  \"backend\": ", rep->ranks);
+  put_json_string(f, rep->backend);
+  fputs(",\n  \"devices\": ", f);
+  put_json_string(f, rep->devices);
+  fputs(",\n  \"type\": ", f);
+  put_json_string(f, rep->type_name);
+  fprintf(f,
+          ",\n  \"keys\": %llu,\n  \"bytes\": %llu,\n  \"exchanged_bytes\": %llu,\n"
+          "  \"runs_per_rank\": %llu,\n  \"verified\": %s,\n  \"seconds\": {\n",
+          (unsigned long long)rep->n, (unsigned long long)rep->bytes,
+          (unsigned long long)rep->exchanged_bytes, (unsigned long long)rep->runs_per_rank,
+          rep->verified ? "true" : "false");
+  for (int p = 0; p < H5G_PHASE_COUNT; p++)
+    fprintf(f, "    \"%s\": %.6f,\n", phase_names[p], rep->seconds[p]);
+  fprintf(f, "    \"total\": %.6f\n  },\n  \"keys_per_second\": %.1f\n}\n", rep->total_seconds,
+          rate);
+  if (fclose(f) != 0) {
+    f = NULL;
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot write report: %s (%s)", strerror(errno), path);
+  }
+  f = NULL;
+done:
+  if (f) fclose(f);
+  return rc;
+}

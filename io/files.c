@@ -1,0 +1,96 @@
+#include "io/files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "src/error.h"
+
+/* dirname() may modify its argument: work on a copy. */
+static void directory_of(const char *path, char *dir, size_t len) {
+  char copy[PATH_MAX];
+  snprintf(copy, sizeof copy, "%s", path);
+  snprintf(dir, len, "%s", dirname(copy));
+}
+
+int h5g_files_check_output(const char *input, const char *output, int force, int *same_as_input) {
+  int rc = H5G_OK;
+  struct stat out_st, in_st, dir_st;
+  char dir[PATH_MAX];
+  *same_as_input = 0;
+  if (strlen(output) >= PATH_MAX - 64) H5G_FAIL(H5G_ERR_USAGE, "output path too long (%s)", output);
+  directory_of(output, dir, sizeof dir);
+  if (stat(dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode))
+    H5G_FAIL(H5G_ERR_USAGE, "output directory does not exist (%s)", dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    H5G_FAIL(H5G_ERR_USAGE, "output directory is not writable (%s)", dir);
+  if (stat(output, &out_st) == 0) {
+    if (S_ISDIR(out_st.st_mode)) H5G_FAIL(H5G_ERR_USAGE, "output is a directory (%s)", output);
+    if (!force) H5G_FAIL(H5G_ERR_USAGE, "output exists; use --force to replace it (%s)", output);
+    *same_as_input = stat(input, &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+                     in_st.st_ino == out_st.st_ino;
+  }
+done:
+  return rc;
+}
+
+int h5g_files_temp_name(const char *output, char *name, size_t len) {
+  int rc = H5G_OK;
+  char dir[PATH_MAX], copy[PATH_MAX];
+  directory_of(output, dir, sizeof dir);
+  snprintf(copy, sizeof copy, "%s", output);
+  int used = snprintf(name, len, "%s/.%s.h5gsort-%ld.tmp", dir, basename(copy), (long)getpid());
+  if (used < 0 || (size_t)used >= len) H5G_FAIL(H5G_ERR_USAGE, "output path too long (%s)", output);
+done:
+  return rc;
+}
+
+int h5g_files_copy(const char *src, const char *dst) {
+  int rc = H5G_OK, in = -1, out = -1;
+  enum { CHUNK = 8 << 20 };
+  char *buf = malloc(CHUNK);
+  CHECK_ALLOC(buf, CHUNK);
+  if ((in = open(src, O_RDONLY)) < 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot read input for the in-place copy: %s (%s)", strerror(errno), src);
+  if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0644)) < 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot create temporary file: %s (%s)", strerror(errno), dst);
+  for (;;) {
+    ssize_t got = read(in, buf, CHUNK);
+    if (got < 0) H5G_FAIL(H5G_ERR_RUNTIME, "read failed: %s (%s)", strerror(errno), src);
+    if (got == 0) break;
+    for (ssize_t put = 0; put < got;) {
+      ssize_t w = write(out, buf + put, (size_t)(got - put));
+      if (w < 0) H5G_FAIL(H5G_ERR_RUNTIME, "write failed: %s (%s)", strerror(errno), dst);
+      put += w;
+    }
+  }
+  if (fsync(out) != 0) H5G_FAIL(H5G_ERR_RUNTIME, "fsync failed: %s (%s)", strerror(errno), dst);
+done:
+  if (out >= 0 && close(out) != 0 && rc == H5G_OK)
+    rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "close failed: %s (%s)", strerror(errno), dst);
+  if (in >= 0) close(in);
+  free(buf);
+  return rc;
+}
+
+int h5g_files_commit(const char *tmp, const char *output) {
+  int rc = H5G_OK;
+  char dir[PATH_MAX];
+  if (rename(tmp, output) != 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot rename the finished output into place: %s (%s)",
+             strerror(errno), output);
+  directory_of(output, dir, sizeof dir);
+  int fd = open(dir, O_RDONLY);
+  if (fd >= 0) { /* make the rename durable; a failure here loses nothing already renamed */
+    fsync(fd);
+    close(fd);
+  }
+done:
+  return rc;
+}

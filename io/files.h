@@ -1,0 +1,18 @@
+/* File-system steps of the atomic output: checks before any work, the temporary file beside
+ * OUTPUT, the byte copy for in-place sorts, and the final rename. Called by one rank. */
+#ifndef H5G_IO_FILES_H
+#define H5G_IO_FILES_H
+
+#include <stddef.h>
+
+/* Usage errors for an OUTPUT that cannot be produced: exists without --force, is a directory,
+ * its directory is missing or not writable. Sets *same_as_input when OUTPUT is INPUT. */
+int h5g_files_check_output(const char *input, const char *output, int force, int *same_as_input);
+/* A name beside `output` that no other run uses: "<dir>/.<base>.h5gsort-<pid>.tmp". */
+int h5g_files_temp_name(const char *output, char *name, size_t len);
+/* Byte copy of src to a new file dst (fsynced). */
+int h5g_files_copy(const char *src, const char *dst);
+/* Atomically replaces `output` with `tmp` (rename, then fsync of the directory). */
+int h5g_files_commit(const char *tmp, const char *output);
+
+#endif

@@ -1,0 +1,39 @@
+/* Per-phase timings and sizes of a run, for --report FILE.json and --verbose. */
+#ifndef H5G_REPORT_H
+#define H5G_REPORT_H
+
+#include <stdint.h>
+
+typedef enum {
+  H5G_PHASE_VALIDATE,
+  H5G_PHASE_READ,
+  H5G_PHASE_TRANSFORM,
+  H5G_PHASE_SORT,
+  H5G_PHASE_SPLITTERS,
+  H5G_PHASE_EXCHANGE,
+  H5G_PHASE_MERGE,
+  H5G_PHASE_WRITE,
+  H5G_PHASE_VERIFY,
+  H5G_PHASE_COUNT
+} h5g_phase;
+
+typedef struct {
+  double seconds[H5G_PHASE_COUNT]; /* slowest rank's time in each phase */
+  double total_seconds;
+  uint64_t n;                /* keys sorted */
+  uint64_t bytes;            /* n * element size */
+  uint64_t exchanged_bytes;  /* sent to other ranks, summed over ranks */
+  uint64_t runs_per_rank;    /* sorted runs per rank (> 1: the chunked out-of-core path) */
+  int ranks;
+  unsigned width;
+  char type_name[48];
+  char backend[16];
+  char devices[512];         /* distinct device names, comma separated */
+  int verified;              /* --verify ran and passed */
+} h5g_report;
+
+const char *h5g_phase_name(h5g_phase phase);
+/* Writes the report as JSON. Returns an h5g status. */
+int h5g_report_write_json(const h5g_report *rep, const char *path);
+
+#endif
