@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "src/error.h"
@@ -27,7 +29,7 @@ int h5g_files_check_output(const char *input, const char *output, int force, int
   if (strlen(output) >= PATH_MAX - 64) H5G_FAIL(H5G_ERR_USAGE, "output path too long (%s)", output);
   directory_of(output, dir, sizeof dir);
   if (stat(dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode))
-    H5G_FAIL(H5G_ERR_USAGE, "output directory does not exist (%s)", dir);
+    H5G_FAIL(H5G_ERR_USAGE, "output directory does not exist or is not a directory (%s)", dir);
   if (access(dir, W_OK | X_OK) != 0)
     H5G_FAIL(H5G_ERR_USAGE, "output directory is not writable (%s)", dir);
   if (stat(output, &out_st) == 0) {
@@ -76,6 +78,24 @@ done:
     rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "close failed: %s (%s)", strerror(errno), dst);
   if (in >= 0) close(in);
   free(buf);
+  return rc;
+}
+
+int h5g_files_check_space(const char *output, unsigned long long bytes) {
+  int rc = H5G_OK;
+  char dir[PATH_MAX];
+  struct rlimit limit;
+  struct statvfs fs;
+  directory_of(output, dir, sizeof dir);
+  if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      bytes > (unsigned long long)limit.rlim_cur)
+    H5G_FAIL(H5G_ERR_RUNTIME,
+             "the output needs %llu bytes, over the file size limit of %llu bytes (ulimit -f) (%s)",
+             bytes, (unsigned long long)limit.rlim_cur, output);
+  if (statvfs(dir, &fs) == 0 && (unsigned long long)fs.f_bavail * fs.f_frsize < bytes)
+    H5G_FAIL(H5G_ERR_RUNTIME, "the output needs %llu bytes, more than the %llu free in %s (%s)",
+             bytes, (unsigned long long)fs.f_bavail * fs.f_frsize, dir, output);
+done:
   return rc;
 }
 

@@ -12,6 +12,10 @@ int h5g_files_check_output(const char *input, const char *output, int force, int
 int h5g_files_temp_name(const char *output, char *name, size_t len);
 /* Byte copy of src to a new file dst (fsynced). */
 int h5g_files_copy(const char *src, const char *dst);
+/* Fails early (runtime error) when `bytes` more cannot be written beside `output`: over the
+ * process's file-size limit or the free space of its file system. Writing past either would
+ * fail inside HDF5, whose 1.10 library cannot then close the file cleanly. */
+int h5g_files_check_space(const char *output, unsigned long long bytes);
 /* Atomically replaces `output` with `tmp` (rename, then fsync of the directory). */
 int h5g_files_commit(const char *tmp, const char *output);
 

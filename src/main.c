@@ -26,10 +26,10 @@ int main(int argc, char **argv) {
   int rank = 0, rc = H5G_OK;
   h5g_options opt;
   h5g_report rep;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
   signal(SIGXFSZ, SIG_IGN);
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   h5g_io_quiet();
 
   rc = h5g_options_parse(argc, argv, &opt); /* same argv everywhere: every rank agrees */

@@ -90,8 +90,9 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
   opt->input = argv[optind];
   opt->output = argv[optind + 1];
   if (!opt->dataset) H5G_FAIL(H5G_ERR_USAGE, "missing -d/--dataset PATH (see --help)");
-  if (opt->dataset[0] != '/')
-    H5G_FAIL(H5G_ERR_USAGE, "dataset path must be absolute, like /%s", opt->dataset);
+  if (opt->dataset[0] != '/' || strcmp(opt->dataset, "/") == 0)
+    H5G_FAIL(H5G_ERR_USAGE, "dataset path must be absolute and name a dataset, not '%s'",
+             opt->dataset);
   if (!opt->output_dataset) opt->output_dataset = opt->dataset;
   if (opt->output_dataset[0] != '/' || strcmp(opt->output_dataset, "/") == 0)
     H5G_FAIL(H5G_ERR_USAGE, "output dataset path must be absolute and name a dataset, not '%s'",

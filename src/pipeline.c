@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/files.h"
@@ -208,9 +209,16 @@ static int merge_received(run_state *st) {
   return merge_runs(st, st->sorted, scratch, st->recv_offsets, (size_t)st->size * st->nruns);
 }
 
+/* Rank 0 checks that the output fits, then (in place) copies the input beside OUTPUT. */
 static int prepare_output(run_state *st) {
   int rc = H5G_OK;
-  if (st->rank == 0 && st->v.in_place) CHECK(h5g_files_copy(st->opt->input, st->v.tmp_path));
+  struct stat input;
+  if (st->rank != 0) goto done;
+  /* the dataset, the in-place copy, and headroom for HDF5's metadata and attributes */
+  unsigned long long need = st->v.info.n * st->ks.width + (1ull << 20);
+  if (st->v.in_place && stat(st->opt->input, &input) == 0) need += (unsigned long long)input.st_size;
+  CHECK(h5g_files_check_space(st->opt->output, need));
+  if (st->v.in_place) CHECK(h5g_files_copy(st->opt->input, st->v.tmp_path));
 done:
   return rc;
 }
