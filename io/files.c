@@ -1,6 +1,8 @@
 #include "io/files.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -42,15 +44,44 @@ done:
   return rc;
 }
 
+/* ".<base>.h5gsort-<host>-": the start of every temporary name of `output`. */
+static void temp_prefix(const char *output, char *prefix, size_t len) {
+  char copy[PATH_MAX], host[256] = "localhost";
+  snprintf(copy, sizeof copy, "%s", output);
+  gethostname(host, sizeof host - 1);
+  snprintf(prefix, len, ".%s.h5gsort-%s-", basename(copy), host);
+}
+
 int h5g_files_temp_name(const char *output, char *name, size_t len) {
   int rc = H5G_OK;
-  char dir[PATH_MAX], copy[PATH_MAX];
+  char dir[PATH_MAX], prefix[PATH_MAX];
   directory_of(output, dir, sizeof dir);
-  snprintf(copy, sizeof copy, "%s", output);
-  int used = snprintf(name, len, "%s/.%s.h5gsort-%ld.tmp", dir, basename(copy), (long)getpid());
+  temp_prefix(output, prefix, sizeof prefix);
+  int used = snprintf(name, len, "%s/%s%ld.tmp", dir, prefix, (long)getpid());
   if (used < 0 || (size_t)used >= len) H5G_FAIL(H5G_ERR_USAGE, "output path too long (%s)", output);
 done:
   return rc;
+}
+
+int h5g_files_remove_stale(const char *output) {
+  char dir[PATH_MAX], prefix[PATH_MAX], path[2 * PATH_MAX];
+  int removed = 0;
+  directory_of(output, dir, sizeof dir);
+  temp_prefix(output, prefix, sizeof prefix);
+  size_t plen = strlen(prefix);
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    char *end = NULL;
+    if (strncmp(e->d_name, prefix, plen) != 0) continue;
+    long pid = strtol(e->d_name + plen, &end, 10);
+    if (pid <= 0 || strcmp(end, ".tmp") != 0) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* its run may still be going */
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (unlink(path) == 0) removed++;
+  }
+  closedir(d);
+  return removed;
 }
 
 int h5g_files_copy(const char *src, const char *dst) {

@@ -8,8 +8,11 @@
 /* Usage errors for an OUTPUT that cannot be produced: exists without --force, is a directory,
  * its directory is missing or not writable. Sets *same_as_input when OUTPUT is INPUT. */
 int h5g_files_check_output(const char *input, const char *output, int force, int *same_as_input);
-/* A name beside `output` that no other run uses: "<dir>/.<base>.h5gsort-<pid>.tmp". */
+/* A name beside `output` that no other run uses: "<dir>/.<base>.h5gsort-<host>-<pid>.tmp". */
 int h5g_files_temp_name(const char *output, char *name, size_t len);
+/* Removes temporary files of `output` left by runs that were killed: those named for this host
+ * whose process no longer exists. Returns how many were removed. */
+int h5g_files_remove_stale(const char *output);
 /* Byte copy of src to a new file dst (fsynced). */
 int h5g_files_copy(const char *src, const char *dst);
 /* Fails early (runtime error) when `bytes` more cannot be written beside `output`: over the

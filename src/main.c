@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "io/h5io.h"
+#include "src/check.h"
 #include "src/error.h"
 #include "src/options.h"
 #include "src/pipeline.h"
@@ -37,6 +38,8 @@ int main(int argc, char **argv) {
     if (rank == 0) h5g_options_usage(stdout);
   } else if (rc == H5G_OK && opt.version) {
     if (rank == 0) printf("h5gsort %s\n", H5G_VERSION);
+  } else if (rc == H5G_OK && opt.check) {
+    rc = h5g_check_run(MPI_COMM_WORLD, &opt);
   } else if (rc == H5G_OK) {
     rc = h5g_pipeline_run(MPI_COMM_WORLD, &opt, &rep);
     if (rc == H5G_OK && rank == 0) print_summary(&opt, &rep);

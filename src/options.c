@@ -7,10 +7,13 @@
 #include "src/size_parse.h"
 
 enum { OPT_OUTPUT_DATASET = 256, OPT_DESCENDING, OPT_FORCE, OPT_BACKEND, OPT_DEVICE_MEMORY,
-       OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION };
+       OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION, OPT_CHECK, OPT_AGAINST,
+       OPT_AGAINST_DATASET };
 
 void h5g_options_usage(FILE *out) {
   fputs("usage: mpiexec -n P h5gsort [OPTIONS] INPUT.h5 OUTPUT.h5 -d /path/to/keys\n"
+        "       mpiexec -n P h5gsort --check FILE.h5 -d /path [--against INPUT.h5\n"
+        "                            [--against-dataset /path]] [--descending]\n"
         "\n"
         "Sorts a 1-D integer or float HDF5 dataset across MPI ranks (one GPU per rank when\n"
         "available) and writes one globally sorted dataset.\n"
@@ -24,6 +27,8 @@ void h5g_options_usage(FILE *out) {
         "                             are sorted in chunks)\n"
         "      --verify               re-check order, count and checksum after writing\n"
         "      --report FILE.json     per-phase timings and sizes as JSON\n"
+        "      --check                verify-only: FILE's dataset is in order; with --against,\n"
+        "                             it holds the same keys as INPUT's (count and checksum)\n"
         "  -q, --quiet                print nothing but errors\n"
         "  -v, --verbose              print a summary and error origins\n"
         "      --progress             print each phase to stderr as it starts\n"
@@ -50,6 +55,9 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       {"progress", no_argument, NULL, OPT_PROGRESS},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
+      {"check", no_argument, NULL, OPT_CHECK},
+      {"against", required_argument, NULL, OPT_AGAINST},
+      {"against-dataset", required_argument, NULL, OPT_AGAINST_DATASET},
       {NULL, 0, NULL, 0}};
   memset(opt, 0, sizeof *opt);
   opterr = 0; /* errors are reported once, by rank 0, in our own words */
@@ -79,21 +87,33 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     case OPT_PROGRESS: opt->progress = 1; break;
     case 'h': opt->help = 1; break;
     case OPT_VERSION: opt->version = 1; break;
+    case OPT_CHECK: opt->check = 1; break;
+    case OPT_AGAINST: opt->against = optarg; break;
+    case OPT_AGAINST_DATASET: opt->against_dataset = optarg; break;
     case ':': H5G_FAIL(H5G_ERR_USAGE, "option %s needs a value", argv[optind - 1]);
     default: H5G_FAIL(H5G_ERR_USAGE, "unknown option '%s' (see --help)", argv[optind - 1]);
     }
   }
   if (opt->help || opt->version) goto done;
-  if (argc - optind != 2)
+  if (opt->check) {
+    if (argc - optind != 1)
+      H5G_FAIL(H5G_ERR_USAGE, "--check takes one file, got %d (see --help)", argc - optind);
+    opt->input = argv[optind];
+  } else if (opt->against || opt->against_dataset) {
+    H5G_FAIL(H5G_ERR_USAGE, "--against goes with --check");
+  } else if (argc - optind != 2) {
     H5G_FAIL(H5G_ERR_USAGE, "expected INPUT.h5 and OUTPUT.h5, got %d file argument%s (see --help)",
              argc - optind, argc - optind == 1 ? "" : "s");
-  opt->input = argv[optind];
-  opt->output = argv[optind + 1];
+  } else {
+    opt->input = argv[optind];
+    opt->output = argv[optind + 1];
+  }
   if (!opt->dataset) H5G_FAIL(H5G_ERR_USAGE, "missing -d/--dataset PATH (see --help)");
   if (opt->dataset[0] != '/' || strcmp(opt->dataset, "/") == 0)
     H5G_FAIL(H5G_ERR_USAGE, "dataset path must be absolute and name a dataset, not '%s'",
              opt->dataset);
   if (!opt->output_dataset) opt->output_dataset = opt->dataset;
+  if (!opt->against_dataset) opt->against_dataset = opt->dataset;
   if (opt->output_dataset[0] != '/' || strcmp(opt->output_dataset, "/") == 0)
     H5G_FAIL(H5G_ERR_USAGE, "output dataset path must be absolute and name a dataset, not '%s'",
              opt->output_dataset);

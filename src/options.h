@@ -11,6 +11,8 @@ typedef struct {
   const char *input, *output;
   const char *dataset, *output_dataset; /* output_dataset defaults to dataset */
   const char *report;                   /* --report FILE.json, or NULL */
+  int check;                            /* --check FILE: verify-only mode (input = FILE) */
+  const char *against, *against_dataset; /* --check: compare the checksum with this input */
   h5g_backend_choice backend;
   uint64_t device_memory; /* bytes; 0 = backend default */
   int descending, force, verify, quiet, verbose, progress;

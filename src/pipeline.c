@@ -1,6 +1,7 @@
 #include "src/pipeline.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "src/error.h"
 #include "src/keys.h"
 #include "src/merge.h"
+#include "src/verify.h"
 
 /* What rank 0 finds out before any work and every rank needs. */
 typedef struct {
@@ -44,7 +46,19 @@ typedef struct {
   double seconds[H5G_PHASE_COUNT];
 } run_state;
 
+/* Test hook for tests/faults: H5GSORT_TEST_KILL=<point>[:<rank>] sends SIGKILL to this rank
+ * (every rank when none is named) on reaching <point>: a phase name, or "write-data" (output
+ * created, data not yet written). It lets tests prove that a killed run never costs data. */
+static void fault_point(const run_state *st, const char *point) {
+  const char *spec = getenv("H5GSORT_TEST_KILL");
+  size_t len = strlen(point);
+  if (!spec || strncmp(spec, point, len) != 0 || (spec[len] != '\0' && spec[len] != ':')) return;
+  if (spec[len] == ':' && atoi(spec + len + 1) != st->rank) return;
+  raise(SIGKILL);
+}
+
 static void announce(const run_state *st, h5g_phase phase) {
+  fault_point(st, h5g_phase_name(phase));
   if (st->opt->progress && st->rank == 0) {
     fprintf(stderr, "h5gsort: %s\n", h5g_phase_name(phase));
     fflush(stderr);
@@ -67,6 +81,10 @@ static int validate(run_state *st) {
     CHECK(h5g_io_inspect(opt->input, opt->dataset, &st->v.info));
     CHECK(h5g_files_check_output(opt->input, opt->output, opt->force, &st->v.in_place));
     CHECK(h5g_files_temp_name(opt->output, st->v.tmp_path, sizeof st->v.tmp_path));
+    int stale = h5g_files_remove_stale(opt->output);
+    if (stale && opt->verbose)
+      fprintf(stderr, "h5gsort: removed %d temporary file%s left by killed runs beside %s\n", stale,
+              stale == 1 ? "" : "s", opt->output);
   }
 done:
   return rc;
@@ -227,6 +245,7 @@ static int write_output(run_state *st) {
   int rc = H5G_OK;
   CHECK(h5g_io_create_output(st->comm, st->v.tmp_path, st->opt->output_dataset, st->in,
                              st->v.in_place, &st->out));
+  fault_point(st, "write-data");
   CHECK(h5g_io_write(st->out, st->offset, st->n, st->sorted));
 done:
   return rc;
@@ -236,44 +255,26 @@ done:
  * order-independent checksum against the input's. */
 static int verify_output(run_state *st) {
   int rc = H5G_OK;
-  unsigned w = st->ks.width;
+  h5g_verify_result res;
   void *check = st->sorted == st->a ? st->b : st->a;
-  uint64_t *edges = NULL;
   if (!check && st->n) { /* P == 1 with a single run: no second buffer yet */
-    CHECK(st->be->host_alloc(st->be, st->n * w, &st->b));
+    CHECK(st->be->host_alloc(st->be, st->n * st->ks.width, &st->b));
     check = st->b;
   }
   CHECK(h5g_io_read_output(st->out, st->offset, st->n, check));
-  uint64_t local[4] = {st->checksum_in, h5g_keys_checksum(check, st->n, w), st->n, 0}, global[4];
-  h5g_keys_to_ordered(check, st->n, &st->ks);
-  for (uint64_t i = 1; i < st->n; i++)
-    if (h5g_key_load(check, i - 1, w) > h5g_key_load(check, i, w)) local[3]++;
-  uint64_t mine[3] = {st->n > 0, st->n ? h5g_key_load(check, 0, w) : 0,
-                      st->n ? h5g_key_load(check, st->n - 1, w) : 0};
-  edges = malloc(3 * sizeof(uint64_t) * (size_t)st->size);
-  CHECK_ALLOC(edges, 3 * sizeof(uint64_t) * (size_t)st->size);
-  CHECK_MPI(MPI_Allreduce(local, global, 4, MPI_UINT64_T, MPI_SUM, st->comm));
-  CHECK_MPI(MPI_Allgather(mine, 3, MPI_UINT64_T, edges, 3, MPI_UINT64_T, st->comm));
-  int have_prev = 0;
-  uint64_t prev_last = 0;
-  for (int r = 0; r < st->size; r++) {
-    if (!edges[3 * r]) continue;
-    if (have_prev && prev_last > edges[3 * r + 1]) global[3]++;
-    have_prev = 1;
-    prev_last = edges[3 * r + 2];
-  }
-  if (global[2] != st->v.info.n)
+  CHECK(h5g_verify_share(st->comm, check, st->n, st->offset, &st->ks, &res));
+  if (res.n != st->v.info.n)
     H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys written, %llu expected (%s:%s)",
-             (unsigned long long)global[2], (unsigned long long)st->v.info.n, st->opt->output,
+             (unsigned long long)res.n, (unsigned long long)st->v.info.n, st->opt->output,
              st->opt->output_dataset);
-  if (global[3])
-    H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys out of order (%s:%s)",
-             (unsigned long long)global[3], st->opt->output, st->opt->output_dataset);
-  if (global[0] != global[1])
+  if (res.out_of_order)
+    H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys out of order, the first at index %llu (%s:%s)",
+             (unsigned long long)res.out_of_order, (unsigned long long)res.first_bad,
+             st->opt->output, st->opt->output_dataset);
+  if (res.checksum != st->checksum_in)
     H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: checksum of the output differs from the input (%s:%s)",
              st->opt->output, st->opt->output_dataset);
 done:
-  free(edges);
   return rc;
 }
 
@@ -292,8 +293,7 @@ done:
 }
 
 static int checksum_input(run_state *st) {
-  st->checksum_in = h5g_keys_checksum(st->a, st->n, st->ks.width);
-  return H5G_OK;
+  return h5g_checksum_share(st->comm, st->a, st->n, st->ks.width, &st->checksum_in);
 }
 
 static int fill_report(run_state *st, h5g_report *rep, double total) {
