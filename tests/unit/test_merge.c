@@ -1,0 +1,84 @@
+/* h5g_merge_runs against qsort: run counts 1, 2, 3, 17 and random ones, empty runs, n = 0, and
+ * few distinct values (many ties across runs), for every key width. */
+#include "src/merge.h"
+#include "tests/unit/test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Byte-wise key order for the sorted runs: little-endian host, so compare keys as integers. */
+static unsigned g_width;
+static int compare_keys(const void *a, const void *b) {
+  uint64_t x = 0, y = 0;
+  memcpy(&x, a, g_width);
+  memcpy(&y, b, g_width);
+  return (x > y) - (x < y);
+}
+
+static void sort_keys(void *keys, size_t n, unsigned width) {
+  g_width = width;
+  qsort(keys, n, width, compare_keys);
+}
+
+/* Splits n keys into nruns runs of random lengths (some empty when `with_empty`). */
+static void random_offsets(uint64_t *offsets, size_t n, size_t nruns, int with_empty,
+                           uint64_t *rng) {
+  offsets[0] = 0;
+  offsets[nruns] = n;
+  for (size_t r = 1; r < nruns; r++) offsets[r] = n ? test_rand(rng) % (n + 1) : 0;
+  qsort(offsets + 1, nruns > 1 ? nruns - 1 : 0, sizeof *offsets, test_compare_u64);
+  if (with_empty && nruns >= 3) offsets[2] = offsets[1]; /* run 1 empty */
+  if (with_empty && nruns >= 2) offsets[nruns - 1] = n;  /* last run empty */
+}
+
+static void check_case(unsigned width, size_t n, size_t nruns, int with_empty, int few_unique,
+                       uint64_t *rng) {
+  const size_t bytes = n * width;
+  uint8_t *keys = malloc(bytes + 1), *scratch = malloc(bytes + 1), *expected = malloc(bytes + 1);
+  uint64_t *offsets = malloc((nruns + 1) * sizeof *offsets);
+  if (!keys || !scratch || !expected || !offsets) {
+    EXPECT(0, "out of memory for n = %zu", n);
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const uint64_t r = test_rand(rng);
+    test_store(keys, i, width, few_unique ? r % 3 : r);
+  }
+  random_offsets(offsets, n, nruns, with_empty, rng);
+  for (size_t r = 0; r < nruns; r++)
+    sort_keys(keys + offsets[r] * width, (size_t)(offsets[r + 1] - offsets[r]), width);
+  memcpy(expected, keys, bytes);
+  sort_keys(expected, n, width);
+
+  h5g_merge_runs(keys, scratch, n, width, offsets, nruns);
+  size_t first_diff = 0;
+  while (first_diff < bytes && keys[first_diff] == expected[first_diff]) first_diff++;
+  EXPECT(first_diff == bytes, "width %u n %zu nruns %zu%s%s: differs from qsort at key %zu",
+         width, n, nruns, with_empty ? " with empty runs" : "", few_unique ? " few-unique" : "",
+         first_diff / width);
+done:
+  free(keys);
+  free(scratch);
+  free(expected);
+  free(offsets);
+}
+
+int main(void) {
+  uint64_t rng = 7;
+  const unsigned widths[] = {1, 2, 4, 8};
+  const size_t sizes[] = {0, 1, 2, 5, 100, 4099, 50000};
+  for (size_t w = 0; w < 4; w++) {
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      size_t run_counts[] = {1, 2, 3, 4, 17, 64, 1 + (size_t)(test_rand(&rng) % 40)};
+      for (size_t c = 0; c < sizeof run_counts / sizeof run_counts[0]; c++)
+        for (int with_empty = 0; with_empty <= 1; with_empty++)
+          for (int few_unique = 0; few_unique <= 1; few_unique++)
+            check_case(widths[w], sizes[s], run_counts[c], with_empty, few_unique, &rng);
+    }
+  }
+  /* n == 0: no runs at all, and several empty runs, with no buffers */
+  const uint64_t zero_offsets[4] = {0, 0, 0, 0};
+  h5g_merge_runs(NULL, NULL, 0, 8, zero_offsets, 0);
+  h5g_merge_runs(NULL, NULL, 0, 8, zero_offsets, 3);
+  return test_summary("test_merge");
+}

@@ -1,0 +1,91 @@
+/* h5g_radix_sort against qsort, for every key width, many sizes and distributions, including
+ * keys that differ only in the top or only in the low byte (so digit passes get skipped). */
+#include "src/radix_sort.h"
+#include "tests/unit/test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum {
+  DIST_RANDOM,
+  DIST_SORTED,
+  DIST_REVERSED,
+  DIST_ALL_EQUAL,
+  DIST_FEW_UNIQUE,
+  DIST_TOP_BYTE_ONLY,
+  DIST_LOW_BYTE_ONLY,
+  DIST_COUNT
+} distribution;
+
+static const char *const dist_names[DIST_COUNT] = {
+    "random", "sorted", "reversed", "all-equal", "few-unique", "top-byte-only", "low-byte-only"};
+
+static uint64_t make_key(distribution dist, size_t i, size_t n, unsigned width, uint64_t *rng,
+                         uint64_t base) {
+  const unsigned bits = 8 * width;
+  const uint64_t mask = test_width_mask(width), r = test_rand(rng);
+  switch (dist) {
+  case DIST_RANDOM: return r & mask;
+  /* sorted and reversed spread over the whole range so every digit varies */
+  case DIST_SORTED:
+  case DIST_REVERSED: {
+    const uint64_t position = dist == DIST_SORTED ? i : n - 1 - i, step = mask / n;
+    /* 1- and 2-byte keys: step may be 0, and (mask + 1) * position then fits in 64 bits */
+    return step ? position * step : position * (mask + 1) / n;
+  }
+  case DIST_ALL_EQUAL: return base;
+  case DIST_FEW_UNIQUE: return (base * (r % 5 + 1)) & mask;
+  case DIST_TOP_BYTE_ONLY:
+    return ((base & (mask >> 8)) | (r << (bits - 8))) & mask; /* same low bytes for all keys */
+  default: return ((base & ~UINT64_C(0xff)) | (r & 0xff)) & mask; /* same high bytes */
+  }
+}
+
+static int compare_u8(const void *a, const void *b) {
+  return (int)*(const uint8_t *)a - (int)*(const uint8_t *)b;
+}
+static int compare_u16(const void *a, const void *b) {
+  return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+}
+static int compare_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void check_case(unsigned width, size_t n, distribution dist, uint64_t *rng) {
+  const size_t bytes = n * width;
+  /* malloc(0) may return NULL; the sort must accept any pointers when n == 0 */
+  uint8_t *keys = malloc(bytes + 1), *scratch = malloc(bytes + 1), *expected = malloc(bytes + 1);
+  if (!keys || !scratch || !expected) {
+    EXPECT(0, "out of memory for n = %zu", n);
+    goto done;
+  }
+  const uint64_t base = test_rand(rng) & test_width_mask(width);
+  for (size_t i = 0; i < n; i++) test_store(keys, i, width, make_key(dist, i, n, width, rng, base));
+  memcpy(expected, keys, bytes);
+  int (*const compare[4])(const void *, const void *) = {compare_u8, compare_u16, compare_u32,
+                                                         test_compare_u64};
+  qsort(expected, n, width, compare[width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3]);
+
+  h5g_radix_sort(keys, scratch, n, width);
+  size_t first_diff = 0;
+  while (first_diff < bytes && keys[first_diff] == expected[first_diff]) first_diff++;
+  EXPECT(first_diff == bytes, "width %u n %zu %s: result differs from qsort at key %zu", width, n,
+         dist_names[dist], first_diff / width);
+done:
+  free(keys);
+  free(scratch);
+  free(expected);
+}
+
+int main(void) {
+  uint64_t rng = 42;
+  const unsigned widths[] = {1, 2, 4, 8};
+  const size_t sizes[] = {0, 1, 2, 3, 31, 32, 33, 1000, 65537, 1000000};
+  for (size_t w = 0; w < 4; w++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (int d = 0; d < DIST_COUNT; d++) check_case(widths[w], sizes[s], (distribution)d, &rng);
+  /* n == 0 with no buffers at all */
+  h5g_radix_sort(NULL, NULL, 0, 4);
+  return test_summary("test_radix_sort");
+}

@@ -1,0 +1,57 @@
+/* Shared helpers for the plain-C unit tests: failure reporting and a seeded random generator.
+ * A test calls EXPECT for every check and ends with `return test_summary("name");`, which
+ * prints the totals and returns nonzero if anything failed. */
+#ifndef H5G_TEST_UTIL_H
+#define H5G_TEST_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+static long test_checks, test_failures;
+
+/* Prints the first few failures in full; the count of the rest appears in the summary. */
+#define EXPECT(cond, ...)                                                                         \
+  do {                                                                                            \
+    test_checks++;                                                                                \
+    if (!(cond)) {                                                                                \
+      if (++test_failures <= 25) {                                                                \
+        fprintf(stderr, "%s:%d: FAILED (%s): ", __FILE__, __LINE__, #cond);                      \
+        fprintf(stderr, __VA_ARGS__);                                                             \
+        fputc('\n', stderr);                                                                      \
+      }                                                                                           \
+    }                                                                                             \
+  } while (0)
+
+static inline int test_summary(const char *name) {
+  printf("%s: %ld checks, %ld failed\n", name, test_checks, test_failures);
+  return test_failures == 0 ? 0 : 1;
+}
+
+/* splitmix64: small, seedable, good enough for test data. */
+static inline uint64_t test_rand(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* Keys of `width` bytes stored as raw bits widened to 64 (the tests' neutral representation). */
+static inline void test_store(void *keys, size_t i, unsigned width, uint64_t bits) {
+  switch (width) {
+  case 1: ((uint8_t *)keys)[i] = (uint8_t)bits; break;
+  case 2: ((uint16_t *)keys)[i] = (uint16_t)bits; break;
+  case 4: ((uint32_t *)keys)[i] = (uint32_t)bits; break;
+  default: ((uint64_t *)keys)[i] = bits; break;
+  }
+}
+
+static inline uint64_t test_width_mask(unsigned width) {
+  return width == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * width)) - 1;
+}
+
+static inline int test_compare_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+#endif
