@@ -63,6 +63,20 @@ done:
   return rc;
 }
 
+/* A killed rank's process can linger as a zombie when its parent is gone; that counts as dead. */
+static int process_alive(long pid) {
+  char path[64], stat_line[512];
+  if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 0;
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 1;
+  size_t got = fread(stat_line, 1, sizeof stat_line - 1, f);
+  fclose(f);
+  stat_line[got] = '\0';
+  const char *state = strrchr(stat_line, ')'); /* "pid (comm) S ..." */
+  return !(state && (state[2] == 'Z' || state[2] == 'X'));
+}
+
 int h5g_files_remove_stale(const char *output) {
   char dir[PATH_MAX], prefix[PATH_MAX], path[2 * PATH_MAX];
   int removed = 0;
@@ -76,7 +90,7 @@ int h5g_files_remove_stale(const char *output) {
     if (strncmp(e->d_name, prefix, plen) != 0) continue;
     long pid = strtol(e->d_name + plen, &end, 10);
     if (pid <= 0 || strcmp(end, ".tmp") != 0) continue;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* its run may still be going */
+    if (process_alive(pid)) continue; /* its run may still be going */
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     if (unlink(path) == 0) removed++;
   }

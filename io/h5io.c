@@ -45,6 +45,8 @@ uint64_t h5g_io_piece_bytes(void) {
   return bytes ? bytes : (uint64_t)1 << 30;
 }
 
+long h5g_io_open_objects(void) { return (long)H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL); }
+
 static const char *class_name(H5T_class_t c) {
   switch (c) {
   case H5T_STRING: return "string";

@@ -48,6 +48,9 @@ int h5g_io_read_output(h5g_output *out, uint64_t offset, uint64_t count, void *b
 /* Collective close; returns an error if flushing failed. Safe with NULL. */
 int h5g_io_close_output(h5g_output *out);
 
+/* HDF5 objects (files, datasets, types, ...) still open in this process: 0 after a clean run. */
+long h5g_io_open_objects(void);
+
 /* Bytes per collective read/write call; larger transfers are split (MPI-IO counts are int). */
 uint64_t h5g_io_piece_bytes(void);
 

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Fault injection (CPU backend): a killed rank, a write failure, a corrupted output, an in-place
+# run killed mid-way, and a load test. The promise checked every time: the input is never
+# modified, OUTPUT is complete and verified or absent, no temporary file survives a finished run,
+# and a rerun succeeds.
+#   faults.sh BIN_DIR "MPIEXEC ... -n" CASE     CASE: kill | write | corrupt | inplace | load
+set -uo pipefail
+bin=$1 mpiexec=$2 case=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/h5gsort-faults.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export H5GSORT_TEST_LEAKS=1
+failures=0 passes=0
+pass() { passes=$((passes + 1)); echo "ok: $*"; }
+fail() { failures=$((failures + 1)); echo "FAILED: $*"; }
+expect() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+no_temp() { ! ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$'; }
+# Killed ranks may still be exiting when mpiexec returns: wait for them, as a later rerun would.
+wait_ranks() { for _ in $(seq 50); do pgrep -f "$bin/h5gsort .*$work" >/dev/null || return 0; sleep 0.1; done; }
+# flip FILE BYTE_OFFSET MASK: xor one byte of a file in place
+flip() {
+  python3 -c 'import sys
+path, at, mask = sys.argv[1], int(sys.argv[2]), int(sys.argv[3], 0)
+with open(path, "r+b") as f:
+    f.seek(at); b = f.read(1); f.seek(at); f.write(bytes([b[0] ^ mask]))' "$@"
+}
+gen() { $mpiexec 2 "$bin/h5gsort-gen" "$@" >/dev/null; }
+# Independent check of OUT against IN (the tests' own checker), else h5gsort --check.
+check_sorted() {
+  if [ -x "$bin/h5gsort_check" ]; then "$bin/h5gsort_check" "$1" -d "$2" "$3" -o "$4" "${@:5}" >/dev/null
+  else $mpiexec 2 "$bin/h5gsort" --check "$3" -d "$4" --against "$1" --against-dataset "$2" -q "${@:5}"; fi
+}
+
+case $case in
+kill)
+  gen "$work/in.h5" -d /k --count 200003 --type f8 --dist uniform --seed 7
+  cp "$work/in.h5" "$work/in.copy"
+  for point in transform local_sort exchange write-data write; do
+    H5GSORT_TEST_KILL=$point:1 $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k >/dev/null 2>&1
+    rc=$?
+    wait_ranks
+    expect "killed at $point: exit code non-zero ($rc)" test "$rc" -ne 0
+    expect "killed at $point: no OUT" test ! -e "$work/out.h5"
+    expect "killed at $point: input untouched" cmp -s "$work/in.h5" "$work/in.copy"
+    $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q
+    expect "rerun after kill at $point succeeds" test $? -eq 0
+    expect "rerun after kill at $point removed the stale temp file" no_temp
+    expect "rerun after kill at $point: output sorted" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+    rm -f "$work/out.h5"
+  done
+  ;;
+write)
+  gen "$work/in.h5" -d /k --count 300000 --type u8 --dist uniform --seed 3
+  echo old > "$work/out.h5"
+  $mpiexec 3 bash -c "ulimit -f 1000; exec '$bin/h5gsort' '$work/in.h5' '$work/out.h5' -d /k --force" >"$work/log" 2>&1
+  rc=$?
+  expect "file size limit: exit 1 (got $rc)" test "$rc" -eq 1
+  expect "file size limit: one error line" test "$(grep -c '^h5gsort: error:' "$work/log")" -eq 1
+  expect "file size limit: old OUT unchanged" test "$(cat "$work/out.h5")" = old
+  expect "file size limit: no temp file" no_temp
+  ;;
+corrupt)
+  gen "$work/in.h5" -d /k --count 100000 --type u8 --dist uniform --seed 5
+  $mpiexec 2 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q
+  $mpiexec 2 "$bin/h5gsort" --check "$work/out.h5" -d /k --against "$work/in.h5" -q
+  expect "--check passes on a good output" test $? -eq 0
+  offset=$(h5dump -p -H -d /k "$work/out.h5" | sed -n 's/.*OFFSET \([0-9]*\).*/\1/p')
+  expect "found the data offset ($offset)" test -n "$offset"
+  # flip the top bit of element 50000 (little-endian uint64): it leaves its place in the order
+  flip "$work/out.h5" "$((offset + 50000 * 8 + 7))" 0x80
+  $mpiexec 2 "$bin/h5gsort" --check "$work/out.h5" -d /k >"$work/log" 2>&1
+  rc=$?
+  expect "--check on a corrupted output exits 1 (got $rc)" test "$rc" -eq 1
+  expect "--check reports the order violation" grep -q "out of order" "$work/log"
+  # undo that, then make a change that keeps the order (lowest bit of the last element): only
+  # the checksum against the input can catch it
+  flip "$work/out.h5" "$((offset + 50000 * 8 + 7))" 0x80
+  flip "$work/out.h5" "$((offset + 99999 * 8))" 0x01
+  $mpiexec 3 "$bin/h5gsort" --check "$work/out.h5" -d /k --against "$work/in.h5" >"$work/log" 2>&1
+  rc=$?
+  expect "--check --against on a changed key exits 1 (got $rc)" test "$rc" -eq 1
+  expect "--check --against reports the checksum" grep -q "checksum" "$work/log"
+  ;;
+inplace)
+  gen "$work/f.h5" -d /data/k --count 150000 --type i4 --dist uniform --seed 11
+  cp "$work/f.h5" "$work/f.copy"
+  for point in exchange write-data write; do
+    H5GSORT_TEST_KILL=$point:2 $mpiexec 3 "$bin/h5gsort" "$work/f.h5" "$work/f.h5" -d /data/k --force >/dev/null 2>&1
+    rc=$?
+    wait_ranks
+    expect "in-place killed at $point: exit non-zero ($rc)" test "$rc" -ne 0
+    expect "in-place killed at $point: original intact" cmp -s "$work/f.h5" "$work/f.copy"
+  done
+  $mpiexec 3 "$bin/h5gsort" "$work/f.h5" "$work/f.h5" -d /data/k --force -q --verify
+  expect "in-place rerun succeeds" test $? -eq 0
+  expect "in-place rerun: sorted" check_sorted "$work/f.copy" /data/k "$work/f.h5" /data/k
+  expect "in-place rerun: no temp file" no_temp
+  ;;
+load)
+  types=(u1 u2 u4 u8 i1 i2 i4 i8 f4 f8)
+  dists=(uniform normal zipf sorted reverse equal few special)
+  seed=${H5GSORT_LOAD_SEED:-20261122}
+  RANDOM=$seed
+  echo "load test seed $seed"
+  for i in $(seq 1 20); do
+    t=${types[RANDOM % 10]} d=${dists[RANDOM % 8]} np=$((RANDOM % 4 + 1))
+    n=$(( (RANDOM * 32768 + RANDOM) % 300000 )); [ $((RANDOM % 5)) -eq 0 ] && n=$((RANDOM % 5))
+    extra=()
+    [ $((RANDOM % 3)) -eq 0 ] && extra+=(--descending)
+    [ $((RANDOM % 3)) -eq 0 ] && extra+=(--device-memory 64K)
+    rm -f "$work/in.h5" "$work/out.h5"
+    gen "$work/in.h5" -d /k --count "$n" --type "$t" --dist "$d" --seed "$i"
+    $mpiexec "$np" "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend cpu "${extra[@]}"
+    rc=$?
+    desc=(); [[ " ${extra[*]} " == *" --descending "* ]] && desc=(--descending)
+    if [ $rc -eq 0 ] && check_sorted "$work/in.h5" /k "$work/out.h5" /k "${desc[@]}" && no_temp; then
+      pass "run $i: $t $d n=$n np=$np ${extra[*]}"
+    else
+      fail "run $i: $t $d n=$n np=$np ${extra[*]} (exit $rc)"
+    fi
+  done
+  ;;
+*) echo "unknown case $case"; exit 2 ;;
+esac
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
