@@ -1,1 +1,5 @@
-# bench/gpu.cmake
+# bench/gpu.cmake: GPU benchmarks (built, never run as tests). Results: bench/RESULTS.md.
+# bench_local_sort: our kernels against CUB (the reference; CUB is used here and in no product code).
+add_executable(bench_local_sort ${CMAKE_CURRENT_SOURCE_DIR}/local_sort.cu)
+target_link_libraries(bench_local_sort PRIVATE h5g_cuda)
+target_include_directories(bench_local_sort PRIVATE ${CMAKE_SOURCE_DIR})

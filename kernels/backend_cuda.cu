@@ -1,12 +1,230 @@
+/* The CUDA backend (src/backend.h): keys travel host -> device on a stream, are sorted or merged
+ * by this project's kernels, and travel back. Device memory is one pool, allocated on first
+ * need, grown only when a call needs more, and never larger than mem_budget. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/check_cuda.cuh"
+#include "kernels/kernels.h"
+#include "kernels/tuning.cuh"
 #include "src/backend.h"
-#include "src/error.h"
-#include <cuda_runtime.h>
+
+namespace {
+
+/* Merge scratch is reserved for up to this many runs when capacity() is computed. */
+constexpr size_t RESERVED_MERGE_RUNS = 1 << 16;
+
+struct CudaBackend {
+  int device;
+  cudaStream_t stream;
+  void *pool;
+  size_t pool_bytes;
+};
+
+CudaBackend *impl_of(h5g_backend *be) { return (CudaBackend *)be->impl; }
+
+/* Scratch (beyond the keys and their ping-pong buffer) of a sort or merge of n keys. */
+int scratch_bytes(size_t n, unsigned width, size_t nruns, size_t *bytes) {
+  int rc = H5G_OK;
+  size_t sort_bytes = 0, merge_bytes = 0;
+  CHECK(h5g_cuda_sort(NULL, &sort_bytes, NULL, NULL, n, width, 0));
+  CHECK(h5g_cuda_merge_runs(NULL, &merge_bytes, NULL, NULL, n, width, NULL, nruns, 0));
+  *bytes = sort_bytes > merge_bytes ? sort_bytes : merge_bytes;
+done:
+  return rc;
+}
+
+/* Device bytes one call on n keys needs: keys, ping-pong buffer, scratch. */
+size_t call_bytes(size_t n, unsigned width, size_t nruns) {
+  size_t scratch = 0;
+  if (scratch_bytes(n, width, nruns, &scratch) != H5G_OK) return SIZE_MAX;
+  return 2 * ((n * width + 255) & ~(size_t)255) + scratch;
+}
+
+size_t cuda_capacity(h5g_backend *be, unsigned width) {
+  size_t lo = 1, hi = be->mem_budget / (2 * (size_t)width) + 1; /* call_bytes(lo) fits, hi not */
+  if (call_bytes(lo, width, RESERVED_MERGE_RUNS) > be->mem_budget) return 1;
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (call_bytes(mid, width, RESERVED_MERGE_RUNS) <= be->mem_budget) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Makes the pool at least `bytes` large, within the budget. */
+int reserve(h5g_backend *be, size_t bytes) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  if (bytes <= cb->pool_bytes) goto done;
+  if (bytes > be->mem_budget)
+    H5G_FAIL(H5G_ERR_RUNTIME, "a GPU call needs %zu bytes of device memory, over the budget of %llu",
+             bytes, (unsigned long long)be->mem_budget);
+  CHECK_CUDA(cudaStreamSynchronize(cb->stream));
+  CHECK_CUDA(cudaFree(cb->pool));
+  cb->pool = NULL;
+  cb->pool_bytes = 0;
+  CHECK_CUDA(cudaMalloc(&cb->pool, bytes));
+  cb->pool_bytes = bytes;
+done:
+  return rc;
+}
+
+int cuda_host_alloc(h5g_backend *be, size_t bytes, void **p) {
+  int rc = H5G_OK;
+  *p = NULL;
+  CHECK_CUDA(cudaSetDevice(impl_of(be)->device));
+  if (bytes) CHECK_CUDA(cudaMallocHost(p, bytes));
+done:
+  return rc;
+}
+
+void cuda_host_free(h5g_backend *be, void *p) {
+  (void)be;
+  if (p) cudaFreeHost(p);
+}
+
+/* Where the keys, their ping-pong buffer and the scratch of one call lie in the pool. */
+struct CallBuffers {
+  void *keys, *alt, *temp;
+  size_t temp_bytes;
+};
+
+int prepare(h5g_backend *be, size_t n, unsigned width, size_t nruns, CallBuffers *b) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  const size_t key_bytes = (n * width + 255) & ~(size_t)255;
+  CHECK_CUDA(cudaSetDevice(cb->device));
+  CHECK(reserve(be, call_bytes(n, width, nruns)));
+  b->keys = cb->pool;
+  b->alt = (char *)cb->pool + key_bytes;
+  b->temp = (char *)cb->pool + 2 * key_bytes;
+  b->temp_bytes = cb->pool_bytes - 2 * key_bytes;
+done:
+  return rc;
+}
+
+/* Forward or inverse key transform on the GPU, in chunks that fit the budget. Chosen over the
+ * host loop of src/keys.c because the transform is memory-bound: on the host it runs at one
+ * core's bandwidth (a few GB/s), while upload + kernel + download moves the keys at the
+ * pinned-copy rate (~55 GB/s each way, shared/gpu/README.md). */
+int cuda_transform(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks, int inverse) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  const size_t chunk = cuda_capacity(be, ks->width);
+  CallBuffers b;
+  if (n == 0 || (ks->cls == H5G_KEY_UNSIGNED && !ks->descending)) goto done;
+  CHECK(prepare(be, n < chunk ? n : chunk, ks->width, 1, &b));
+  for (size_t begin = 0; begin < n; begin += chunk) {
+    const size_t count = n - begin < chunk ? n - begin : chunk;
+    char *host = (char *)keys + begin * ks->width;
+    CHECK_CUDA(cudaMemcpyAsync(b.keys, host, count * ks->width, cudaMemcpyHostToDevice, cb->stream));
+    CHECK(h5g_cuda_keys_transform(b.keys, count, ks, inverse, cb->stream));
+    CHECK_CUDA(cudaMemcpyAsync(host, b.keys, count * ks->width, cudaMemcpyDeviceToHost, cb->stream));
+  }
+  CHECK_CUDA(cudaStreamSynchronize(cb->stream));
+done:
+  return rc;
+}
+
+int check_fits(h5g_backend *be, size_t n, unsigned width) {
+  int rc = H5G_OK;
+  const size_t cap = cuda_capacity(be, width);
+  if (n > cap)
+    H5G_FAIL(H5G_ERR_USAGE, "%zu keys exceed the CUDA backend capacity of %zu keys", n, cap);
+done:
+  return rc;
+}
+
+int cuda_sort(h5g_backend *be, void *keys, size_t n, unsigned width) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  CallBuffers b;
+  if (n < 2) goto done;
+  CHECK(check_fits(be, n, width));
+  CHECK(prepare(be, n, width, 1, &b));
+  CHECK_CUDA(cudaMemcpyAsync(b.keys, keys, n * width, cudaMemcpyHostToDevice, cb->stream));
+  CHECK(h5g_cuda_sort(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, cb->stream));
+  CHECK_CUDA(cudaMemcpyAsync(keys, b.keys, n * width, cudaMemcpyDeviceToHost, cb->stream));
+  CHECK_CUDA(cudaStreamSynchronize(cb->stream));
+done:
+  return rc;
+}
+
+int cuda_merge(h5g_backend *be, void *keys, size_t n, unsigned width, const uint64_t *run_offsets,
+               size_t nruns) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  CallBuffers b;
+  if (n < 2 || nruns < 2) goto done;
+  CHECK(check_fits(be, n, width));
+  CHECK(prepare(be, n, width, nruns, &b));
+  CHECK_CUDA(cudaMemcpyAsync(b.keys, keys, n * width, cudaMemcpyHostToDevice, cb->stream));
+  CHECK(h5g_cuda_merge_runs(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, run_offsets, nruns,
+                            cb->stream));
+  CHECK_CUDA(cudaMemcpyAsync(keys, b.keys, n * width, cudaMemcpyDeviceToHost, cb->stream));
+  CHECK_CUDA(cudaStreamSynchronize(cb->stream));
+done:
+  return rc;
+}
+
+void cuda_destroy(h5g_backend *be) {
+  if (!be) return;
+  CudaBackend *cb = impl_of(be);
+  if (cb) {
+    cudaSetDevice(cb->device);
+    if (cb->stream) cudaStreamSynchronize(cb->stream);
+    cudaFree(cb->pool);
+    if (cb->stream) cudaStreamDestroy(cb->stream);
+    free(cb);
+  }
+  free(be);
+}
+
+} // namespace
+
 extern "C" int h5g_cuda_device_count(void) {
   int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) { cudaGetLastError(); return 0; }
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError(); /* clear the sticky "no device" error */
+    return 0;
+  }
   return n;
 }
+
 extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budget) {
-  (void)out; (void)local_rank; (void)mem_budget;
-  return h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "CUDA backend not implemented yet");
+  int rc = H5G_OK;
+  h5g_backend *be = NULL;
+  CudaBackend *cb = NULL;
+  cudaDeviceProp props;
+  size_t free_bytes = 0, total_bytes = 0;
+  const int count = h5g_cuda_device_count();
+  *out = NULL;
+  if (count == 0) H5G_FAIL(H5G_ERR_RUNTIME, "no CUDA device is visible");
+  be = (h5g_backend *)calloc(1, sizeof(*be));
+  CHECK_ALLOC(be, sizeof(*be));
+  cb = (CudaBackend *)calloc(1, sizeof(*cb));
+  CHECK_ALLOC(cb, sizeof(*cb));
+  be->impl = cb;
+  cb->device = (local_rank < 0 ? 0 : local_rank) % count;
+  CHECK_CUDA(cudaSetDevice(cb->device));
+  CHECK_CUDA(cudaGetDeviceProperties(&props, cb->device));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  be->name = "cuda";
+  snprintf(be->device_name, sizeof be->device_name, "%s", props.name);
+  be->mem_budget = mem_budget ? mem_budget : (uint64_t)(free_bytes / 10 * 9);
+  be->capacity = cuda_capacity;
+  be->host_alloc = cuda_host_alloc;
+  be->host_free = cuda_host_free;
+  be->transform = cuda_transform;
+  be->sort = cuda_sort;
+  be->merge = cuda_merge;
+  be->destroy = cuda_destroy;
+  *out = be;
+  be = NULL;
+done:
+  cuda_destroy(be);
+  return rc;
 }

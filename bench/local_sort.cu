@@ -1,0 +1,245 @@
+/* bench_local_sort: the local GPU sort of kernels/ against cub::DeviceRadixSort::SortKeys, in one
+ * process, on the same data (device-generated), timed with CUDA events: 2 warm-up runs, then the
+ * median of REPS. Our float and signed sorts include the forward and inverse key transforms.
+ * Every configuration's output is compared with CUB's (exact bits) before it is timed.
+ * Also times the bitonic / radix crossover and merge path against a re-sort.
+ *
+ * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] */
+#include <algorithm>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include "kernels/kernels.h"
+#include "src/error.h"
+
+#define MUST_CUDA(call)                                                                           \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_));        \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+#define MUST_OK(call)                                                                             \
+  do {                                                                                            \
+    if ((call) != H5G_OK) {                                                                       \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, h5g_error_message());         \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+
+static const int REPS = 7;
+
+/* Random keys: full-width random bits for integers, uniform values in [-1e6, 1e6) for floats. */
+template <typename T> __global__ void fill_kernel(T *keys, uint64_t n, uint64_t seed) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+    uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull + seed;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    if constexpr (sizeof(T) == 4 && (T)0.5 != 0) keys[i] = (T)((double)(z >> 11) * 0x1p-53 * 2e6 - 1e6);
+    else if constexpr ((T)0.5 != 0) keys[i] = (T)((double)(z >> 11) * 0x1p-53 * 2e6 - 1e6);
+    else keys[i] = (T)z;
+  }
+}
+
+__global__ void count_diff_kernel(const uint8_t *a, const uint8_t *b, uint64_t bytes,
+                                  unsigned long long *diff) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < bytes; i += (uint64_t)gridDim.x * blockDim.x)
+    if (a[i] != b[i]) atomicAdd(diff, 1ull);
+}
+
+static float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/* Times f() (stream-ordered work on `stream`) after `setup()` each time; returns the median ms. */
+template <typename Setup, typename F>
+static float time_median(cudaStream_t stream, int reps, Setup setup, F f) {
+  cudaEvent_t start, stop;
+  MUST_CUDA(cudaEventCreate(&start));
+  MUST_CUDA(cudaEventCreate(&stop));
+  std::vector<float> ms;
+  for (int r = -2; r < reps; ++r) {
+    setup();
+    MUST_CUDA(cudaEventRecord(start, stream));
+    f();
+    MUST_CUDA(cudaEventRecord(stop, stream));
+    MUST_CUDA(cudaEventSynchronize(stop));
+    float t;
+    MUST_CUDA(cudaEventElapsedTime(&t, start, stop));
+    if (r >= 0) ms.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return median(ms);
+}
+
+template <typename T> struct KeyInfo;
+template <> struct KeyInfo<uint32_t> { static constexpr h5g_key_class cls = H5G_KEY_UNSIGNED; static constexpr const char *name = "uint32"; };
+template <> struct KeyInfo<float> { static constexpr h5g_key_class cls = H5G_KEY_FLOAT; static constexpr const char *name = "float32"; };
+template <> struct KeyInfo<uint64_t> { static constexpr h5g_key_class cls = H5G_KEY_UNSIGNED; static constexpr const char *name = "uint64"; };
+template <> struct KeyInfo<int64_t> { static constexpr h5g_key_class cls = H5G_KEY_SIGNED; static constexpr const char *name = "int64"; };
+template <> struct KeyInfo<double> { static constexpr h5g_key_class cls = H5G_KEY_FLOAT; static constexpr const char *name = "float64"; };
+
+/* One row of the main table: our sort and CUB's on the same 2^log2n keys. */
+template <typename T> static void bench_type(int log2n, cudaStream_t stream, bool *mismatch) {
+  const size_t n = (size_t)1 << log2n, bytes = n * sizeof(T);
+  const unsigned width = sizeof(T);
+  const h5g_keyspec ks = {KeyInfo<T>::cls, width, 0};
+  size_t free_bytes, total;
+  MUST_CUDA(cudaMemGetInfo(&free_bytes, &total));
+  size_t our_temp_bytes = 0, cub_temp_bytes = 0;
+  MUST_OK(h5g_cuda_radix_sort(NULL, &our_temp_bytes, NULL, NULL, n, width, stream));
+  MUST_CUDA(cub::DeviceRadixSort::SortKeys(NULL, cub_temp_bytes, (const T *)NULL, (T *)NULL, n, 0, 8 * width, stream));
+  if (3 * bytes + std::max(our_temp_bytes, cub_temp_bytes) + (256 << 20) > free_bytes) {
+    printf("%-8s 2^%-3d  (skipped: needs more device memory)\n", KeyInfo<T>::name, log2n);
+    return;
+  }
+  T *src, *keys, *alt;
+  void *temp;
+  unsigned long long *diff;
+  MUST_CUDA(cudaMalloc(&src, bytes));
+  MUST_CUDA(cudaMalloc(&keys, bytes));
+  MUST_CUDA(cudaMalloc(&alt, bytes));
+  MUST_CUDA(cudaMalloc(&temp, std::max(our_temp_bytes, cub_temp_bytes)));
+  MUST_CUDA(cudaMalloc(&diff, sizeof(*diff)));
+  fill_kernel<T><<<1024, 256, 0, stream>>>(src, n, 12345 + log2n);
+  MUST_CUDA(cudaGetLastError());
+
+  auto reset = [&] { MUST_CUDA(cudaMemcpyAsync(keys, src, bytes, cudaMemcpyDeviceToDevice, stream)); };
+  auto ours = [&] {
+    MUST_OK(h5g_cuda_keys_transform(keys, n, &ks, 0, stream));
+    MUST_OK(h5g_cuda_radix_sort(temp, &our_temp_bytes, keys, alt, n, width, stream));
+    MUST_OK(h5g_cuda_keys_transform(keys, n, &ks, 1, stream));
+  };
+  auto cub_sort = [&] {
+    MUST_CUDA(cub::DeviceRadixSort::SortKeys(temp, cub_temp_bytes, (const T *)src, alt, n, 0, 8 * width, stream));
+  };
+  /* Correctness first: ours (in keys) against CUB (in alt), bit for bit. */
+  reset();
+  ours();
+  cub_sort();
+  MUST_CUDA(cudaMemsetAsync(diff, 0, sizeof(*diff), stream));
+  count_diff_kernel<<<1024, 256, 0, stream>>>((const uint8_t *)keys, (const uint8_t *)alt, bytes, diff);
+  unsigned long long host_diff = 0;
+  MUST_CUDA(cudaMemcpyAsync(&host_diff, diff, sizeof(host_diff), cudaMemcpyDeviceToHost, stream));
+  MUST_CUDA(cudaStreamSynchronize(stream));
+  if (host_diff) *mismatch = true;
+
+  const float ours_ms = time_median(stream, REPS, reset, ours);
+  const float cub_ms = time_median(stream, REPS, [] {}, cub_sort);
+  printf("%-8s 2^%-3d %10.3f %10.3f %9.2f %9.2f %7.2f%s\n", KeyInfo<T>::name, log2n, ours_ms, cub_ms,
+         n / ours_ms / 1e6, n / cub_ms / 1e6, cub_ms / ours_ms, host_diff ? "  MISMATCH" : "");
+  fflush(stdout);
+  cudaFree(diff);
+  cudaFree(temp);
+  cudaFree(alt);
+  cudaFree(keys);
+  cudaFree(src);
+}
+
+/* Bitonic sort against the radix sort for small n: the crossover of h5g_cuda_sort. */
+template <typename T> static void bench_crossover(cudaStream_t stream) {
+  const size_t max_n = h5g_cuda_bitonic_max(sizeof(T));
+  T *src, *keys, *alt;
+  void *temp;
+  size_t temp_bytes = 0;
+  MUST_OK(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, max_n, sizeof(T), stream));
+  MUST_CUDA(cudaMalloc(&src, max_n * sizeof(T)));
+  MUST_CUDA(cudaMalloc(&keys, max_n * sizeof(T)));
+  MUST_CUDA(cudaMalloc(&alt, max_n * sizeof(T)));
+  MUST_CUDA(cudaMalloc(&temp, temp_bytes));
+  fill_kernel<T><<<64, 256, 0, stream>>>(src, max_n, 7);
+  for (size_t n = 64; n <= max_n; n *= 2) {
+    auto reset = [&] { MUST_CUDA(cudaMemcpyAsync(keys, src, n * sizeof(T), cudaMemcpyDeviceToDevice, stream)); };
+    const float bitonic = time_median(stream, 21, reset, [&] { MUST_OK(h5g_cuda_bitonic_sort(keys, n, sizeof(T), stream)); });
+    const float radix = time_median(stream, 21, reset, [&] {
+      MUST_OK(h5g_cuda_radix_sort(temp, &temp_bytes, keys, alt, n, sizeof(T), stream));
+    });
+    printf("%-8s %6zu %10.4f %10.4f\n", KeyInfo<T>::name, n, bitonic, radix);
+  }
+  cudaFree(temp);
+  cudaFree(alt);
+  cudaFree(keys);
+  cudaFree(src);
+}
+
+/* Merge of P sorted runs (merge path rounds) against a re-sort of the same keys. */
+template <typename T> static void bench_merge(int log2n, cudaStream_t stream) {
+  const size_t n = (size_t)1 << log2n, bytes = n * sizeof(T);
+  T *src, *keys, *alt;
+  void *temp;
+  size_t sort_temp = 0, merge_temp = 0;
+  MUST_OK(h5g_cuda_radix_sort(NULL, &sort_temp, NULL, NULL, n, sizeof(T), stream));
+  MUST_CUDA(cudaMalloc(&src, bytes));
+  MUST_CUDA(cudaMalloc(&keys, bytes));
+  MUST_CUDA(cudaMalloc(&alt, bytes));
+  fill_kernel<T><<<1024, 256, 0, stream>>>(src, n, 99);
+  for (size_t p : {2, 4, 8, 16, 64, 256}) {
+    std::vector<uint64_t> offsets(p + 1);
+    for (size_t r = 0; r <= p; ++r) offsets[r] = n / p * r;
+    offsets[p] = n;
+    MUST_OK(h5g_cuda_merge_runs(NULL, &merge_temp, NULL, NULL, n, sizeof(T), offsets.data(), p, stream));
+    MUST_CUDA(cudaMalloc(&temp, std::max(sort_temp, merge_temp)));
+    /* Sort each run once (untimed) into src, so every repetition merges the same sorted runs. */
+    for (size_t r = 0; r < p; ++r)
+      MUST_OK(h5g_cuda_radix_sort(temp, &sort_temp, src + offsets[r], alt, offsets[r + 1] - offsets[r], sizeof(T), stream));
+    auto reset = [&] { MUST_CUDA(cudaMemcpyAsync(keys, src, bytes, cudaMemcpyDeviceToDevice, stream)); };
+    const float merge = time_median(stream, REPS, reset, [&] {
+      MUST_OK(h5g_cuda_merge_runs(temp, &merge_temp, keys, alt, n, sizeof(T), offsets.data(), p, stream));
+    });
+    const float resort = time_median(stream, REPS, reset, [&] {
+      MUST_OK(h5g_cuda_radix_sort(temp, &sort_temp, keys, alt, n, sizeof(T), stream));
+    });
+    printf("%-8s 2^%-3d %5zu %10.3f %10.3f\n", KeyInfo<T>::name, log2n, p, merge, resort);
+    cudaFree(temp);
+  }
+  cudaFree(alt);
+  cudaFree(keys);
+  cudaFree(src);
+}
+
+int main(int argc, char **argv) {
+  const int max_log2 = argc > 1 ? atoi(argv[1]) : 28;
+  int device = 0, runtime = 0;
+  cudaDeviceProp props;
+  MUST_CUDA(cudaGetDevice(&device));
+  MUST_CUDA(cudaGetDeviceProperties(&props, device));
+  MUST_CUDA(cudaRuntimeGetVersion(&runtime));
+  cudaStream_t stream;
+  MUST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  printf("device: %s (%d SMs), CUDA runtime %d, median of %d after 2 warm-ups\n", props.name,
+         props.multiProcessorCount, runtime, REPS);
+
+  printf("\nbitonic vs radix (ms)\n%-8s %6s %10s %10s\n", "type", "n", "bitonic", "radix");
+  bench_crossover<uint32_t>(stream);
+  bench_crossover<uint64_t>(stream);
+
+  printf("\nmerge of P sorted runs vs re-sort (ms)\n%-8s %-5s %5s %10s %10s\n", "type", "n", "P", "merge", "re-sort");
+  bench_merge<uint32_t>(26, stream);
+  bench_merge<uint64_t>(26, stream);
+
+  bool mismatch = false;
+  printf("\nlocal sort: ours vs cub::DeviceRadixSort::SortKeys\n");
+  printf("%-8s %-5s %10s %10s %9s %9s %7s\n", "type", "n", "ours ms", "cub ms", "ours G/s", "cub G/s", "ratio");
+  for (int t = 0; t < 5; ++t)
+    for (int log2n = 20; log2n <= max_log2; ++log2n) {
+      switch (t) {
+      case 0: bench_type<uint32_t>(log2n, stream, &mismatch); break;
+      case 1: bench_type<float>(log2n, stream, &mismatch); break;
+      case 2: bench_type<uint64_t>(log2n, stream, &mismatch); break;
+      case 3: bench_type<int64_t>(log2n, stream, &mismatch); break;
+      default: bench_type<double>(log2n, stream, &mismatch); break;
+      }
+    }
+  printf("ratio = cub ms / ours ms (> 1: ours faster). %s\n",
+         mismatch ? "MISMATCH: some output differs from CUB's" : "every output equals CUB's bit for bit");
+  return mismatch ? 1 : 0;
+}

@@ -1,0 +1,77 @@
+/* Block primitive of the onesweep radix sort: stable rank of a tile's keys by one 8-bit digit.
+ *
+ * Keys are held warp-striped (item i of lane l of warp w is tile key w*ITEMS*32 + i*32 + l). Each
+ * warp counts digits in its own shared-memory histogram, one item at a time; lanes holding the same
+ * digit find each other with __match_any_sync, so one leader updates the counter per digit and
+ * item (no atomics). After the block scan, key i's position in the digit-sorted tile is
+ * offsets[warp][digit] + rank[i]. */
+#ifndef H5G_BLOCK_RADIX_RANK_CUH
+#define H5G_BLOCK_RADIX_RANK_CUH
+
+#include <stdint.h>
+
+#include "kernels/block_scan.cuh"
+#include "kernels/tuning.cuh"
+
+namespace h5g {
+
+template <typename K> __device__ __forceinline__ uint32_t digit_of(K key, int shift) {
+  return (uint32_t)(key >> shift) & (RADIX - 1);
+}
+
+template <int BLOCK, int ITEMS> struct BlockRadixRank {
+  static constexpr int WARPS = BLOCK / 32;
+  static_assert(BLOCK >= RADIX && BLOCK % 32 == 0, "one thread per digit in the digit scans");
+
+  struct Storage {
+    uint32_t warp_hist[WARPS][RADIX]; /* counts, then the warp's first position per digit */
+    uint32_t scan[WARPS + 1];
+  };
+
+  /* Ranks keys[] within their warp and digit; then turns warp_hist into tile positions.
+   * Returns, for threads t < RADIX, the count of digit t in the tile and its exclusive prefix
+   * (*digit_start) over smaller digits. Contains barriers. */
+  template <typename K>
+  static __device__ __forceinline__ uint32_t rank(Storage &s, const K (&keys)[ITEMS], int shift,
+                                                  uint32_t (&ranks)[ITEMS], uint32_t *digit_start) {
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    for (int i = tid; i < WARPS * RADIX; i += BLOCK) (&s.warp_hist[0][0])[i] = 0;
+    __syncthreads();
+    uint32_t *hist = s.warp_hist[warp];
+    const uint32_t lanes_below = (1u << lane) - 1;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      const uint32_t d = digit_of(keys[i], shift);
+      const uint32_t peers = __match_any_sync(0xffffffffu, d);
+      const uint32_t before = hist[d];
+      __syncwarp();
+      if (lane == 31 - __clz(peers)) hist[d] = before + __popc(peers);
+      __syncwarp();
+      ranks[i] = before + __popc(peers & lanes_below);
+    }
+    __syncthreads();
+    uint32_t count = 0;
+    if (tid < RADIX) {
+#pragma unroll
+      for (int w = 0; w < WARPS; ++w) {
+        const uint32_t c = s.warp_hist[w][tid];
+        s.warp_hist[w][tid] = count;
+        count += c;
+      }
+    }
+    uint32_t total;
+    const uint32_t start = block_exclusive_sum<BLOCK>(count, s.scan, &total);
+    if (tid < RADIX) {
+#pragma unroll
+      for (int w = 0; w < WARPS; ++w) s.warp_hist[w][tid] += start;
+    }
+    *digit_start = start;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) ranks[i] += s.warp_hist[warp][digit_of(keys[i], shift)];
+    return count;
+  }
+};
+
+} // namespace h5g
+#endif

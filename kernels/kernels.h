@@ -1,0 +1,63 @@
+/* Host API of the project's CUDA kernels (kernels/), in CUB's manner:
+ * - every routine is stream-ordered on `stream` and returns an h5g status (src/error.h); a CUDA
+ *   failure is recorded with the CUDA error name and the failing call;
+ * - routines that need device scratch take (temp, temp_bytes): with temp == NULL they only store
+ *   the scratch size in *temp_bytes, so a caller can budget memory before allocating;
+ * - all pointers other than the documented host ones are device pointers; sizes are 64-bit.
+ * Keys are unsigned "ordered bits" of `width` bytes (1, 2, 4 or 8), see src/keys.h.
+ * Nothing here knows of MPI or HDF5. */
+#ifndef H5G_KERNELS_H
+#define H5G_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "src/keys.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Forward (inverse == 0) or inverse ordered-bits transform of n device keys, in place; the
+ * same bits as h5g_keys_to_ordered / h5g_keys_from_ordered. No scratch. */
+int h5g_cuda_keys_transform(void *keys, size_t n, const h5g_keyspec *ks, int inverse,
+                            cudaStream_t stream);
+
+/* Onesweep LSD radix sort of n keys ascending. `keys` holds the input and receives the result;
+ * `alt` is scratch of n keys (the ping-pong buffer). Passes whose digit is the same for every key
+ * are skipped; the routine waits once on the stream to learn which (a 16-byte copy). */
+int h5g_cuda_radix_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, size_t n,
+                        unsigned width, cudaStream_t stream);
+
+/* Largest n that h5g_cuda_bitonic_sort accepts (one thread block, keys in shared memory). */
+size_t h5g_cuda_bitonic_max(unsigned width);
+/* Sorts n <= h5g_cuda_bitonic_max(width) keys ascending in place. No scratch. */
+int h5g_cuda_bitonic_sort(void *keys, size_t n, unsigned width, cudaStream_t stream);
+
+/* The local sort: bitonic sort up to the measured crossover, radix sort above it.
+ * Same arguments as h5g_cuda_radix_sort. */
+int h5g_cuda_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, size_t n, unsigned width,
+                  cudaStream_t stream);
+
+/* Exclusive prefix sum of n 64-bit values (single pass, decoupled look-back); out may equal in. */
+int h5g_cuda_exclusive_scan(void *temp, size_t *temp_bytes, const uint64_t *in, uint64_t *out,
+                            size_t n, cudaStream_t stream);
+
+/* Cut points: for each of m values, the number of the n sorted keys that are < value
+ * (upper == 0, lower bound) or <= value (upper != 0). values and pos are device arrays. */
+int h5g_cuda_cut_points(const void *keys, size_t n, unsigned width, const uint64_t *values,
+                        size_t m, int upper, uint64_t *pos, cudaStream_t stream);
+
+/* Merges sorted runs keys[run_offsets[i] .. run_offsets[i+1]), i < nruns, into sorted keys[0..n)
+ * by rounds of pairwise merge-path merges; alt is scratch of n keys. run_offsets is a HOST array
+ * of nruns + 1 entries with run_offsets[nruns] == n. */
+int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt, size_t n,
+                        unsigned width, const uint64_t *run_offsets, size_t nruns,
+                        cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

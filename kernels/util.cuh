@@ -1,0 +1,34 @@
+/* Small helpers shared by the kernels/ host launchers: key-width dispatch and scratch layout. */
+#ifndef H5G_KERNEL_UTIL_CUH
+#define H5G_KERNEL_UTIL_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace h5g {
+
+/* Calls f.template operator()<K>() with K the unsigned type of `width` bytes; returns its
+ * status, or -1 for an unsupported width. */
+template <typename F> int dispatch_width(unsigned width, F &&f) {
+  switch (width) {
+  case 1: return f((uint8_t)0);
+  case 2: return f((uint16_t)0);
+  case 4: return f((uint32_t)0);
+  case 8: return f((uint64_t)0);
+  default: return -1;
+  }
+}
+
+/* Carves aligned pieces out of one scratch buffer; with base == NULL it only sums their sizes. */
+struct ScratchLayout {
+  char *base;
+  size_t used;
+  template <typename T> T *take(size_t count) {
+    size_t offset = (used + 255) & ~(size_t)255;
+    used = offset + count * sizeof(T);
+    return base ? (T *)(base + offset) : (T *)nullptr;
+  }
+};
+
+} // namespace h5g
+#endif

@@ -1,0 +1,149 @@
+/* GPU key transform: for every key class and width, ascending and descending,
+ * - the ordered bits equal the CPU reference written from the spec (src/keys.h),
+ * - sorting the ordered bits and transforming back gives numpy.sort's order (NaNs last,
+ *   -0.0 before +0.0) or its exact reverse,
+ * - the inverse gives back every input bit pattern (NaN payloads, -0.0). */
+#include <math.h>
+
+#include "tests/gpu/gpu_test.cuh"
+
+/* Ordered bits as the spec defines them; bits are the raw key of `width` bytes. */
+static uint64_t reference_ordered(uint64_t bits, const h5g_keyspec *ks) {
+  const int nbits = 8 * (int)ks->width;
+  const uint64_t mask = nbits == 64 ? ~0ull : (1ull << nbits) - 1, sign = 1ull << (nbits - 1);
+  if (ks->cls == H5G_KEY_SIGNED) bits ^= sign;
+  if (ks->cls == H5G_KEY_FLOAT) {
+    bits = (bits & sign) ? ~bits : bits ^ sign;
+    bits -= ks->width == 4 ? (1ull << 23) - 1 : (1ull << 52) - 1;
+  }
+  if (ks->descending) bits = ~bits;
+  return bits & mask;
+}
+
+/* Key value as a double (floats, signed and unsigned integers), NaN for NaN. */
+static double value_of(uint64_t bits, const h5g_keyspec *ks) {
+  const int nbits = 8 * (int)ks->width;
+  if (ks->cls == H5G_KEY_FLOAT) {
+    if (ks->width == 4) {
+      float f;
+      uint32_t b = (uint32_t)bits;
+      memcpy(&f, &b, 4);
+      return f;
+    }
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+  }
+  if (ks->cls == H5G_KEY_SIGNED) {
+    if (nbits < 64 && (bits >> (nbits - 1)) & 1) bits |= ~0ull << nbits; /* sign-extend */
+    return (double)(int64_t)bits;
+  }
+  return (double)bits;
+}
+
+/* numpy order: a strictly after b? NaN after everything but NaN; -0.0 before +0.0. */
+static int after(double a, double b) {
+  if (isnan(b)) return 0;
+  if (isnan(a)) return 1;
+  if (a == 0 && b == 0) return !signbit(a) && signbit(b);
+  return a > b;
+}
+
+template <typename K> std::vector<K> special_keys(const h5g_keyspec *ks) {
+  std::vector<K> v;
+  const K max = (K)~(K)0, sign = (K)((K)1 << (8 * sizeof(K) - 1));
+  for (K k : {(K)0, (K)1, (K)(sign - 1), sign, (K)(sign + 1), (K)(max - 1), max}) v.push_back(k);
+  if (ks->cls == H5G_KEY_FLOAT) {
+    const int mant = sizeof(K) == 4 ? 23 : 52; /* 64-bit arithmetic: K may be narrower */
+    const int ebits = sizeof(K) == 4 ? 8 : 11;
+    const uint64_t inf = ((1ull << ebits) - 1) << mant, quiet = 1ull << (mant - 1);
+    const uint64_t s = sign;
+    for (uint64_t k : {inf, inf | s, inf + 1, inf | s | 1, inf | quiet, inf | s | quiet,
+                       (uint64_t)(K)(max ^ sign), (uint64_t)1, s | 1})
+      v.push_back((K)k);
+  }
+  return v;
+}
+
+/* Sorts the ordered bits on the CPU and transforms them back on the GPU: the values must come
+ * out in numpy order (or its exact reverse) with every input bit pattern present. */
+template <typename K>
+void check_order(const std::vector<K> &input, const std::vector<K> &ordered, const h5g_keyspec *ks,
+                   K *d, cudaStream_t stream) {
+  const size_t n = input.size();
+  std::vector<K> back(n);
+  std::vector<K> sorted(ordered);
+  std::sort(sorted.begin(), sorted.end());
+  MUST_CUDA(cudaMemcpyAsync(d, sorted.data(), n * sizeof(K), cudaMemcpyHostToDevice, stream));
+  MUST_OK(h5g_cuda_keys_transform(d, n, ks, 1, stream));
+  MUST_CUDA(cudaMemcpyAsync(back.data(), d, n * sizeof(K), cudaMemcpyDeviceToHost, stream));
+  MUST_CUDA(cudaStreamSynchronize(stream));
+  size_t out_of_order = 0;
+  for (size_t i = 1; i < n; ++i) {
+    const double a = value_of(back[i - 1], ks), b = value_of(back[i], ks);
+    out_of_order += ks->descending ? after(b, a) : after(a, b);
+  }
+  EXPECT(out_of_order == 0, "class %d width %u desc %d n %zu: %zu pairs out of order", ks->cls,
+         ks->width, ks->descending, n, out_of_order);
+  EXPECT(multiset_checksum(back.data(), n) == multiset_checksum(input.data(), n),
+         "class %d width %u desc %d n %zu: inverse lost bit patterns", ks->cls, ks->width,
+         ks->descending, n);
+}
+
+template <typename K> void check_spec(const h5g_keyspec *ks, size_t n, cudaStream_t stream) {
+  std::vector<K> input = make_keys<K>(n, RANDOM, n + 3 * ks->cls + ks->descending);
+  const std::vector<K> special = special_keys<K>(ks);
+  for (size_t i = 0; i < n && i < 2 * special.size(); ++i) input[i * 7 % n] = special[i % special.size()];
+  std::vector<K> ordered(n), back(n);
+  K *d = NULL;
+  MUST_CUDA(cudaMalloc(&d, n * sizeof(K) + 1));
+  MUST_CUDA(cudaMemcpyAsync(d, input.data(), n * sizeof(K), cudaMemcpyHostToDevice, stream));
+  MUST_OK(h5g_cuda_keys_transform(d, n, ks, 0, stream));
+  MUST_CUDA(cudaMemcpyAsync(ordered.data(), d, n * sizeof(K), cudaMemcpyDeviceToHost, stream));
+  MUST_CUDA(cudaStreamSynchronize(stream));
+  size_t wrong = 0;
+  for (size_t i = 0; i < n; ++i) wrong += ordered[i] != (K)reference_ordered(input[i], ks);
+  EXPECT(wrong == 0, "class %d width %u desc %d n %zu: %zu keys differ from the reference",
+         ks->cls, ks->width, ks->descending, n, wrong);
+
+  /* The CPU sort would dominate the test's time above 2^20 keys. */
+  if (n <= (1u << 20)) check_order(input, ordered, ks, d, stream);
+
+  /* Round trip in place keeps every bit. */
+  MUST_CUDA(cudaMemcpyAsync(d, input.data(), n * sizeof(K), cudaMemcpyHostToDevice, stream));
+  MUST_OK(h5g_cuda_keys_transform(d, n, ks, 0, stream));
+  MUST_OK(h5g_cuda_keys_transform(d, n, ks, 1, stream));
+  MUST_CUDA(cudaMemcpyAsync(back.data(), d, n * sizeof(K), cudaMemcpyDeviceToHost, stream));
+  MUST_CUDA(cudaStreamSynchronize(stream));
+  EXPECT(n == 0 || memcmp(back.data(), input.data(), n * sizeof(K)) == 0,
+         "class %d width %u desc %d n %zu: round trip changed bits", ks->cls, ks->width,
+         ks->descending, n);
+  cudaFree(d);
+}
+
+int main(void) {
+  require_gpu();
+  cudaStream_t stream;
+  MUST_CUDA(cudaStreamCreate(&stream));
+  const h5g_key_class classes[] = {H5G_KEY_UNSIGNED, H5G_KEY_SIGNED, H5G_KEY_FLOAT};
+  for (h5g_key_class cls : classes) {
+    for (unsigned width : {1u, 2u, 4u, 8u}) {
+      if (cls == H5G_KEY_FLOAT && width < 4) continue;
+      for (int descending = 0; descending < 2; ++descending) {
+        const h5g_keyspec ks = {cls, width, descending};
+        for (size_t n : {(size_t)0, (size_t)1, (size_t)2, (size_t)33, (size_t)1000, (size_t)65537, (size_t)10000000}) {
+          switch (width) {
+          case 1: check_spec<uint8_t>(&ks, n, stream); break;
+          case 2: check_spec<uint16_t>(&ks, n, stream); break;
+          case 4: check_spec<uint32_t>(&ks, n, stream); break;
+          default: check_spec<uint64_t>(&ks, n, stream); break;
+          }
+        }
+      }
+    }
+  }
+  const h5g_keyspec half = {H5G_KEY_FLOAT, 2, 0};
+  EXPECT(h5g_cuda_keys_transform(NULL, 1, &half, 0, stream) == H5G_ERR_USAGE, "16-bit floats accepted");
+  h5g_error_clear();
+  return finish("test_gpu_transform");
+}
