@@ -11,4 +11,9 @@
 void h5g_merge_runs(void *keys, void *scratch, size_t n, unsigned width,
                     const uint64_t *run_offsets, size_t nruns);
 
+/* The same, moving values[i] with keys[i]; stable: of equal keys, those of the earlier run come
+ * first, each run's in their order. */
+void h5g_merge_runs_pairs(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
+                          size_t n, unsigned width, const uint64_t *run_offsets, size_t nruns);
+
 #endif
