@@ -2,7 +2,7 @@
 # Brings up a real single-node Slurm cluster on localhost (munged, slurmctld and slurmd from
 # Debian's packages; configuration, keys, state and logs in a temp dir) and runs jobs/ on it:
 #   1. jobs/pipeline.sh: generate -> sort with 2 tasks -> verify, chained with afterok;
-#   2. jobs/h5gsort.sbatch with 4 tasks on the same input;
+#   2. jobs/h5gsort.sbatch with 4 tasks on the same input (arguments in the environment);
 #   3. jobs/h5gsort.sbatch on a missing input: the job must end FAILED with h5gsort's exit code
 #      2, and a job depending on it with afterok must be cancelled without running.
 # Sorted outputs are checked with h5gsort_check, job states with `scontrol show job` (there is
@@ -242,9 +242,10 @@ input=$tmp/work/pipeline/input.h5
 check_sorted "$input" "$tmp/work/pipeline/sorted.h5" "sort, 2 tasks"
 check_report "$tmp/work/pipeline/h5gsort-$sort_job.json" 2
 
-log "2. jobs/h5gsort.sbatch with 4 tasks"
-job=$(H5GSORT="$bin_dir/h5gsort" sbatch --parsable --ntasks-per-node=4 "${gpu_override[@]}" \
-  "$jobs_dir/h5gsort.sbatch" "$input" "$tmp/work/sorted4.h5" /keys) || fail "sbatch failed"
+log "2. jobs/h5gsort.sbatch with 4 tasks, files given in the environment"
+job=$(H5GSORT="$bin_dir/h5gsort" H5GSORT_INPUT="$input" H5GSORT_OUTPUT="$tmp/work/sorted4.h5" \
+  H5GSORT_DATASET=/keys sbatch --parsable --ntasks-per-node=4 "${gpu_override[@]}" \
+  "$jobs_dir/h5gsort.sbatch") || fail "sbatch failed"
 expect_job "$job" COMPLETED 0:0 "sort, 4 tasks"
 [ "$(job_field "$job" NumTasks)" = 4 ] || fail "job $job did not run 4 tasks"
 check_sorted "$input" "$tmp/work/sorted4.h5" "sort, 4 tasks"
