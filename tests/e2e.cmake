@@ -1,1 +1,42 @@
-# tests/e2e.cmake
+# tests/e2e.cmake: end-to-end tests (label e2e) and bad-input tests (label badinput).
+# Outputs are checked by h5gsort_check, which shares no code with h5gsort's transforms or sorts.
+add_executable(h5gsort_check ${CMAKE_CURRENT_SOURCE_DIR}/check/h5gsort_check.c)
+add_executable(h5gsort_fixtures ${CMAKE_CURRENT_SOURCE_DIR}/check/h5gsort_fixtures.c)
+foreach(tool h5gsort_check h5gsort_fixtures)
+  target_include_directories(${tool} PRIVATE ${HDF5_C_INCLUDE_DIRS})
+  target_compile_definitions(${tool} PRIVATE ${HDF5_C_DEFINITIONS})
+  target_link_libraries(${tool} PRIVATE ${HDF5_C_LIBRARIES} MPI::MPI_C m)
+endforeach()
+
+set(H5G_E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
+set(H5G_BIN_DIR ${CMAKE_BINARY_DIR}/bin)
+if(H5G_HAVE_CUDA)
+  set(H5G_E2E_HAVE_CUDA 1)
+else()
+  set(H5G_E2E_HAVE_CUDA 0)
+endif()
+
+set(H5G_E2E_CASES
+    bigendian dists sizes layouts groups descending force inplace attrs verify_report out_of_core
+    small_messages backend gen_ranks checker)
+foreach(type u1 u2 u4 u8 i1 i2 i4 i8 f4 f8)
+  add_test(NAME e2e_type_${type}
+           COMMAND bash ${H5G_E2E_DIR}/e2e.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" type ${type})
+  set_tests_properties(e2e_type_${type} PROPERTIES LABELS e2e TIMEOUT 300)
+endforeach()
+foreach(case ${H5G_E2E_CASES})
+  add_test(NAME e2e_${case}
+           COMMAND bash ${H5G_E2E_DIR}/e2e.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
+  set_tests_properties(e2e_${case} PROPERTIES LABELS e2e TIMEOUT 300
+                       ENVIRONMENT H5G_HAVE_CUDA=${H5G_E2E_HAVE_CUDA})
+endforeach()
+
+set(H5G_BADINPUT_CASES
+    missing_input not_hdf5 truncated missing_dataset dataset_is_group twod scalar string vlstring
+    compound enum opaque vlen out_exists inplace_without_force out_dir_missing out_dir_is_file
+    unknown_option missing_dataset_option bad_option_value write_failure help version)
+foreach(case ${H5G_BADINPUT_CASES})
+  add_test(NAME badinput_${case}
+           COMMAND bash ${H5G_E2E_DIR}/badinput.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
+  set_tests_properties(badinput_${case} PROPERTIES LABELS badinput TIMEOUT 120)
+endforeach()

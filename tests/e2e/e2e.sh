@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# End-to-end tests: generate inputs with h5gsort-gen, sort them with h5gsort on 1-4 ranks, and
+# check every output with the independent checker h5gsort_check.
+#   e2e.sh BIN_DIR "MPIEXEC ... -n" CASE [ARG]
+BIN=$1
+MPIEXEC=$2
+CASE=$3
+ARG=${4:-}
+source "$(dirname "$0")/lib.sh"
+W=$WORK
+
+# Every type, little-endian, on 1-4 ranks: random bits, special values, all equal.
+case_type() {
+  local type=$1
+  for dist in uniform special equal; do
+    gen 2 "$W/in_$dist.h5" -d /keys --count 1009 --type "$type" --dist "$dist" --seed 11
+    for p in 1 2 3 4; do
+      sort_check "$p" "$W/in_$dist.h5" /keys "$W/out_${dist}_$p.h5" /keys
+    done
+  done
+}
+
+case_bigendian() {
+  for type in i4 f8 u2; do
+    for dist in uniform special; do
+      gen 3 "$W/in.h5" -d /keys --count 2001 --type "$type" --dist "$dist" --order be --force
+      for p in 1 3; do sort_check "$p" "$W/in.h5" /keys "$W/out_$p.h5" /keys; done
+      sort_check 2 "$W/in.h5" /keys "$W/out_desc.h5" /keys --descending
+    done
+  done
+}
+
+case_dists() {
+  for type in u4 f8; do
+    for dist in sorted reverse zipf few normal; do
+      gen 2 "$W/in.h5" -d /keys --count 5003 --type "$type" --dist "$dist" --force
+      for p in 2 4; do sort_check "$p" "$W/in.h5" /keys "$W/out_$p.h5" /keys; done
+    done
+  done
+}
+
+# N = 0, 1, 2, 3 (N < P on 4 ranks), 1000 and 100003.
+case_sizes() {
+  for type in i8 f4; do
+    for n in 0 1 2 3; do
+      gen 1 "$W/in.h5" -d /keys --count "$n" --type "$type" --dist special --force
+      for p in 1 3 4; do sort_check "$p" "$W/in.h5" /keys "$W/out_$p.h5" /keys; done
+    done
+    gen 2 "$W/in.h5" -d /keys --count 1000 --type "$type" --dist special --force
+    sort_check 3 "$W/in.h5" /keys "$W/out.h5" /keys
+    gen 2 "$W/in.h5" -d /keys --count 100003 --type "$type" --dist uniform --force
+    for p in 2 4; do sort_check "$p" "$W/in.h5" /keys "$W/out_$p.h5" /keys; done
+  done
+}
+
+# Chunked and compressed (shuffle + deflate) inputs, chunks that do not divide the slices.
+case_layouts() {
+  for layout in chunked gzip; do
+    gen 3 "$W/a.h5" -d /keys --count 100003 --type f8 --dist uniform --layout "$layout" --chunk 1000
+    gen 2 "$W/b.h5" -d /keys --count 10007 --type u2 --dist special --layout "$layout" --chunk 7
+    for p in 1 3; do
+      sort_check "$p" "$W/a.h5" /keys "$W/a_out_$p.h5" /keys
+      sort_check "$p" "$W/b.h5" /keys "$W/b_out_$p.h5" /keys
+    done
+    rm -f "$W"/*.h5
+  done
+}
+
+# Nested groups in and out: /a/b/keys -> /out/sorted/keys (groups created), and the default.
+case_groups() {
+  gen 2 "$W/in.h5" -d /a/b/keys --count 1009 --type i4 --dist uniform
+  for p in 2 3; do sort_check "$p" "$W/in.h5" /a/b/keys "$W/out_$p.h5" /out/sorted/keys; done
+  sort_check 1 "$W/in.h5" /a/b/keys "$W/out_default.h5" /a/b/keys
+}
+
+case_descending() {
+  for spec in u1:special i2:special f4:special f8:special i8:equal u8:few f8:zipf; do
+    gen 2 "$W/in.h5" -d /keys --count 3001 --type "${spec%%:*}" --dist "${spec#*:}" --force
+    for p in 1 3; do sort_check "$p" "$W/in.h5" /keys "$W/out_$p.h5" /keys --descending; done
+  done
+}
+
+# --force replaces an existing OUTPUT: nothing of the old file survives.
+case_force() {
+  gen 1 "$W/in.h5" -d /keys --count 1009 --type f4 --dist special
+  gen 1 "$W/out.h5" -d /keys --count 17 --type f4 --dist equal
+  gen 1 "$W/out.h5" -d /stale --count 5 --type u1 --append
+  sort_check 3 "$W/in.h5" /keys "$W/out.h5" /keys --force
+  if h5dump -n "$W/out.h5" | grep -q stale; then die "--force kept a dataset of the old OUTPUT"; fi
+  sort_check 2 "$W/in.h5" /keys "$W/absent.h5" /keys --force
+}
+
+# OUTPUT == INPUT with --force: the dataset is sorted, the rest of the file stays.
+case_inplace() {
+  gen 2 "$W/f.h5" -d /keys --count 5003 --type f8 --dist special --attrs
+  gen 2 "$W/f.h5" -d /other --count 1009 --type i4 --dist uniform --append
+  gen 2 "$W/f.h5" -d /grp/third --count 33 --type u1 --dist few --append --attrs
+  cp "$W/f.h5" "$W/pristine.h5"
+  for p in 3 1; do
+    sort_ok "$p" --force "$W/f.h5" "$W/f.h5" -d /keys
+    check "$W/pristine.h5" -d /keys "$W/f.h5" -o /keys
+    check --identical "$W/pristine.h5" -d /other "$W/f.h5" -o /other
+    check --identical "$W/pristine.h5" -d /grp/third "$W/f.h5" -o /grp/third
+  done
+}
+
+case_attrs() {
+  gen 2 "$W/in.h5" -d /keys --count 1009 --type u8 --dist uniform --attrs
+  local n
+  n=$(h5dump -A -d /keys "$W/in.h5" | grep -c 'ATTRIBUTE "')
+  [ "$n" -eq 4 ] || die "the input should carry 4 attributes, h5dump shows $n"
+  for p in 1 3; do sort_check "$p" "$W/in.h5" /keys "$W/out_$p.h5" /sorted/keys; done
+}
+
+case_verify_report() {
+  gen 2 "$W/in.h5" -d /keys --count 10007 --type f8 --dist special
+  sort_ok 2 --verify "$W/in.h5" "$W/out.h5" -d /keys
+  grep -qi 'verif' "$W/last.log" || { cat "$W/last.log"; die "--verify printed no verdict"; }
+  check "$W/in.h5" -d /keys "$W/out.h5" -o /keys
+  sort_ok 3 --report "$W/report.json" "$W/in.h5" "$W/out2.h5" -d /keys
+  check "$W/in.h5" -d /keys "$W/out2.h5" -o /keys
+  python3 -m json.tool "$W/report.json" >/dev/null || die "--report wrote invalid JSON"
+  # Each phase of DESIGN.md section 4 is timed: a key naming it holds seconds (a number).
+  python3 - "$W/report.json" <<'EOF' || die "--report lacks per-phase seconds"
+import json, sys
+report = json.load(open(sys.argv[1]))
+found = {}
+def walk(node, path):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            walk(value, path + [str(key).lower()])
+    elif isinstance(node, list):
+        for value in node:
+            walk(value, path)
+    elif isinstance(node, (int, float)) and not isinstance(node, bool):
+        for phase in ("read", "sort", "split", "exchange", "merge", "write"):
+            if any(phase in part for part in path):
+                found.setdefault(phase, node)
+walk(report, [])
+missing = [p for p in ("read", "sort", "split", "exchange", "merge", "write") if p not in found]
+if missing:
+    print("no seconds for phases:", missing, "in", json.dumps(report)[:2000])
+    sys.exit(1)
+EOF
+}
+
+# A tiny device-memory cap with the CPU backend: the out-of-core path.
+case_out_of_core() {
+  gen 2 "$W/a.h5" -d /keys --count 100003 --type f8 --dist special
+  gen 2 "$W/b.h5" -d /keys --count 100003 --type u4 --dist uniform
+  for p in 1 3; do
+    sort_check "$p" "$W/a.h5" /keys "$W/a_out_$p.h5" /keys --backend cpu --device-memory 4K
+  done
+  sort_check 2 "$W/b.h5" /keys "$W/b_out.h5" /keys --backend cpu --device-memory 4K --descending
+}
+
+# The exchange split into many 7-element messages.
+case_small_messages() {
+  export H5GSORT_MAX_MESSAGE_ELEMS=7
+  gen 2 "$W/a.h5" -d /keys --count 10007 --type u8 --dist uniform
+  gen 2 "$W/b.h5" -d /keys --count 10007 --type f4 --dist zipf
+  for p in 2 3 4; do sort_check "$p" "$W/a.h5" /keys "$W/a_out_$p.h5" /keys; done
+  sort_check 3 "$W/b.h5" /keys "$W/b_out.h5" /keys --descending
+}
+
+# --backend cpu always works; --backend cuda works only in a CUDA build with a GPU visible,
+# and otherwise fails with exit 1 and one clear message.
+case_backend() {
+  gen 2 "$W/in.h5" -d /keys --count 10007 --type f4 --dist special
+  sort_check 2 "$W/in.h5" /keys "$W/cpu.h5" /keys --backend cpu
+  if [ "${H5G_HAVE_CUDA:-0}" = 1 ] && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+    sort_check 2 "$W/in.h5" /keys "$W/cuda.h5" /keys --backend cuda
+  else
+    local rc=0
+    mpirun 2 "$BIN/h5gsort" --backend cuda "$W/in.h5" "$W/cuda.h5" -d /keys >"$W/cuda.log" 2>&1 ||
+      rc=$?
+    cat "$W/cuda.log"
+    [ "$rc" -eq 1 ] || die "--backend cuda without a GPU exited $rc, expected 1"
+    [ "$(grep -c '^h5gsort: error: ' "$W/cuda.log")" -eq 1 ] || die "expected one error line"
+    grep '^h5gsort: error: ' "$W/cuda.log" | grep -qiE 'cuda|gpu' ||
+      die "the error does not say that CUDA/GPU is unavailable"
+    [ ! -e "$W/cuda.h5" ] || die "a failed run left OUTPUT behind"
+  fi
+}
+
+# The generator's data depend only on (seed, index), never on the rank count.
+case_gen_ranks() {
+  for spec in f8:special:contiguous i2:normal:chunked u8:zipf:gzip f4:uniform:contiguous; do
+    IFS=: read -r type dist layout <<<"$spec"
+    gen 1 "$W/one.h5" -d /k --count 3001 --type "$type" --dist "$dist" --layout "$layout" \
+      --chunk 100 --force
+    gen 3 "$W/three.h5" -d /k --count 3001 --type "$type" --dist "$dist" --layout "$layout" \
+      --chunk 100 --force
+    check --identical "$W/one.h5" -d /k "$W/three.h5" -o /k
+  done
+  gen 1 "$W/one.h5" -d /k --count 3 --type i8 --dist special --force
+  gen 4 "$W/four.h5" -d /k --count 3 --type i8 --dist special --force
+  check --identical "$W/one.h5" -d /k "$W/four.h5" -o /k
+}
+
+# The checker itself must reject wrong outputs (a checker that cannot fail checks nothing).
+case_checker() {
+  expect_reject() {
+    if "$BIN/h5gsort_check" "$@" >"$W/reject.log" 2>&1; then
+      die "h5gsort_check accepted a wrong output: $*"
+    fi
+    grep -q FAILED "$W/reject.log" || die "h5gsort_check gave no reason: $(cat "$W/reject.log")"
+  }
+  gen 1 "$W/sorted.h5" -d /k --count 1000 --type i4 --dist sorted
+  gen 1 "$W/reverse.h5" -d /k --count 1000 --type i4 --dist reverse
+  gen 1 "$W/uniform.h5" -d /k --count 1000 --type i4 --dist uniform
+  gen 1 "$W/equal.h5" -d /k --count 1000 --type i4 --dist equal
+  gen 1 "$W/few.h5" -d /k --count 1000 --type i4 --dist few
+  gen 1 "$W/be.h5" -d /k --count 1000 --type i4 --dist sorted --order be
+  gen 1 "$W/attrs.h5" -d /k --count 1000 --type i4 --dist sorted --attrs
+  gen 1 "$W/short.h5" -d /k --count 999 --type i4 --dist sorted
+  check "$W/reverse.h5" -d /k "$W/sorted.h5" -o /k
+  check "$W/sorted.h5" -d /k "$W/reverse.h5" -o /k --descending
+  expect_reject "$W/uniform.h5" -d /k "$W/uniform.h5" -o /k
+  expect_reject "$W/sorted.h5" -d /k "$W/sorted.h5" -o /k --descending
+  expect_reject "$W/few.h5" -d /k "$W/equal.h5" -o /k
+  expect_reject "$W/sorted.h5" -d /k "$W/be.h5" -o /k
+  expect_reject "$W/attrs.h5" -d /k "$W/sorted.h5" -o /k
+  expect_reject "$W/sorted.h5" -d /k "$W/short.h5" -o /k
+  expect_reject --identical "$W/sorted.h5" -d /k "$W/reverse.h5" -o /k
+  # Floats: NaN last whatever its sign, -0.0 and +0.0 tie, payloads compared bit for bit.
+  "$BIN/h5gsort_fixtures" "$W/fixtures.h5" || die "h5gsort_fixtures failed"
+  local f=$W/fixtures.h5
+  check "$f" -d /float/ascending "$f" -o /float/ascending
+  check "$f" -d /float/ascending "$f" -o /float/descending --descending
+  expect_reject "$f" -d /float/ascending "$f" -o /float/descending
+  expect_reject "$f" -d /float/ascending "$f" -o /float/nan_not_last
+  expect_reject "$f" -d /float/ascending "$f" -o /float/payload
+}
+
+"case_$CASE" $ARG
+passed

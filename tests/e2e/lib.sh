@@ -1,0 +1,67 @@
+# Shared helpers of the end-to-end and bad-input tests (sourced, not run).
+# The caller sets BIN (the build's bin dir) and MPIEXEC (launcher command ending with its -n flag).
+set -euo pipefail
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+# Each test works in its own temporary directory under the build directory, removed at exit.
+WORK=$(mktemp -d "$(dirname "$BIN")/e2e-tmp.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+RUNS=0
+
+die() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# mpirun P PROGRAM ARGS...: runs PROGRAM on P ranks.
+mpirun() {
+  local ranks=$1
+  shift
+  # shellcheck disable=SC2086  # MPIEXEC is a command line to split into words
+  $MPIEXEC "$ranks" "$@"
+}
+
+# gen P OUT ARGS...: h5gsort-gen on P ranks; fails the test on error.
+gen() {
+  local ranks=$1
+  shift
+  mpirun "$ranks" "$BIN/h5gsort-gen" "$@" || die "h5gsort-gen $* (on $ranks ranks) failed"
+}
+
+# sort_ok P ARGS...: h5gsort on P ranks must exit 0 and print no error; its output lands in
+# $WORK/last.log.
+sort_ok() {
+  local ranks=$1 rc=0
+  shift
+  RUNS=$((RUNS + 1))
+  mpirun "$ranks" "$BIN/h5gsort" "$@" >"$WORK/last.log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ] || grep -qE 'h5gsort: error|HDF5-DIAG' "$WORK/last.log"; then
+    cat "$WORK/last.log" >&2
+    die "h5gsort $* (on $ranks ranks) exited $rc"
+  fi
+}
+
+# check ARGS...: the independent checker (h5gsort_check) must accept the output.
+check() {
+  "$BIN/h5gsort_check" "$@" >"$WORK/check.log" 2>&1 || {
+    cat "$WORK/check.log" >&2
+    die "h5gsort_check $* rejected the output"
+  }
+}
+
+# sort_check P IN INPATH OUT OUTPATH [H5GSORT OPTIONS...]: sorts IN:INPATH into OUT:OUTPATH and
+# checks the result (descending when the options say so).
+sort_check() {
+  local ranks=$1 in=$2 inpath=$3 out=$4 outpath=$5 order=()
+  shift 5
+  local opts=("$@")
+  [ "$inpath" != "$outpath" ] && opts+=(--output-dataset "$outpath")
+  for o in "$@"; do [ "$o" = --descending ] && order=(--descending); done
+  sort_ok "$ranks" "${opts[@]}" "$in" "$out" -d "$inpath"
+  check "$in" -d "$inpath" "$out" -o "$outpath" "${order[@]}"
+}
+
+passed() {
+  echo "PASS: $RUNS h5gsort runs checked"
+}
