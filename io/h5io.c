@@ -19,17 +19,19 @@
 
 #define WHERE_MAX 1024
 
-struct h5g_input {
+struct h5g_file {
   MPI_Comm comm;
-  hid_t file, dset, file_type, mem_type, dxpl;
-  unsigned width;
-  char where[WHERE_MAX];
+  hid_t id;
+  char path[WHERE_MAX];
 };
 
-struct h5g_output {
-  MPI_Comm comm;
-  hid_t file, dset, mem_type, dxpl;
-  unsigned width;
+struct h5g_dset {
+  h5g_file *file;
+  hid_t id, file_type, mem_type, dxpl;
+  int rank;
+  hsize_t dims[H5S_MAX_RANK];
+  uint64_t row_elems; /* elements per row: product of dims[1..] */
+  size_t elem_size;   /* bytes of one element in memory */
   char where[WHERE_MAX];
 };
 
@@ -115,46 +117,70 @@ done:
   return rc;
 }
 
-int h5g_io_inspect(const char *file, const char *dataset, h5g_dataset_info *info) {
+/* Opens file and dataset for inspection; checks what every dataset h5gsort reads must be. */
+static int inspect_open(const char *file, const char *dataset, const char *where, hid_t *fid,
+                        hid_t *did) {
   int rc = H5G_OK;
-  hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, type = H5I_INVALID_HID,
-        space = H5I_INVALID_HID;
-  char where[WHERE_MAX];
-  snprintf(where, sizeof where, "%s:%s", file, dataset);
-  memset(info, 0, sizeof *info);
-
   FILE *probe = fopen(file, "rb");
   if (!probe) H5G_FAIL(H5G_ERR_USAGE, "cannot open input file (%s)", where);
   fclose(probe);
   if (H5Fis_hdf5(file) <= 0) H5G_FAIL(H5G_ERR_USAGE, "not an HDF5 file (%s)", where);
-  fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (fid < 0) H5G_FAIL(H5G_ERR_USAGE, "cannot open the HDF5 file: truncated or corrupt (%s)", where);
-  if (dataset[0] != '/' || !path_exists(fid, dataset))
+  *fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (*fid < 0) H5G_FAIL(H5G_ERR_USAGE, "cannot open the HDF5 file: truncated or corrupt (%s)", where);
+  if (dataset[0] != '/' || !path_exists(*fid, dataset))
     H5G_FAIL(H5G_ERR_USAGE, "no such dataset (%s)", where);
   H5O_info_t oinfo;
-  if (H5Oget_info_by_name(fid, dataset, &oinfo, H5P_DEFAULT) < 0)
+  if (H5Oget_info_by_name(*fid, dataset, &oinfo, H5P_DEFAULT) < 0)
     H5G_FAIL(H5G_ERR_USAGE, "cannot open the object: file corrupt? (%s)", where);
   if (oinfo.type != H5O_TYPE_DATASET)
     H5G_FAIL(H5G_ERR_USAGE, "not a dataset: it is a %s (%s)",
              oinfo.type == H5O_TYPE_GROUP ? "group" : "named datatype", where);
-  did = H5Dopen2(fid, dataset, H5P_DEFAULT);
-  if (did < 0) H5G_FAIL(H5G_ERR_USAGE, "cannot open the dataset: file corrupt? (%s)", where);
+  *did = H5Dopen2(*fid, dataset, H5P_DEFAULT);
+  if (*did < 0) H5G_FAIL(H5G_ERR_USAGE, "cannot open the dataset: file corrupt? (%s)", where);
+done:
+  return rc;
+}
+
+/* "3 x 4" or "scalar" */
+static void describe_shape(hid_t space, char *text, size_t len) {
+  hsize_t dims[H5S_MAX_RANK];
+  int ndims = H5Sget_simple_extent_ndims(space);
+  snprintf(text, len, "scalar");
+  if (ndims <= 0) return;
+  H5Sget_simple_extent_dims(space, dims, NULL);
+  size_t used = 0;
+  for (int i = 0; i < ndims && used < len; i++)
+    used += (size_t)snprintf(text + used, len - used, "%s%llu", i ? " x " : "",
+                             (unsigned long long)dims[i]);
+}
+
+int h5g_io_inspect(const char *file, const char *dataset, const char *key_field,
+                   h5g_dataset_info *info) {
+  int rc = H5G_OK;
+  hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, type = H5I_INVALID_HID,
+        field = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  char where[WHERE_MAX], shape[256];
+  snprintf(where, sizeof where, "%s:%s", file, dataset);
+  memset(info, 0, sizeof *info);
+  CHECK(inspect_open(file, dataset, where, &fid, &did));
   type = H5Dget_type(did);
   space = H5Dget_space(did);
   if (type < 0 || space < 0)
     H5G_FAIL(H5G_ERR_USAGE, "cannot read the dataset's type or shape (%s)", where);
-  CHECK(classify_type(type, info, where));
+  if (key_field) {
+    if (H5Tget_class(type) != H5T_COMPOUND)
+      H5G_FAIL(H5G_ERR_USAGE, "--key-field needs a compound dataset, not %s (%s)",
+               class_name(H5Tget_class(type)), where);
+    int index = H5Tget_member_index(type, key_field);
+    if (index < 0) H5G_FAIL(H5G_ERR_USAGE, "no field '%s' in the compound type (%s)", key_field, where);
+    field = H5Tget_member_type(type, (unsigned)index);
+    CHECK(classify_type(field, info, where));
+  } else {
+    CHECK(classify_type(type, info, where));
+  }
   int ndims = H5Sget_simple_extent_ndims(space);
   if (ndims != 1) {
-    hsize_t dims[H5S_MAX_RANK];
-    char shape[256] = "scalar";
-    if (ndims > 0) {
-      H5Sget_simple_extent_dims(space, dims, NULL);
-      size_t used = 0;
-      for (int i = 0; i < ndims && used < sizeof shape; i++)
-        used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%llu", i ? " x " : "",
-                                 (unsigned long long)dims[i]);
-    }
+    describe_shape(space, shape, sizeof shape);
     H5G_FAIL(H5G_ERR_USAGE,
              "unsupported shape: %d-D dataset (%s); h5gsort sorts 1-D datasets (%s)", ndims, shape,
              where);
@@ -162,6 +188,36 @@ int h5g_io_inspect(const char *file, const char *dataset, h5g_dataset_info *info
   hsize_t n = 0;
   H5Sget_simple_extent_dims(space, &n, NULL);
   info->n = n;
+done:
+  CLOSE_ID(H5Sclose, space);
+  CLOSE_ID(H5Tclose, field);
+  CLOSE_ID(H5Tclose, type);
+  CLOSE_ID(H5Dclose, did);
+  CLOSE_ID(H5Fclose, fid);
+  return rc;
+}
+
+int h5g_io_inspect_rows(const char *file, const char *dataset, uint64_t rows) {
+  int rc = H5G_OK;
+  hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, type = H5I_INVALID_HID,
+        space = H5I_INVALID_HID;
+  char where[WHERE_MAX], shape[256];
+  h5g_dataset_info elem;
+  snprintf(where, sizeof where, "%s:%s", file, dataset);
+  CHECK(inspect_open(file, dataset, where, &fid, &did));
+  type = H5Dget_type(did);
+  space = H5Dget_space(did);
+  if (type < 0 || space < 0)
+    H5G_FAIL(H5G_ERR_USAGE, "cannot read the dataset's type or shape (%s)", where);
+  CHECK(classify_type(type, &elem, where));
+  hsize_t dims[H5S_MAX_RANK];
+  int ndims = H5Sget_simple_extent_ndims(space);
+  if (ndims >= 1) H5Sget_simple_extent_dims(space, dims, NULL);
+  if (ndims < 1 || dims[0] != rows) {
+    describe_shape(space, shape, sizeof shape);
+    H5G_FAIL(H5G_ERR_USAGE, "carried dataset has shape %s, but the keys have %llu rows (%s)",
+             shape, (unsigned long long)rows, where);
+  }
 done:
   CLOSE_ID(H5Sclose, space);
   CLOSE_ID(H5Tclose, type);
@@ -197,95 +253,141 @@ static hid_t mpio_fapl(MPI_Comm comm) {
   return fapl;
 }
 
-int h5g_io_open_input(MPI_Comm comm, const char *file, const char *dataset, h5g_input **out) {
+static int open_file(MPI_Comm comm, const char *path, int create, int writable, h5g_file **out) {
   int rc = H5G_OK;
   hid_t fapl = H5I_INVALID_HID;
-  h5g_input *in = calloc(1, sizeof *in);
-  CHECK_ALLOC(in, sizeof *in);
-  in->file = in->dset = in->file_type = in->mem_type = in->dxpl = H5I_INVALID_HID;
-  in->comm = comm;
-  snprintf(in->where, sizeof in->where, "%s:%s", file, dataset);
-  CHECK_H5(fapl = mpio_fapl(comm), "cannot set up MPI-IO (%s)", in->where);
-  CHECK_H5(in->file = H5Fopen(file, H5F_ACC_RDONLY, fapl), "cannot open input file (%s)",
-           in->where);
-  CHECK_H5(in->dset = H5Dopen2(in->file, dataset, H5P_DEFAULT), "cannot open dataset (%s)",
-           in->where);
-  CHECK_H5(in->file_type = H5Dget_type(in->dset), "cannot read the datatype (%s)", in->where);
-  CHECK_H5(in->mem_type = native_order_copy(in->file_type), "cannot build the memory type (%s)",
-           in->where);
-  CHECK_H5(in->dxpl = collective_dxpl(), "cannot set up collective I/O (%s)", in->where);
-  in->width = (unsigned)H5Tget_size(in->file_type);
-  *out = in;
-  in = NULL;
+  h5g_file *f = calloc(1, sizeof *f);
+  CHECK_ALLOC(f, sizeof *f);
+  f->comm = comm;
+  f->id = H5I_INVALID_HID;
+  snprintf(f->path, sizeof f->path, "%s", path);
+  CHECK_H5(fapl = mpio_fapl(comm), "cannot set up MPI-IO (%s)", path);
+  if (create)
+    CHECK_H5(f->id = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
+             "cannot create output file (%s)", path);
+  else
+    CHECK_H5(f->id = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl),
+             "cannot open file (%s)", path);
+  *out = f;
+  f = NULL;
 done:
   CLOSE_ID(H5Pclose, fapl);
-  h5g_io_close_input(in);
+  h5g_io_close_file(f);
   return rc;
 }
 
-void h5g_io_close_input(h5g_input *in) {
-  if (!in) return;
-  CLOSE_ID(H5Pclose, in->dxpl);
-  CLOSE_ID(H5Tclose, in->mem_type);
-  CLOSE_ID(H5Tclose, in->file_type);
-  CLOSE_ID(H5Dclose, in->dset);
-  CLOSE_ID(H5Fclose, in->file);
-  free(in);
+int h5g_io_open_file(MPI_Comm comm, const char *path, int writable, h5g_file **f) {
+  return open_file(comm, path, 0, writable, f);
 }
 
-/* Collective transfer of [offset, offset + count) in pieces of at most h5g_io_piece_bytes().
- * Every rank makes the same number of H5Dread/H5Dwrite calls (empty selections where it has
- * nothing left) and the ranks agree after each piece, so a failure on one rank never leaves the
- * others waiting inside the next collective call. */
-static int transfer(MPI_Comm comm, hid_t dset, hid_t mem_type, hid_t dxpl, unsigned width,
-                    uint64_t offset, uint64_t count, void *buf, int writing, const char *where) {
+int h5g_io_create_file(MPI_Comm comm, const char *path, h5g_file **f) {
+  return open_file(comm, path, 1, 1, f);
+}
+
+int h5g_io_close_file(h5g_file *f) {
   int rc = H5G_OK;
-  hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
-  uint64_t piece = h5g_io_piece_bytes() / width;
-  if (piece == 0) piece = 1;
-  uint64_t my_pieces = (count + piece - 1) / piece, pieces = 0;
-  if (MPI_Allreduce(&my_pieces, &pieces, 1, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-    H5G_FAIL(H5G_ERR_RUNTIME, "MPI_Allreduce failed during I/O (%s)", where);
-  CHECK_H5(file_space = H5Dget_space(dset), "cannot get the dataspace (%s)", where);
-  for (uint64_t i = 0; i < pieces; i++) {
-    uint64_t done_elems = i * piece;
-    hsize_t start = offset + done_elems;
-    hsize_t len = done_elems < count ? (count - done_elems < piece ? count - done_elems : piece) : 0;
-    hsize_t mem_len = len ? len : 1;
-    int failed = 0;
-    mem_space = H5Screate_simple(1, &mem_len, NULL);
-    if (mem_space < 0) failed = 1;
-    if (!failed && len == 0)
-      failed = H5Sselect_none(mem_space) < 0 || H5Sselect_none(file_space) < 0;
-    if (!failed && len > 0)
-      failed = H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, NULL, &len, NULL) < 0;
-    char *ptr = (char *)buf + (len ? done_elems * width : 0);
-    static char dummy[8];
-    if (!failed) {
-      herr_t st = writing ? H5Dwrite(dset, mem_type, mem_space, file_space, dxpl, len ? ptr : dummy)
-                          : H5Dread(dset, mem_type, mem_space, file_space, dxpl, len ? ptr : dummy);
-      failed = st < 0;
-    }
-    H5Sclose(mem_space);
-    mem_space = H5I_INVALID_HID;
-    int any_failed = 0;
-    if (MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-      H5G_FAIL(H5G_ERR_RUNTIME, "MPI_Allreduce failed during I/O (%s)", where);
-    if (failed)
-      H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the dataset (%s)", writing ? "write" : "read", where);
-    if (any_failed)
-      H5G_FAIL(H5G_ERR_RUNTIME, "%s failed on another rank (%s)", writing ? "write" : "read",
-               where);
-  }
-done:
-  CLOSE_ID(H5Sclose, mem_space);
-  CLOSE_ID(H5Sclose, file_space);
+  if (!f) return rc;
+  if (f->id >= 0 && H5Fclose(f->id) < 0)
+    rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot flush and close the file (%s)",
+                       f->path);
+  free(f);
   return rc;
 }
 
-int h5g_io_read(h5g_input *in, uint64_t offset, uint64_t count, void *buf) {
-  return transfer(in->comm, in->dset, in->mem_type, in->dxpl, in->width, offset, count, buf, 0,
-                  in->where);
+static h5g_dset *new_dset(h5g_file *f, const char *dataset) {
+  h5g_dset *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  d->file = f;
+  d->id = d->file_type = d->mem_type = d->dxpl = H5I_INVALID_HID;
+  int used = snprintf(d->where, sizeof d->where, "%s:", f->path);
+  if (used > 0 && (size_t)used < sizeof d->where)
+    snprintf(d->where + used, sizeof d->where - (size_t)used, "%s", dataset);
+  return d;
+}
+
+/* Shape, element size and transfer list, once id and mem_type are set. */
+static int finish_dset(h5g_dset *d) {
+  int rc = H5G_OK;
+  hid_t space = H5I_INVALID_HID;
+  CHECK_H5(space = H5Dget_space(d->id), "cannot read the shape (%s)", d->where);
+  d->rank = H5Sget_simple_extent_ndims(space);
+  if (d->rank < 1) H5G_FAIL(H5G_ERR_USAGE, "scalar dataset (%s)", d->where);
+  H5Sget_simple_extent_dims(space, d->dims, NULL);
+  d->row_elems = 1;
+  for (int i = 1; i < d->rank; i++) d->row_elems *= d->dims[i];
+  d->elem_size = H5Tget_size(d->mem_type);
+  CHECK_H5(d->dxpl = collective_dxpl(), "cannot set up collective I/O (%s)", d->where);
+done:
+  CLOSE_ID(H5Sclose, space);
+  return rc;
+}
+
+int h5g_io_open_keys(h5g_file *f, const char *dataset, const char *key_field, h5g_dset **out) {
+  int rc = H5G_OK;
+  hid_t member = H5I_INVALID_HID, native = H5I_INVALID_HID;
+  h5g_dset *d = new_dset(f, dataset);
+  CHECK_ALLOC(d, sizeof *d);
+  CHECK_H5(d->id = H5Dopen2(f->id, dataset, H5P_DEFAULT), "cannot open dataset (%s)", d->where);
+  CHECK_H5(d->file_type = H5Dget_type(d->id), "cannot read the datatype (%s)", d->where);
+  if (key_field) { /* a compound holding only the key field: HDF5 picks it out by name */
+    int index = H5Tget_member_index(d->file_type, key_field);
+    CHECK_H5(index, "no field '%s' (%s)", key_field, d->where);
+    CHECK_H5(member = H5Tget_member_type(d->file_type, (unsigned)index), "bad field (%s)", d->where);
+    CHECK_H5(native = native_order_copy(member), "cannot build the memory type (%s)", d->where);
+    CHECK_H5(d->mem_type = H5Tcreate(H5T_COMPOUND, H5Tget_size(native)),
+             "cannot build the memory type (%s)", d->where);
+    CHECK_H5(H5Tinsert(d->mem_type, key_field, 0, native), "cannot build the memory type (%s)",
+             d->where);
+  } else {
+    CHECK_H5(d->mem_type = native_order_copy(d->file_type), "cannot build the memory type (%s)",
+             d->where);
+  }
+  CHECK(finish_dset(d));
+  *out = d;
+  d = NULL;
+done:
+  CLOSE_ID(H5Tclose, native);
+  CLOSE_ID(H5Tclose, member);
+  h5g_io_close(d);
+  return rc;
+}
+
+int h5g_io_open_rows(h5g_file *f, const char *dataset, h5g_dset **out) {
+  int rc = H5G_OK;
+  h5g_dset *d = new_dset(f, dataset);
+  CHECK_ALLOC(d, sizeof *d);
+  CHECK_H5(d->id = H5Dopen2(f->id, dataset, H5P_DEFAULT), "cannot open dataset (%s)", d->where);
+  CHECK_H5(d->file_type = H5Dget_type(d->id), "cannot read the datatype (%s)", d->where);
+  CHECK_H5(d->mem_type = H5Tcopy(d->file_type), "cannot copy the datatype (%s)", d->where);
+  CHECK(finish_dset(d));
+  *out = d;
+  d = NULL;
+done:
+  h5g_io_close(d);
+  return rc;
+}
+
+/* Creates a contiguous dataset (no fill: every byte gets written) with intermediate groups,
+ * replacing an existing link of that name (in-place sorts write into a copy of the input). */
+static int create_dataset(h5g_file *out, const char *dataset, hid_t file_type, int rank,
+                          const hsize_t *dims, h5g_dset *d) {
+  int rc = H5G_OK;
+  hid_t lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  if (path_exists(out->id, dataset))
+    CHECK_H5(H5Ldelete(out->id, dataset, H5P_DEFAULT), "cannot replace the dataset (%s)", d->where);
+  CHECK_H5(space = H5Screate_simple(rank, dims, NULL), "cannot create dataspace (%s)", d->where);
+  CHECK_H5(lcpl = H5Pcreate(H5P_LINK_CREATE), "cannot create property list (%s)", d->where);
+  CHECK_H5(H5Pset_create_intermediate_group(lcpl, 1), "cannot set up groups (%s)", d->where);
+  CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE), "cannot create property list (%s)", d->where);
+  CHECK_H5(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "cannot set fill time (%s)", d->where);
+  CHECK_H5(d->file_type = H5Tcopy(file_type), "cannot copy the datatype (%s)", d->where);
+  CHECK_H5(d->id = H5Dcreate2(out->id, dataset, d->file_type, space, lcpl, dcpl, H5P_DEFAULT),
+           "cannot create the output dataset (%s)", d->where);
+done:
+  CLOSE_ID(H5Pclose, dcpl);
+  CLOSE_ID(H5Pclose, lcpl);
+  CLOSE_ID(H5Sclose, space);
+  return rc;
 }
 
 typedef struct {
@@ -330,84 +432,114 @@ done:
   return 0;
 }
 
-int h5g_io_create_output(MPI_Comm comm, const char *tmp_file, const char *dataset,
-                         const h5g_input *in, int copy_of_input, h5g_output **result) {
+int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like, h5g_dset **result) {
   int rc = H5G_OK;
-  hid_t fapl = H5I_INVALID_HID, lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID,
-        space = H5I_INVALID_HID, file_type = H5I_INVALID_HID;
-  h5g_output *out = calloc(1, sizeof *out);
-  CHECK_ALLOC(out, sizeof *out);
-  out->file = out->dset = out->mem_type = out->dxpl = H5I_INVALID_HID;
-  out->comm = comm;
-  out->width = in->width;
-  snprintf(out->where, sizeof out->where, "%s:%s", tmp_file, dataset);
-  CHECK_H5(fapl = mpio_fapl(comm), "cannot set up MPI-IO (%s)", out->where);
-  if (copy_of_input) {
-    CHECK_H5(out->file = H5Fopen(tmp_file, H5F_ACC_RDWR, fapl), "cannot open output file (%s)",
-             out->where);
-    if (path_exists(out->file, dataset))
-      CHECK_H5(H5Ldelete(out->file, dataset, H5P_DEFAULT), "cannot replace the dataset (%s)",
-               out->where);
-  } else {
-    CHECK_H5(out->file = H5Fcreate(tmp_file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
-             "cannot create output file (%s)", out->where);
-  }
-  hsize_t n = 0;
-  hid_t in_space = H5Dget_space(in->dset);
-  CHECK_H5(in_space, "cannot read the input's shape (%s)", in->where);
-  H5Sget_simple_extent_dims(in_space, &n, NULL);
-  H5Sclose(in_space);
-  CHECK_H5(space = H5Screate_simple(1, &n, NULL), "cannot create dataspace (%s)", out->where);
-  CHECK_H5(lcpl = H5Pcreate(H5P_LINK_CREATE), "cannot create property list (%s)", out->where);
-  CHECK_H5(H5Pset_create_intermediate_group(lcpl, 1), "cannot set up groups (%s)", out->where);
-  CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE), "cannot create property list (%s)", out->where);
-  CHECK_H5(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "cannot set fill time (%s)", out->where);
-  CHECK_H5(file_type = H5Tcopy(in->file_type), "cannot copy the datatype (%s)", out->where);
-  CHECK_H5(out->dset = H5Dcreate2(out->file, dataset, file_type, space, lcpl, dcpl, H5P_DEFAULT),
-           "cannot create the output dataset (%s)", out->where);
-  attr_copy copy = {out->dset, H5G_OK};
+  h5g_dset *d = new_dset(out, dataset);
+  CHECK_ALLOC(d, sizeof *d);
+  CHECK(create_dataset(out, dataset, like->file_type, like->rank, like->dims, d));
+  attr_copy copy = {d->id, H5G_OK};
   hsize_t idx = 0;
-  if (H5Aiterate2(in->dset, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attribute, &copy) < 0) {
-    if (copy.status == H5G_OK)
-      H5G_FAIL(H5G_ERR_RUNTIME, "cannot copy attributes (%s)", out->where);
-    H5G_FAIL(copy.status, "cannot copy attributes (%s)", out->where);
-  }
-  CHECK_H5(out->mem_type = native_order_copy(file_type), "cannot build the memory type (%s)",
-           out->where);
-  CHECK_H5(out->dxpl = collective_dxpl(), "cannot set up collective I/O (%s)", out->where);
-  *result = out;
-  out = NULL;
+  if (H5Aiterate2(like->id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attribute, &copy) < 0)
+    H5G_FAIL(copy.status == H5G_OK ? H5G_ERR_RUNTIME : copy.status, "cannot copy attributes (%s)",
+             d->where);
+  CHECK_H5(d->mem_type = H5Tcopy(like->mem_type), "cannot copy the memory type (%s)", d->where);
+  CHECK(finish_dset(d));
+  *result = d;
+  d = NULL;
 done:
-  CLOSE_ID(H5Tclose, file_type);
-  CLOSE_ID(H5Pclose, dcpl);
-  CLOSE_ID(H5Pclose, lcpl);
-  CLOSE_ID(H5Sclose, space);
-  CLOSE_ID(H5Pclose, fapl);
-  h5g_io_close_output(out);
+  h5g_io_close(d);
   return rc;
 }
 
-int h5g_io_write(h5g_output *out, uint64_t offset, uint64_t count, const void *buf) {
-  return transfer(out->comm, out->dset, out->mem_type, out->dxpl, out->width, offset, count,
-                  (void *)buf, 1, out->where);
-}
-
-int h5g_io_read_output(h5g_output *out, uint64_t offset, uint64_t count, void *buf) {
-  return transfer(out->comm, out->dset, out->mem_type, out->dxpl, out->width, offset, count, buf,
-                  0, out->where);
-}
-
-int h5g_io_close_output(h5g_output *out) {
+int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset **result) {
   int rc = H5G_OK;
-  if (!out) return rc;
-  CLOSE_ID(H5Pclose, out->dxpl);
-  CLOSE_ID(H5Tclose, out->mem_type);
-  if (out->dset >= 0 && H5Dclose(out->dset) < 0)
-    rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot close the dataset (%s)",
-                       out->where);
-  if (out->file >= 0 && H5Fclose(out->file) < 0 && rc == H5G_OK)
-    rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot flush the output file (%s)",
-                       out->where);
-  free(out);
+  hsize_t dims = n;
+  h5g_dset *d = new_dset(out, dataset);
+  CHECK_ALLOC(d, sizeof *d);
+  CHECK(create_dataset(out, dataset, H5T_STD_U64LE, 1, &dims, d));
+  CHECK_H5(d->mem_type = H5Tcopy(H5T_NATIVE_UINT64), "cannot copy the memory type (%s)", d->where);
+  CHECK(finish_dset(d));
+  *result = d;
+  d = NULL;
+done:
+  h5g_io_close(d);
   return rc;
+}
+
+size_t h5g_io_row_bytes(const h5g_dset *d) { return (size_t)d->row_elems * d->elem_size; }
+
+int h5g_io_close(h5g_dset *d) {
+  int rc = H5G_OK;
+  if (!d) return rc;
+  CLOSE_ID(H5Pclose, d->dxpl);
+  CLOSE_ID(H5Tclose, d->mem_type);
+  CLOSE_ID(H5Tclose, d->file_type);
+  if (d->id >= 0 && H5Dclose(d->id) < 0)
+    rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot close the dataset (%s)",
+                       d->where);
+  free(d);
+  return rc;
+}
+
+/* Collective transfer of rows [row, row + rows) in pieces of at most h5g_io_piece_bytes().
+ * Every rank makes the same number of H5Dread/H5Dwrite calls (empty selections where it has
+ * nothing left) and the ranks agree after each piece, so a failure on one rank never leaves the
+ * others waiting inside the next collective call. */
+static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int writing) {
+  int rc = H5G_OK;
+  MPI_Comm comm = d->file->comm;
+  hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
+  size_t row_bytes = h5g_io_row_bytes(d);
+  if (row_bytes == 0) goto done; /* rows of zero elements: nothing to move, on every rank */
+  uint64_t piece = h5g_io_piece_bytes() / row_bytes;
+  if (piece == 0) piece = 1;
+  uint64_t my_pieces = (rows + piece - 1) / piece, pieces = 0;
+  if (MPI_Allreduce(&my_pieces, &pieces, 1, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+    H5G_FAIL(H5G_ERR_RUNTIME, "MPI_Allreduce failed during I/O (%s)", d->where);
+  CHECK_H5(file_space = H5Dget_space(d->id), "cannot get the dataspace (%s)", d->where);
+  for (uint64_t i = 0; i < pieces; i++) {
+    uint64_t done_rows = i * piece;
+    uint64_t len = done_rows < rows ? (rows - done_rows < piece ? rows - done_rows : piece) : 0;
+    hsize_t start[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK];
+    start[0] = row + done_rows;
+    count[0] = len;
+    for (int k = 1; k < d->rank; k++) count[k] = d->dims[k];
+    hsize_t mem_len = len ? len * d->row_elems : 1;
+    int failed = 0;
+    mem_space = H5Screate_simple(1, &mem_len, NULL);
+    if (mem_space < 0) failed = 1;
+    if (!failed && len == 0)
+      failed = H5Sselect_none(mem_space) < 0 || H5Sselect_none(file_space) < 0;
+    if (!failed && len > 0)
+      failed = H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL) < 0;
+    char *ptr = (char *)buf + (len ? done_rows * row_bytes : 0);
+    static char dummy[64];
+    if (!failed) {
+      herr_t st = writing ? H5Dwrite(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy)
+                          : H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy);
+      failed = st < 0;
+    }
+    H5Sclose(mem_space);
+    mem_space = H5I_INVALID_HID;
+    int any_failed = 0;
+    if (MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+      H5G_FAIL(H5G_ERR_RUNTIME, "MPI_Allreduce failed during I/O (%s)", d->where);
+    if (failed)
+      H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the dataset (%s)", writing ? "write" : "read", d->where);
+    if (any_failed)
+      H5G_FAIL(H5G_ERR_RUNTIME, "%s failed on another rank (%s)", writing ? "write" : "read",
+               d->where);
+  }
+done:
+  CLOSE_ID(H5Sclose, mem_space);
+  CLOSE_ID(H5Sclose, file_space);
+  return rc;
+}
+
+int h5g_io_read(h5g_dset *d, uint64_t row, uint64_t rows, void *buf) {
+  return transfer(d, row, rows, buf, 0);
+}
+
+int h5g_io_write(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf) {
+  return transfer(d, row, rows, (void *)buf, 1);
 }

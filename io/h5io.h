@@ -1,57 +1,68 @@
-/* HDF5 access for h5gsort: validate the input, read slices collectively, create the output
- * (a temporary file that the caller renames), write slices collectively, copy attributes.
- * Knows nothing of CUDA. Every function returns an h5g status (src/error.h); HDF5's own error
- * stack is silenced and turned into one message. */
+/* HDF5 access for h5gsort: validate inputs, open and create files and datasets, read and write
+ * row ranges collectively, copy attributes. Knows nothing of CUDA. Every function returns an h5g
+ * status (src/error.h); HDF5's own error stack is silenced and turned into one message.
+ *
+ * A dataset is read and written by rows (the first dimension): row i of an N-D dataset is the
+ * block [i, :, :, ...]. A dataset is opened either as keys (elements converted to host byte
+ * order; of a compound, only the named field) or as raw rows (bytes exactly as in the file). */
 #ifndef H5G_IO_H5IO_H
 #define H5G_IO_H5IO_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "src/keys.h"
 
 typedef struct {
-  uint64_t n;            /* number of elements */
+  uint64_t n;            /* number of elements (rows) */
   h5g_key_class cls;     /* integer signed/unsigned or IEEE float */
-  unsigned width;        /* bytes per element */
+  unsigned width;        /* bytes per key */
   int big_endian;        /* byte order in the file */
   char type_name[48];    /* e.g. "uint32 (big-endian)" */
 } h5g_dataset_info;
 
-typedef struct h5g_input h5g_input;
-typedef struct h5g_output h5g_output;
+typedef struct h5g_file h5g_file;
+typedef struct h5g_dset h5g_dset;
 
 /* Silences HDF5's automatic error stack printing (call once, every rank). */
 void h5g_io_quiet(void);
 
-/* Serial inspection (one rank): file exists and is HDF5, path names a 1-D dataset of a supported
- * type. Returns H5G_ERR_USAGE with a message that names the problem otherwise. */
-int h5g_io_inspect(const char *file, const char *dataset, h5g_dataset_info *info);
+/* Serial inspection (one rank) of the key dataset: file exists and is HDF5, path names a 1-D
+ * dataset of a supported type (or, with key_field, a 1-D compound with that numeric field).
+ * Returns H5G_ERR_USAGE with a message that names the problem otherwise. */
+int h5g_io_inspect(const char *file, const char *dataset, const char *key_field,
+                   h5g_dataset_info *info);
+/* Serial inspection of a dataset carried with the keys: integer or float elements, any rank >= 1,
+ * first dimension `rows`. Usage error otherwise. */
+int h5g_io_inspect_rows(const char *file, const char *dataset, uint64_t rows);
 
-/* Collective open of the input dataset on every rank of comm. */
-int h5g_io_open_input(MPI_Comm comm, const char *file, const char *dataset, h5g_input **in);
-/* Collective read of elements [offset, offset + count) in host byte order. Every rank calls it
- * the same number of times (count may be 0). */
-int h5g_io_read(h5g_input *in, uint64_t offset, uint64_t count, void *buf);
-void h5g_io_close_input(h5g_input *in);
+/* Collective file access through MPI-IO. */
+int h5g_io_open_file(MPI_Comm comm, const char *path, int writable, h5g_file **f);
+int h5g_io_create_file(MPI_Comm comm, const char *path, h5g_file **f);
+/* Collective close; an error if flushing failed. Safe with NULL. */
+int h5g_io_close_file(h5g_file *f);
 
-/* Collective: creates `tmp_file` holding dataset `dataset` (intermediate groups created) with
- * the input's datatype, n elements and attributes. With `copy_of_input`, tmp_file is expected
- * to be a byte copy of the input file (in-place sort): the object at `dataset` is replaced
- * and everything else in the file stays. */
-int h5g_io_create_output(MPI_Comm comm, const char *tmp_file, const char *dataset,
-                         const h5g_input *in, int copy_of_input, h5g_output **out);
-/* Collective write of elements [offset, offset + count) from host byte order. */
-int h5g_io_write(h5g_output *out, uint64_t offset, uint64_t count, const void *buf);
-/* Collective read back of the output (for --verify). */
-int h5g_io_read_output(h5g_output *out, uint64_t offset, uint64_t count, void *buf);
-/* Collective close; returns an error if flushing failed. Safe with NULL. */
-int h5g_io_close_output(h5g_output *out);
+/* Collective dataset opens. */
+int h5g_io_open_keys(h5g_file *f, const char *dataset, const char *key_field, h5g_dset **d);
+int h5g_io_open_rows(h5g_file *f, const char *dataset, h5g_dset **d);
+/* Collective: creates `dataset` in `out` (intermediate groups created, an existing link of that
+ * name replaced) with the datatype, shape and attributes of `like`, accessed like `like`. */
+int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like, h5g_dset **d);
+/* Collective: creates a 1-D uint64 dataset of n elements. */
+int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset **d);
+/* Collective read/write of rows [row, row + rows). Every rank calls it the same number of times
+ * (rows may be 0); pieces of h5g_io_piece_bytes() keep MPI-IO counts below 2^31. */
+int h5g_io_read(h5g_dset *d, uint64_t row, uint64_t rows, void *buf);
+int h5g_io_write(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf);
+/* Bytes of one row in memory. */
+size_t h5g_io_row_bytes(const h5g_dset *d);
+/* Collective close; an error if closing failed. Safe with NULL. */
+int h5g_io_close(h5g_dset *d);
 
 /* HDF5 objects (files, datasets, types, ...) still open in this process: 0 after a clean run. */
 long h5g_io_open_objects(void);
-
-/* Bytes per collective read/write call; larger transfers are split (MPI-IO counts are int). */
+/* Bytes per collective read/write call. */
 uint64_t h5g_io_piece_bytes(void);
 
 #endif

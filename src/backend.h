@@ -25,7 +25,8 @@ struct h5g_backend {
   uint64_t mem_budget;    /* bytes of working memory the backend may use */
   void *impl;
 
-  /* Largest n that one sort/merge call accepts for keys of `width` bytes (>= 1). */
+  /* Largest n that one sort/merge call accepts for elements of `width` bytes (>= 1). For
+   * key+value calls the pipeline asks for width + 8. */
   size_t (*capacity)(h5g_backend *be, unsigned width);
   /* Host buffers for keys: pinned for a GPU backend. `*p` is NULL for 0 bytes. */
   int (*host_alloc)(h5g_backend *be, size_t bytes, void **p);
@@ -38,6 +39,12 @@ struct h5g_backend {
    * <= capacity. Leaves keys[0..n) sorted. */
   int (*merge)(h5g_backend *be, void *keys, size_t n, unsigned width, const uint64_t *run_offsets,
                size_t nruns);
+  /* Like sort and merge, moving values[i] (a uint64: the key's source index) with keys[i], and
+   * stable: equal keys keep their order (in merge: earlier runs first). NULL when the backend
+   * cannot move values. */
+  int (*sort_pairs)(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width);
+  int (*merge_pairs)(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width,
+                     const uint64_t *run_offsets, size_t nruns);
   void (*destroy)(h5g_backend *be);
 };
 

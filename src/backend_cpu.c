@@ -9,8 +9,9 @@
 #include "src/radix_sort.h"
 
 typedef struct {
-  void *scratch;
-  size_t scratch_bytes;
+  void *scratch;         /* keys */
+  uint64_t *scratch_values;
+  size_t scratch_bytes, scratch_values_bytes;
 } cpu_state;
 
 static size_t cpu_capacity(h5g_backend *be, unsigned width) {
@@ -42,15 +43,25 @@ static int cpu_transform(h5g_backend *be, void *keys, size_t n, const h5g_keyspe
   return H5G_OK;
 }
 
-/* Grows the scratch buffer to n keys (kept across calls; within budget by capacity()). */
-static int ensure_scratch(cpu_state *st, size_t bytes) {
+/* Grows a scratch buffer to `bytes` (kept across calls; within budget by capacity()). */
+static int ensure_scratch(void **buf, size_t *have, size_t bytes) {
   int rc = H5G_OK;
-  if (bytes <= st->scratch_bytes) goto done;
-  free(st->scratch);
-  st->scratch_bytes = 0;
-  st->scratch = malloc(bytes);
-  CHECK_ALLOC(st->scratch, bytes);
-  st->scratch_bytes = bytes;
+  if (bytes <= *have) goto done;
+  free(*buf);
+  *have = 0;
+  *buf = malloc(bytes);
+  CHECK_ALLOC(*buf, bytes);
+  *have = bytes;
+done:
+  return rc;
+}
+
+static int ensure_scratch_for(cpu_state *st, size_t n, unsigned width, int with_values) {
+  int rc = H5G_OK;
+  CHECK(ensure_scratch(&st->scratch, &st->scratch_bytes, n * width));
+  if (with_values)
+    CHECK(ensure_scratch((void **)&st->scratch_values, &st->scratch_values_bytes,
+                         n * sizeof(uint64_t)));
 done:
   return rc;
 }
@@ -58,7 +69,7 @@ done:
 static int cpu_sort(h5g_backend *be, void *keys, size_t n, unsigned width) {
   int rc = H5G_OK;
   cpu_state *st = be->impl;
-  CHECK(ensure_scratch(st, n * width));
+  CHECK(ensure_scratch_for(st, n, width, 0));
   h5g_radix_sort(keys, st->scratch, n, width);
 done:
   return rc;
@@ -68,8 +79,28 @@ static int cpu_merge(h5g_backend *be, void *keys, size_t n, unsigned width,
                      const uint64_t *run_offsets, size_t nruns) {
   int rc = H5G_OK;
   cpu_state *st = be->impl;
-  CHECK(ensure_scratch(st, n * width));
+  CHECK(ensure_scratch_for(st, n, width, 0));
   h5g_merge_runs(keys, st->scratch, n, width, run_offsets, nruns);
+done:
+  return rc;
+}
+
+static int cpu_sort_pairs(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width) {
+  int rc = H5G_OK;
+  cpu_state *st = be->impl;
+  CHECK(ensure_scratch_for(st, n, width, 1));
+  h5g_radix_sort_pairs(keys, values, st->scratch, st->scratch_values, n, width);
+done:
+  return rc;
+}
+
+static int cpu_merge_pairs(h5g_backend *be, void *keys, uint64_t *values, size_t n,
+                           unsigned width, const uint64_t *run_offsets, size_t nruns) {
+  int rc = H5G_OK;
+  cpu_state *st = be->impl;
+  CHECK(ensure_scratch_for(st, n, width, 1));
+  h5g_merge_runs_pairs(keys, values, st->scratch, st->scratch_values, n, width, run_offsets,
+                       nruns);
 done:
   return rc;
 }
@@ -77,7 +108,10 @@ done:
 static void cpu_destroy(h5g_backend *be) {
   if (!be) return;
   cpu_state *st = be->impl;
-  if (st) free(st->scratch);
+  if (st) {
+    free(st->scratch);
+    free(st->scratch_values);
+  }
   free(st);
   free(be);
 }
@@ -97,6 +131,8 @@ int h5g_backend_cpu_create(h5g_backend **out, uint64_t mem_budget) {
   be->transform = cpu_transform;
   be->sort = cpu_sort;
   be->merge = cpu_merge;
+  be->sort_pairs = cpu_sort_pairs;
+  be->merge_pairs = cpu_merge_pairs;
   be->destroy = cpu_destroy;
   *out = be;
   be = NULL;

@@ -17,9 +17,9 @@ typedef struct {
 static int inspect_both(const h5g_options *opt, int rank, check_verdict *v) {
   int rc = H5G_OK;
   if (rank != 0) goto done;
-  CHECK(h5g_io_inspect(opt->input, opt->dataset, &v->checked));
+  CHECK(h5g_io_inspect(opt->input, opt->dataset, opt->key_field, &v->checked));
   if (opt->against) {
-    CHECK(h5g_io_inspect(opt->against, opt->against_dataset, &v->against));
+    CHECK(h5g_io_inspect(opt->against, opt->against_dataset, opt->key_field, &v->against));
     if (v->against.cls != v->checked.cls || v->against.width != v->checked.width)
       H5G_FAIL(H5G_ERR_USAGE, "types differ: %s in %s:%s, %s in %s:%s", v->checked.type_name,
                opt->input, opt->dataset, v->against.type_name, opt->against, opt->against_dataset);
@@ -29,14 +29,17 @@ done:
 }
 
 /* Reads this rank's share of file:dataset into keys (n elements from offset). */
-static int read_share(MPI_Comm comm, const char *file, const char *dataset, uint64_t offset,
-                      uint64_t n, void *keys) {
+static int read_share(MPI_Comm comm, const char *file, const char *dataset, const char *key_field,
+                      uint64_t offset, uint64_t n, void *keys) {
   int rc = H5G_OK;
-  h5g_input *in = NULL;
-  CHECK(h5g_io_open_input(comm, file, dataset, &in));
-  CHECK(h5g_io_read(in, offset, n, keys));
+  h5g_file *f = NULL;
+  h5g_dset *d = NULL;
+  CHECK(h5g_io_open_file(comm, file, 0, &f));
+  CHECK(h5g_io_open_keys(f, dataset, key_field, &d));
+  CHECK(h5g_io_read(d, offset, n, keys));
 done:
-  h5g_io_close_input(in);
+  h5g_io_close(d);
+  h5g_io_close_file(f);
   return rc;
 }
 
@@ -63,10 +66,11 @@ int h5g_check_run(MPI_Comm comm, const h5g_options *opt) {
   uint64_t offset = h5g_share_begin((uint64_t)rank, v.checked.n, (uint64_t)size);
   uint64_t n = h5g_share_begin((uint64_t)rank + 1, v.checked.n, (uint64_t)size) - offset;
   CHECK(h5g_agree(comm, allocate(&keys, n * ks.width)));
-  CHECK(h5g_agree(comm, read_share(comm, opt->input, opt->dataset, offset, n, keys)));
+  CHECK(h5g_agree(comm, read_share(comm, opt->input, opt->dataset, opt->key_field, offset, n, keys)));
   CHECK(h5g_agree(comm, h5g_verify_share(comm, keys, n, offset, &ks, &res)));
   if (opt->against && v.against.n == v.checked.n) {
-    CHECK(h5g_agree(comm, read_share(comm, opt->against, opt->against_dataset, offset, n, keys)));
+    CHECK(h5g_agree(comm, read_share(comm, opt->against, opt->against_dataset, opt->key_field,
+                                         offset, n, keys)));
     CHECK(h5g_agree(comm, h5g_checksum_share(comm, keys, n, ks.width, &against_sum)));
   }
   if (res.out_of_order)

@@ -8,7 +8,21 @@
 
 enum { OPT_OUTPUT_DATASET = 256, OPT_DESCENDING, OPT_FORCE, OPT_BACKEND, OPT_DEVICE_MEMORY,
        OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION, OPT_CHECK, OPT_AGAINST,
-       OPT_AGAINST_DATASET };
+       OPT_AGAINST_DATASET, OPT_CARRY, OPT_INDEX_OUT, OPT_STABLE, OPT_KEY_FIELD };
+
+int h5g_options_moves_records(const h5g_options *opt) {
+  return opt->ncarry > 0 || opt->index_out != NULL || opt->key_field != NULL;
+}
+
+void h5g_options_carry_target(const h5g_options *opt, const char *path, char *target, size_t len) {
+  if (strcmp(opt->output_dataset, opt->dataset) == 0) {
+    snprintf(target, len, "%s", path);
+    return;
+  }
+  const char *group_end = strrchr(opt->output_dataset, '/');
+  const char *base = strrchr(path, '/');
+  snprintf(target, len, "%.*s%s", (int)(group_end - opt->output_dataset), opt->output_dataset, base);
+}
 
 void h5g_options_usage(FILE *out) {
   fputs("usage: mpiexec -n P h5gsort [OPTIONS] INPUT.h5 OUTPUT.h5 -d /path/to/keys\n"
@@ -27,6 +41,13 @@ void h5g_options_usage(FILE *out) {
         "                             are sorted in chunks)\n"
         "      --verify               re-check order, count and checksum after writing\n"
         "      --report FILE.json     per-phase timings and sizes as JSON\n"
+        "      --carry PATH[,PATH]    datasets with one row per key (any integer or float\n"
+        "                             type, 1-D or N-D) written permuted like the keys\n"
+        "      --index-out PATH       write the uint64 source index of every output key\n"
+        "      --key-field NAME       sort a compound (table) dataset by this numeric field,\n"
+        "                             moving whole records\n"
+        "      --stable               equal keys keep their input order (always the case\n"
+        "                             when records move)\n"
         "      --check                verify-only: FILE's dataset is in order; with --against,\n"
         "                             it holds the same keys as INPUT's (count and checksum)\n"
         "  -q, --quiet                print nothing but errors\n"
@@ -56,6 +77,10 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
       {"check", no_argument, NULL, OPT_CHECK},
+      {"carry", required_argument, NULL, OPT_CARRY},
+      {"index-out", required_argument, NULL, OPT_INDEX_OUT},
+      {"stable", no_argument, NULL, OPT_STABLE},
+      {"key-field", required_argument, NULL, OPT_KEY_FIELD},
       {"against", required_argument, NULL, OPT_AGAINST},
       {"against-dataset", required_argument, NULL, OPT_AGAINST_DATASET},
       {NULL, 0, NULL, 0}};
@@ -88,6 +113,18 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     case 'h': opt->help = 1; break;
     case OPT_VERSION: opt->version = 1; break;
     case OPT_CHECK: opt->check = 1; break;
+    case OPT_CARRY:
+      for (char *save = NULL, *path = strtok_r(optarg, ",", &save); path;
+           path = strtok_r(NULL, ",", &save)) {
+        if (opt->ncarry == H5G_MAX_CARRY)
+          H5G_FAIL(H5G_ERR_USAGE, "at most %d datasets can be carried", H5G_MAX_CARRY);
+        if (path[0] != '/') H5G_FAIL(H5G_ERR_USAGE, "--carry paths must be absolute, not '%s'", path);
+        opt->carry[opt->ncarry++] = path;
+      }
+      break;
+    case OPT_INDEX_OUT: opt->index_out = optarg; break;
+    case OPT_STABLE: opt->stable = 1; break;
+    case OPT_KEY_FIELD: opt->key_field = optarg; break;
     case OPT_AGAINST: opt->against = optarg; break;
     case OPT_AGAINST_DATASET: opt->against_dataset = optarg; break;
     case ':': H5G_FAIL(H5G_ERR_USAGE, "option %s needs a value", argv[optind - 1]);
@@ -114,6 +151,20 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
              opt->dataset);
   if (!opt->output_dataset) opt->output_dataset = opt->dataset;
   if (!opt->against_dataset) opt->against_dataset = opt->dataset;
+  if (opt->index_out && (opt->index_out[0] != '/' || strcmp(opt->index_out, opt->output_dataset) == 0))
+    H5G_FAIL(H5G_ERR_USAGE, "--index-out needs an absolute path other than the output dataset");
+  if (opt->check && (opt->ncarry || opt->index_out))
+    H5G_FAIL(H5G_ERR_USAGE, "--carry and --index-out do not go with --check");
+  for (int i = 0; i < opt->ncarry; i++) {
+    char target[4096];
+    h5g_options_carry_target(opt, opt->carry[i], target, sizeof target);
+    if (strcmp(opt->carry[i], opt->dataset) == 0 || strcmp(target, opt->output_dataset) == 0 ||
+        (opt->index_out && strcmp(target, opt->index_out) == 0))
+      H5G_FAIL(H5G_ERR_USAGE, "--carry %s would overwrite the keys or the index", opt->carry[i]);
+    for (int j = 0; j < i; j++)
+      if (strcmp(opt->carry[i], opt->carry[j]) == 0)
+        H5G_FAIL(H5G_ERR_USAGE, "--carry names %s twice", opt->carry[i]);
+  }
   if (opt->output_dataset[0] != '/' || strcmp(opt->output_dataset, "/") == 0)
     H5G_FAIL(H5G_ERR_USAGE, "output dataset path must be absolute and name a dataset, not '%s'",
              opt->output_dataset);

@@ -3,7 +3,10 @@
 #define H5G_OPTIONS_H
 
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
+
+#define H5G_MAX_CARRY 64
 
 typedef enum { H5G_BACKEND_AUTO, H5G_BACKEND_CUDA, H5G_BACKEND_CPU } h5g_backend_choice;
 
@@ -12,6 +15,11 @@ typedef struct {
   const char *dataset, *output_dataset; /* output_dataset defaults to dataset */
   const char *report;                   /* --report FILE.json, or NULL */
   int check;                            /* --check FILE: verify-only mode (input = FILE) */
+  const char *index_out;                /* --index-out PATH: source index of every output key */
+  const char *key_field;                /* --key-field NAME: sort a compound dataset by a field */
+  const char *carry[H5G_MAX_CARRY];     /* --carry PATH[,PATH...]: datasets moved with the keys */
+  int ncarry;
+  int stable;                           /* --stable (records are always sorted stably) */
   const char *against, *against_dataset; /* --check: compare the checksum with this input */
   h5g_backend_choice backend;
   uint64_t device_memory; /* bytes; 0 = backend default */
@@ -19,8 +27,14 @@ typedef struct {
   int help, version;
 } h5g_options;
 
-/* Parses argv (the same on every rank). Returns H5G_ERR_USAGE with a message on bad input. */
+/* Parses argv (the same on every rank). Returns H5G_ERR_USAGE with a message on bad input.
+ * Keeps pointers into argv (and splits --carry lists in place). */
 int h5g_options_parse(int argc, char **argv, h5g_options *opt);
+/* Where carried dataset `path` goes in OUTPUT: the same path, or, when --output-dataset moves the
+ * keys, beside them under the output dataset's group. */
+void h5g_options_carry_target(const h5g_options *opt, const char *path, char *target, size_t len);
+/* True when records move with the keys (--carry, --index-out or --key-field). */
+int h5g_options_moves_records(const h5g_options *opt);
 void h5g_options_usage(FILE *out);
 
 #endif

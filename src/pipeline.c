@@ -12,6 +12,7 @@
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/exchange.h"
+#include "mpi/gather_rows.h"
 #include "mpi/splitters.h"
 #include "mpi/topology.h"
 #include "src/backend.h"
@@ -24,6 +25,7 @@
 typedef struct {
   h5g_dataset_info info;
   int in_place;
+  unsigned long long carried_bytes; /* size of the input file when datasets are carried */
   char tmp_path[PATH_MAX];
 } verdict;
 
@@ -33,15 +35,20 @@ typedef struct {
   const h5g_options *opt;
   verdict v;
   h5g_keyspec ks;
+  int records;        /* values (source indices) move with the keys */
   h5g_backend *be;
-  h5g_input *in;
-  h5g_output *out;
+  h5g_file *in_file, *out_file;
+  h5g_dset *keys_in;
   int tmp_created;
   uint64_t offset, n; /* this rank's share [offset, offset + n) of the N elements */
   size_t nruns;       /* sorted runs per rank (same on every rank) */
   uint64_t *run_offsets, *cuts, *recv_offsets;
   void *a, *b;        /* host buffers of n keys each; b only when needed */
+  uint64_t *va, *vb;  /* their values, when records move */
   void *sorted;       /* a or b: where the rank's sorted share ends up */
+  uint64_t *sorted_values;
+  h5g_dset *carry_src, *carry_dst; /* the carried dataset being moved */
+  void *carry_rows, *carry_out;
   uint64_t checksum_in, exchanged_bytes;
   double seconds[H5G_PHASE_COUNT];
 } run_state;
@@ -78,8 +85,13 @@ static int validate(run_state *st) {
   int rc = H5G_OK;
   const h5g_options *opt = st->opt;
   if (st->rank == 0) {
-    CHECK(h5g_io_inspect(opt->input, opt->dataset, &st->v.info));
+    struct stat input;
+    CHECK(h5g_io_inspect(opt->input, opt->dataset, opt->key_field, &st->v.info));
+    for (int i = 0; i < opt->ncarry; i++)
+      CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], st->v.info.n));
     CHECK(h5g_files_check_output(opt->input, opt->output, opt->force, &st->v.in_place));
+    if ((opt->ncarry || opt->key_field) && stat(opt->input, &input) == 0)
+      st->v.carried_bytes = (unsigned long long)input.st_size;
     CHECK(h5g_files_temp_name(opt->output, st->v.tmp_path, sizeof st->v.tmp_path));
     int stale = h5g_files_remove_stale(opt->output);
     if (stale && opt->verbose)
@@ -96,6 +108,7 @@ static int share_verdict(run_state *st) {
   st->ks.cls = st->v.info.cls;
   st->ks.width = st->v.info.width;
   st->ks.descending = st->opt->descending;
+  st->records = h5g_options_moves_records(st->opt);
   st->offset = h5g_share_begin((uint64_t)st->rank, st->v.info.n, (uint64_t)st->size);
   st->n = h5g_share_begin((uint64_t)st->rank + 1, st->v.info.n, (uint64_t)st->size) - st->offset;
 done:
@@ -113,6 +126,9 @@ static int create_backend(run_state *st) {
     CHECK(h5g_local_rank(st->comm, &local_rank));
     CHECK(h5g_backend_cuda_create(&st->be, local_rank, st->opt->device_memory));
   }
+  if (st->records && (!st->be->sort_pairs || !st->be->merge_pairs))
+    H5G_FAIL(H5G_ERR_USAGE, "the %s backend cannot move records (--carry, --index-out, "
+             "--key-field) yet; use --backend cpu", st->be->name);
 done:
   return rc;
 }
@@ -122,7 +138,7 @@ done:
 static int plan_runs(run_state *st) {
   int rc = H5G_OK;
   unsigned w = st->ks.width;
-  uint64_t cap = st->be->capacity(st->be, w);
+  uint64_t cap = st->be->capacity(st->be, st->records ? w + 8 : w);
   uint64_t mine = st->n ? (st->n + cap - 1) / cap : 1, runs = 0;
   CHECK_MPI(MPI_Allreduce(&mine, &runs, 1, MPI_UINT64_T, MPI_MAX, st->comm));
   st->nruns = (size_t)runs;
@@ -135,15 +151,23 @@ static int plan_runs(run_state *st) {
   CHECK_ALLOC(st->recv_offsets, table);
   for (size_t j = 0; j <= st->nruns; j++) st->run_offsets[j] = h5g_share_begin(j, st->n, st->nruns);
   CHECK(st->be->host_alloc(st->be, st->n * w, &st->a));
-  if (st->size > 1 || st->nruns > 1) CHECK(st->be->host_alloc(st->be, st->n * w, &st->b));
+  if (st->size > 1 || st->nruns > 1 || st->opt->verify)
+    CHECK(st->be->host_alloc(st->be, st->n * w, &st->b));
+  if (st->records) {
+    CHECK(st->be->host_alloc(st->be, st->n * sizeof(uint64_t), (void **)&st->va));
+    if (st->size > 1 || st->nruns > 1)
+      CHECK(st->be->host_alloc(st->be, st->n * sizeof(uint64_t), (void **)&st->vb));
+  }
 done:
   return rc;
 }
 
 static int read_slice(run_state *st) {
   int rc = H5G_OK;
-  CHECK(h5g_io_open_input(st->comm, st->opt->input, st->opt->dataset, &st->in));
-  CHECK(h5g_io_read(st->in, st->offset, st->n, st->a));
+  CHECK(h5g_io_open_file(st->comm, st->opt->input, 0, &st->in_file));
+  CHECK(h5g_io_open_keys(st->in_file, st->opt->dataset, st->opt->key_field, &st->keys_in));
+  CHECK(h5g_io_read(st->keys_in, st->offset, st->n, st->a));
+  for (uint64_t i = 0; st->va && i < st->n; i++) st->va[i] = st->offset + i; /* source index */
 done:
   return rc;
 }
@@ -153,21 +177,33 @@ static int sort_runs(run_state *st) {
   unsigned w = st->ks.width;
   for (size_t j = 0; j < st->nruns; j++) {
     uint64_t begin = st->run_offsets[j], len = st->run_offsets[j + 1] - begin;
-    CHECK(st->be->sort(st->be, (char *)st->a + begin * w, len, w));
+    if (st->records)
+      CHECK(st->be->sort_pairs(st->be, (char *)st->a + begin * w, st->va + begin, len, w));
+    else
+      CHECK(st->be->sort(st->be, (char *)st->a + begin * w, len, w));
   }
 done:
   return rc;
 }
 
-/* Merges runs of `keys` (offsets has nruns + 1 entries) on the backend when they fit its
- * budget, else on the host with `scratch`. */
-static int merge_runs(run_state *st, void *keys, void *scratch, const uint64_t *offsets,
+/* Merges the runs of keys (and values, when records move; offsets has nruns + 1 entries) on
+ * the backend when they fit its budget, else on the host with the spare buffers. */
+static int merge_runs(run_state *st, void *keys, uint64_t *values, const uint64_t *offsets,
                       size_t nruns) {
   int rc = H5G_OK;
   unsigned w = st->ks.width;
+  void *scratch = keys == st->a ? st->b : st->a;
+  uint64_t *scratch_values = values == st->va ? st->vb : st->va;
   if (nruns < 2) goto done;
-  if (st->n <= st->be->capacity(st->be, w)) CHECK(st->be->merge(st->be, keys, st->n, w, offsets, nruns));
-  else h5g_merge_runs(keys, scratch, st->n, w, offsets, nruns);
+  int fits = st->n <= st->be->capacity(st->be, st->records ? w + 8 : w);
+  if (st->records && fits)
+    CHECK(st->be->merge_pairs(st->be, keys, values, st->n, w, offsets, nruns));
+  else if (st->records)
+    h5g_merge_runs_pairs(keys, values, scratch, scratch_values, st->n, w, offsets, nruns);
+  else if (fits)
+    CHECK(st->be->merge(st->be, keys, st->n, w, offsets, nruns));
+  else
+    h5g_merge_runs(keys, scratch, st->n, w, offsets, nruns);
 done:
   return rc;
 }
@@ -195,16 +231,24 @@ static int exchange(run_state *st) {
     st->recv_offsets[i + 1] = st->recv_offsets[i] + recv_runs[i];
   }
   void *sendbuf = st->a, *recvbuf = st->b;
+  uint64_t *send_values = st->va, *recv_values = st->vb;
   if (R > 1) { /* pieces of one destination must be contiguous: pack them run by run */
     char *packed = st->b;
+    uint64_t *packed_values = st->vb;
     for (size_t d = 0; d < P; d++)
       for (size_t j = 0; j < R; j++) {
-        size_t bytes = send_runs[d * R + j] * w;
-        memcpy(packed, (char *)st->a + st->cuts[d * R + j] * w, bytes);
-        packed += bytes;
+        size_t count = send_runs[d * R + j], from = st->cuts[d * R + j];
+        memcpy(packed, (char *)st->a + from * w, count * w);
+        packed += count * w;
+        if (packed_values) {
+          memcpy(packed_values, st->va + from, count * sizeof(uint64_t));
+          packed_values += count;
+        }
       }
     sendbuf = st->b;
     recvbuf = st->a;
+    send_values = st->vb;
+    recv_values = st->va;
   }
   /* Exact splitters promise every rank exactly its share; check before moving any data. */
   uint64_t before = 0;
@@ -215,16 +259,19 @@ static int exchange(run_state *st) {
              st->rank, (unsigned long long)received, (unsigned long long)before,
              (unsigned long long)st->n, (unsigned long long)st->offset);
   CHECK(h5g_exchange(st->comm, sendbuf, send_total, recvbuf, recv_total, w));
-  st->exchanged_bytes = (st->n - send_total[st->rank]) * w;
+  if (st->records)
+    CHECK(h5g_exchange(st->comm, send_values, send_total, recv_values, recv_total, sizeof(uint64_t)));
+  st->exchanged_bytes = (st->n - send_total[st->rank]) * (w + (st->records ? sizeof(uint64_t) : 0));
   st->sorted = recvbuf;
+  st->sorted_values = recv_values;
 done:
   free(counts);
   return rc;
 }
 
 static int merge_received(run_state *st) {
-  void *scratch = st->sorted == st->a ? st->b : st->a;
-  return merge_runs(st, st->sorted, scratch, st->recv_offsets, (size_t)st->size * st->nruns);
+  return merge_runs(st, st->sorted, st->sorted_values, st->recv_offsets,
+                    (size_t)st->size * st->nruns);
 }
 
 /* Rank 0 checks that the output fits, then (in place) copies the input beside OUTPUT. */
@@ -233,7 +280,8 @@ static int prepare_output(run_state *st) {
   struct stat input;
   if (st->rank != 0) goto done;
   /* the dataset, the in-place copy, and headroom for HDF5's metadata and attributes */
-  unsigned long long need = st->v.info.n * st->ks.width + (1ull << 20);
+  unsigned long long need = st->v.info.n * st->ks.width + st->v.carried_bytes + (1ull << 20);
+  if (st->opt->index_out) need += st->v.info.n * sizeof(uint64_t);
   if (st->v.in_place && stat(st->opt->input, &input) == 0) need += (unsigned long long)input.st_size;
   CHECK(h5g_files_check_space(st->opt->output, need));
   if (st->v.in_place) CHECK(h5g_files_copy(st->opt->input, st->v.tmp_path));
@@ -241,12 +289,84 @@ done:
   return rc;
 }
 
-static int write_output(run_state *st) {
+static int open_output(run_state *st) {
+  if (st->v.in_place) return h5g_io_open_file(st->comm, st->v.tmp_path, 1, &st->out_file);
+  return h5g_io_create_file(st->comm, st->v.tmp_path, &st->out_file);
+}
+
+/* Keys (unless whole records of a compound move), then the source index when asked for. */
+static int write_keys(run_state *st) {
   int rc = H5G_OK;
-  CHECK(h5g_io_create_output(st->comm, st->v.tmp_path, st->opt->output_dataset, st->in,
-                             st->v.in_place, &st->out));
-  fault_point(st, "write-data");
-  CHECK(h5g_io_write(st->out, st->offset, st->n, st->sorted));
+  h5g_dset *keys = NULL, *index = NULL;
+  if (!st->opt->key_field) {
+    CHECK(h5g_io_create_like(st->out_file, st->opt->output_dataset, st->keys_in, &keys));
+    fault_point(st, "write-data");
+    CHECK(h5g_io_write(keys, st->offset, st->n, st->sorted));
+  }
+  if (st->opt->index_out) {
+    CHECK(h5g_io_create_index(st->out_file, st->opt->index_out, st->v.info.n, &index));
+    CHECK(h5g_io_write(index, st->offset, st->n, st->sorted_values));
+  }
+done:
+  if (h5g_io_close(index) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  if (h5g_io_close(keys) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  return rc;
+}
+
+/* Moving one carried dataset: open both ends, read this rank's rows, fetch the rows of the
+ * sorted order from their owners, write them. */
+static int carry_open(run_state *st, const char *src, const char *dst) {
+  int rc = H5G_OK;
+  CHECK(h5g_io_open_rows(st->in_file, src, &st->carry_src));
+  CHECK(h5g_io_create_like(st->out_file, dst, st->carry_src, &st->carry_dst));
+done:
+  return rc;
+}
+
+static int carry_allocate(run_state *st) {
+  int rc = H5G_OK;
+  size_t bytes = st->n * h5g_io_row_bytes(st->carry_src);
+  st->carry_rows = malloc(bytes ? bytes : 1);
+  st->carry_out = malloc(bytes ? bytes : 1);
+  CHECK_ALLOC(st->carry_rows, bytes);
+  CHECK_ALLOC(st->carry_out, bytes);
+done:
+  return rc;
+}
+
+static int carry_close(run_state *st) {
+  int rc = h5g_io_close(st->carry_dst);
+  if (h5g_io_close(st->carry_src) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  st->carry_src = st->carry_dst = NULL;
+  free(st->carry_rows);
+  free(st->carry_out);
+  st->carry_rows = st->carry_out = NULL;
+  return rc;
+}
+
+static int carry_dataset(run_state *st, const char *src, const char *dst) {
+  int rc = H5G_OK;
+  STEP(st, H5G_PHASE_CARRY, carry_open(st, src, dst));
+  STEP(st, H5G_PHASE_CARRY, carry_allocate(st));
+  STEP(st, H5G_PHASE_CARRY, h5g_io_read(st->carry_src, st->offset, st->n, st->carry_rows));
+  STEP(st, H5G_PHASE_CARRY, h5g_gather_rows(st->comm, st->sorted_values, st->n, st->carry_rows,
+                                            st->v.info.n, h5g_io_row_bytes(st->carry_src),
+                                            st->carry_out));
+  STEP(st, H5G_PHASE_CARRY, h5g_io_write(st->carry_dst, st->offset, st->n, st->carry_out));
+  STEP(st, H5G_PHASE_CARRY, carry_close(st));
+done:
+  return rc;
+}
+
+/* Every carried dataset, and with --key-field the compound table itself. */
+static int carry_all(run_state *st) {
+  int rc = H5G_OK;
+  char target[PATH_MAX];
+  if (st->opt->key_field) CHECK(carry_dataset(st, st->opt->dataset, st->opt->output_dataset));
+  for (int i = 0; i < st->opt->ncarry; i++) {
+    h5g_options_carry_target(st->opt, st->opt->carry[i], target, sizeof target);
+    CHECK(carry_dataset(st, st->opt->carry[i], target));
+  }
 done:
   return rc;
 }
@@ -256,12 +376,10 @@ done:
 static int verify_output(run_state *st) {
   int rc = H5G_OK;
   h5g_verify_result res;
-  void *check = st->sorted == st->a ? st->b : st->a;
-  if (!check && st->n) { /* P == 1 with a single run: no second buffer yet */
-    CHECK(st->be->host_alloc(st->be, st->n * st->ks.width, &st->b));
-    check = st->b;
-  }
-  CHECK(h5g_io_read_output(st->out, st->offset, st->n, check));
+  h5g_dset *written = NULL;
+  void *check = st->sorted == st->a ? st->b : st->a; /* allocated by plan_runs for --verify */
+  CHECK(h5g_io_open_keys(st->out_file, st->opt->output_dataset, st->opt->key_field, &written));
+  CHECK(h5g_io_read(written, st->offset, st->n, check));
   CHECK(h5g_verify_share(st->comm, check, st->n, st->offset, &st->ks, &res));
   if (res.n != st->v.info.n)
     H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys written, %llu expected (%s:%s)",
@@ -275,12 +393,13 @@ static int verify_output(run_state *st) {
     H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: checksum of the output differs from the input (%s:%s)",
              st->opt->output, st->opt->output_dataset);
 done:
+  if (h5g_io_close(written) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   return rc;
 }
 
 static int close_output(run_state *st) {
-  int rc = h5g_io_close_output(st->out);
-  st->out = NULL;
+  int rc = h5g_io_close_file(st->out_file);
+  st->out_file = NULL;
   return rc;
 }
 
@@ -358,24 +477,32 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
     STEP(st, H5G_PHASE_EXCHANGE, exchange(st));
     STEP(st, H5G_PHASE_MERGE, merge_received(st));
   } else {
-    STEP(st, H5G_PHASE_MERGE, merge_runs(st, st->a, st->b, st->run_offsets, st->nruns));
+    st->sorted_values = st->va;
+    STEP(st, H5G_PHASE_MERGE, merge_runs(st, st->a, st->va, st->run_offsets, st->nruns));
   }
   STEP(st, H5G_PHASE_TRANSFORM, st->be->transform(st->be, st->sorted, st->n, &st->ks, 1));
   st->tmp_created = 1;
   STEP(st, H5G_PHASE_WRITE, prepare_output(st));
-  STEP(st, H5G_PHASE_WRITE, write_output(st));
+  STEP(st, H5G_PHASE_WRITE, open_output(st));
+  STEP(st, H5G_PHASE_WRITE, write_keys(st));
+  CHECK(carry_all(st));
   if (opt->verify) STEP(st, H5G_PHASE_VERIFY, verify_output(st));
   STEP(st, H5G_PHASE_WRITE, close_output(st));
   STEP(st, H5G_PHASE_WRITE, commit_output(st));
   CHECK(h5g_agree(comm, fill_report(st, rep, MPI_Wtime() - start)));
   CHECK(h5g_agree(comm, write_report(st, rep)));
 done:
-  if (st->out) h5g_io_close_output(st->out); /* every rank is here together: rc was agreed */
+  /* every rank is here together (rc was agreed), so the collective closes match */
+  carry_close(st);
+  h5g_io_close_file(st->out_file);
   if (st->tmp_created && st->rank == 0) unlink(st->v.tmp_path);
-  h5g_io_close_input(st->in);
+  h5g_io_close(st->keys_in);
+  h5g_io_close_file(st->in_file);
   if (st->be) {
     st->be->host_free(st->be, st->a);
     st->be->host_free(st->be, st->b);
+    st->be->host_free(st->be, st->va);
+    st->be->host_free(st->be, st->vb);
     st->be->destroy(st->be);
   }
   free(st->run_offsets);

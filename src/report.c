@@ -8,7 +8,7 @@
 
 static const char *const phase_names[H5G_PHASE_COUNT] = {
     "validate", "read", "transform", "local_sort", "splitters", "exchange", "merge", "write",
-    "verify"};
+    "carry", "verify"};
 
 const char *h5g_phase_name(h5g_phase phase) { return phase_names[phase]; }
 
