@@ -5,25 +5,35 @@
 
 #include <string.h>
 
-#define DEFINE_MERGE(T, BITS)                                                                     \
-  /* Merges the sorted ranges a[0..na) and b[0..nb) into out. */                                  \
-  static void merge_two_##BITS(const T *a, size_t na, const T *b, size_t nb, T *out) {            \
+/* One implementation for keys alone and for key+value pairs: MOVE_VALUES is a constant 0 or 1,
+ * so the keys-only instances compile to exactly the keys-only loops (values are NULL there). */
+#define DEFINE_MERGE(NAME, T, MOVE_VALUES)                                                        \
+  /* Merges the sorted ranges a[0..na) and b[0..nb) (values va, vb) into out (out_values). */     \
+  static void NAME##_two(const T *a, const uint64_t *va, size_t na, const T *b,                   \
+                         const uint64_t *vb, size_t nb, T *out, uint64_t *out_values) {           \
     size_t i = 0, j = 0, o = 0;                                                                   \
     while (i < na && j < nb) {                                                                    \
       /* branch-free select: merge comparisons are unpredictable on random data */                \
       const T x = a[i], y = b[j];                                                                 \
       const int take_b = y < x; /* ties take a first: the merge is stable */                      \
+      if (MOVE_VALUES) out_values[o] = take_b ? vb[j] : va[i];                                    \
       out[o++] = take_b ? y : x;                                                                  \
       j += (size_t)take_b;                                                                        \
       i += (size_t)!take_b;                                                                       \
     }                                                                                             \
     memcpy(out + o, a + i, (na - i) * sizeof(T));                                                 \
     memcpy(out + o + (na - i), b + j, (nb - j) * sizeof(T));                                      \
+    if (MOVE_VALUES) {                                                                            \
+      memcpy(out_values + o, va + i, (na - i) * sizeof(uint64_t));                                \
+      memcpy(out_values + o + (na - i), vb + j, (nb - j) * sizeof(uint64_t));                     \
+    }                                                                                             \
   }                                                                                               \
                                                                                                   \
-  static void merge_runs_##BITS(T *keys, T *scratch, size_t n, const uint64_t *run_offsets,       \
-                                size_t nruns) {                                                   \
-    T *src = keys, *dst = scratch;                                                                \
+  static void NAME(void *keys_in, uint64_t *values, void *scratch_in, uint64_t *scratch_values,   \
+                   size_t n, const uint64_t *run_offsets, size_t nruns) {                         \
+    T *const keys = keys_in;                                                                      \
+    T *src = keys, *dst = scratch_in;                                                             \
+    uint64_t *src_values = values, *dst_values = scratch_values;                                  \
     for (size_t group = 1; group < nruns; group *= 2) {                                           \
       for (size_t first = 0; first < nruns; first += 2 * group) {                                 \
         const size_t mid_run = first + group < nruns ? first + group : nruns;                     \
@@ -31,27 +41,53 @@
         const size_t begin = (size_t)run_offsets[first];                                          \
         const size_t mid = (size_t)run_offsets[mid_run];                                          \
         const size_t end = (size_t)run_offsets[end_run];                                          \
-        merge_two_##BITS(src + begin, mid - begin, src + mid, end - mid, dst + begin);            \
+        /* keys-only: the value pointers stay NULL, and NULL + offset is undefined */             \
+        NAME##_two(src + begin, MOVE_VALUES ? src_values + begin : NULL, mid - begin, src + mid,  \
+                   MOVE_VALUES ? src_values + mid : NULL, end - mid, dst + begin,                 \
+                   MOVE_VALUES ? dst_values + begin : NULL);                                      \
       }                                                                                           \
       T *swap = src;                                                                              \
       src = dst;                                                                                  \
       dst = swap;                                                                                 \
+      uint64_t *swap_values = src_values;                                                         \
+      src_values = dst_values;                                                                    \
+      dst_values = swap_values;                                                                   \
     }                                                                                             \
-    if (src != keys) memcpy(keys, src, n * sizeof(T));                                            \
+    if (src != keys) {                                                                            \
+      memcpy(keys, src, n * sizeof(T));                                                           \
+      if (MOVE_VALUES) memcpy(values, src_values, n * sizeof(uint64_t));                          \
+    }                                                                                             \
   }
 
-DEFINE_MERGE(uint8_t, 8)
-DEFINE_MERGE(uint16_t, 16)
-DEFINE_MERGE(uint32_t, 32)
-DEFINE_MERGE(uint64_t, 64)
+DEFINE_MERGE(merge_runs_8, uint8_t, 0)
+DEFINE_MERGE(merge_runs_16, uint16_t, 0)
+DEFINE_MERGE(merge_runs_32, uint32_t, 0)
+DEFINE_MERGE(merge_runs_64, uint64_t, 0)
+DEFINE_MERGE(merge_runs_pairs_8, uint8_t, 1)
+DEFINE_MERGE(merge_runs_pairs_16, uint16_t, 1)
+DEFINE_MERGE(merge_runs_pairs_32, uint32_t, 1)
+DEFINE_MERGE(merge_runs_pairs_64, uint64_t, 1)
+
+typedef void merge_runs_fn(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
+                           size_t n, const uint64_t *run_offsets, size_t nruns);
+
+/* Key width 1, 2, 4, 8 -> table index 0..3 (any other width sorts as 8 bytes, as before). */
+static unsigned width_index(unsigned width) {
+  return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3;
+}
 
 void h5g_merge_runs(void *keys, void *scratch, size_t n, unsigned width,
                     const uint64_t *run_offsets, size_t nruns) {
+  static merge_runs_fn *const merges[] = {merge_runs_8, merge_runs_16, merge_runs_32,
+                                          merge_runs_64};
   if (n == 0) return; /* keys and scratch may then be NULL */
-  switch (width) {
-  case 1: merge_runs_8(keys, scratch, n, run_offsets, nruns); break;
-  case 2: merge_runs_16(keys, scratch, n, run_offsets, nruns); break;
-  case 4: merge_runs_32(keys, scratch, n, run_offsets, nruns); break;
-  default: merge_runs_64(keys, scratch, n, run_offsets, nruns); break;
-  }
+  merges[width_index(width)](keys, NULL, scratch, NULL, n, run_offsets, nruns);
+}
+
+void h5g_merge_runs_pairs(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
+                          size_t n, unsigned width, const uint64_t *run_offsets, size_t nruns) {
+  static merge_runs_fn *const merges[] = {merge_runs_pairs_8, merge_runs_pairs_16,
+                                          merge_runs_pairs_32, merge_runs_pairs_64};
+  if (n == 0) return; /* the buffers may then be NULL */
+  merges[width_index(width)](keys, values, scratch, scratch_values, n, run_offsets, nruns);
 }

@@ -23,9 +23,14 @@ enum {
   RADIX_COUNTS = ((64 + RADIX_DIGIT_BITS - 1) / RADIX_DIGIT_BITS) << RADIX_DIGIT_BITS
 };
 
-/* counts holds `passes` histograms of `radix` buckets each. */
-#define DEFINE_RADIX_SORT(T, BITS)                                                                \
-  static void radix_sort_##BITS(T *keys, T *scratch, size_t n) {                                  \
+/* One implementation for keys alone and for key+value pairs: MOVE_VALUES is a constant 0 or 1,
+ * so the keys-only instances compile to exactly the keys-only loops (values are NULL there).
+ * LSD scatter passes keep the order of equal digits, so the pairs sort is stable.
+ * counts holds `passes` histograms of `radix` buckets each. */
+#define DEFINE_RADIX_SORT(NAME, T, BITS, MOVE_VALUES)                                             \
+  static void NAME(void *keys_in, uint64_t *values, void *scratch_in, uint64_t *scratch_values,   \
+                   size_t n) {                                                                    \
+    T *const keys = keys_in;                                                                      \
     const unsigned digit_bits = RADIX_DIGIT_BITS;                                                 \
     const unsigned passes = (BITS + digit_bits - 1) / digit_bits;                                 \
     const size_t radix = (size_t)1 << digit_bits;                                                 \
@@ -38,7 +43,8 @@ enum {
       for (unsigned p = 0; p < passes; p++)                                                       \
         counts[p * radix + (size_t)((T)(key >> (p * digit_bits)) & digit_mask)]++;                \
     }                                                                                             \
-    T *src = keys, *dst = scratch;                                                                \
+    T *src = keys, *dst = scratch_in;                                                             \
+    uint64_t *src_values = values, *dst_values = scratch_values;                                  \
     for (unsigned p = 0; p < passes; p++) {                                                       \
       const unsigned shift = p * digit_bits;                                                      \
       size_t *offsets = counts + p * radix;                                                       \
@@ -53,29 +59,56 @@ enum {
         const T key = src[i];                                                                     \
         const size_t at = offsets[(T)(key >> shift) & digit_mask]++;                              \
         dst[at] = key;                                                                            \
+        if (MOVE_VALUES) dst_values[at] = src_values[i];                                          \
         /* fetch this bucket's next cache lines before they are written: without it every new */ \
         /* line stalls on a read-for-ownership miss (a pass ran 3x slower) */                    \
-        const size_t ahead = at + prefetch_keys;                                                  \
-        __builtin_prefetch(dst + (ahead < n ? ahead : at), 1);                                    \
+        const size_t ahead = at + prefetch_keys < n ? at + prefetch_keys : at;                    \
+        __builtin_prefetch(dst + ahead, 1);                                                       \
+        /* values too, the same number of elements ahead: without it 10^7 pairs sorted at */      \
+        /* half the speed (4-byte keys: 20 instead of 40 M pairs/s) */                            \
+        if (MOVE_VALUES) __builtin_prefetch(dst_values + ahead, 1);                               \
       }                                                                                           \
       T *swap = src;                                                                              \
       src = dst;                                                                                  \
       dst = swap;                                                                                 \
+      uint64_t *swap_values = src_values;                                                         \
+      src_values = dst_values;                                                                    \
+      dst_values = swap_values;                                                                   \
     }                                                                                             \
-    if (src != keys) memcpy(keys, src, n * sizeof(T));                                            \
+    if (src != keys) {                                                                            \
+      memcpy(keys, src, n * sizeof(T));                                                           \
+      if (MOVE_VALUES) memcpy(values, src_values, n * sizeof(uint64_t));                          \
+    }                                                                                             \
   }
 
-DEFINE_RADIX_SORT(uint8_t, 8)
-DEFINE_RADIX_SORT(uint16_t, 16)
-DEFINE_RADIX_SORT(uint32_t, 32)
-DEFINE_RADIX_SORT(uint64_t, 64)
+DEFINE_RADIX_SORT(radix_sort_8, uint8_t, 8, 0)
+DEFINE_RADIX_SORT(radix_sort_16, uint16_t, 16, 0)
+DEFINE_RADIX_SORT(radix_sort_32, uint32_t, 32, 0)
+DEFINE_RADIX_SORT(radix_sort_64, uint64_t, 64, 0)
+DEFINE_RADIX_SORT(radix_sort_pairs_8, uint8_t, 8, 1)
+DEFINE_RADIX_SORT(radix_sort_pairs_16, uint16_t, 16, 1)
+DEFINE_RADIX_SORT(radix_sort_pairs_32, uint32_t, 32, 1)
+DEFINE_RADIX_SORT(radix_sort_pairs_64, uint64_t, 64, 1)
+
+typedef void radix_sort_fn(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
+                           size_t n);
+
+/* Key width 1, 2, 4, 8 -> table index 0..3 (any other width sorts as 8 bytes, as before). */
+static unsigned width_index(unsigned width) {
+  return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3;
+}
 
 void h5g_radix_sort(void *keys, void *scratch, size_t n, unsigned width) {
+  static radix_sort_fn *const sorts[] = {radix_sort_8, radix_sort_16, radix_sort_32,
+                                         radix_sort_64};
   if (n < 2) return;
-  switch (width) {
-  case 1: radix_sort_8(keys, scratch, n); break;
-  case 2: radix_sort_16(keys, scratch, n); break;
-  case 4: radix_sort_32(keys, scratch, n); break;
-  default: radix_sort_64(keys, scratch, n); break;
-  }
+  sorts[width_index(width)](keys, NULL, scratch, NULL, n);
+}
+
+void h5g_radix_sort_pairs(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
+                          size_t n, unsigned width) {
+  static radix_sort_fn *const sorts[] = {radix_sort_pairs_8, radix_sort_pairs_16,
+                                         radix_sort_pairs_32, radix_sort_pairs_64};
+  if (n < 2) return;
+  sorts[width_index(width)](keys, values, scratch, scratch_values, n);
 }

@@ -1,5 +1,7 @@
 /* h5g_merge_runs against qsort: run counts 1, 2, 3, 17 and random ones, empty runs, n = 0, and
- * few distinct values (many ties across runs), for every key width. */
+ * few distinct values (many ties across runs), for every key width. h5g_merge_runs_pairs on the
+ * same runs against a stable reference: qsort of (key, position) pairs by key, then position,
+ * so equal keys of an earlier run come first; few-unique and all-equal keys prove stability. */
 #include "src/merge.h"
 #include "tests/unit/test_util.h"
 
@@ -20,6 +22,61 @@ static void sort_keys(void *keys, size_t n, unsigned width) {
   qsort(keys, n, width, compare_keys);
 }
 
+/* The value carried by the key at position p of the unmerged runs: distinct, and using all 64
+ * bits (an odd multiplier is a bijection mod 2^64), so a truncated or misplaced value cannot match
+ * by chance. */
+static uint64_t value_of(size_t p) { return (uint64_t)p * UINT64_C(0x9e3779b97f4a7c15); }
+
+typedef struct {
+  uint64_t key, position;
+} keyed_position;
+
+static int compare_key_then_position(const void *a, const void *b) {
+  const keyed_position *x = a, *y = b;
+  if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
+  return (x->position > y->position) - (x->position < y->position);
+}
+
+static uint64_t load_key(const void *keys, size_t i, unsigned width) {
+  uint64_t bits = 0;
+  memcpy(&bits, (const uint8_t *)keys + i * width, width); /* little-endian host */
+  return bits;
+}
+
+/* Merges a copy of the sorted runs `runs` with h5g_merge_runs_pairs (value_of(p) riding with the
+ * key at position p) and compares keys and values with the stable reference. */
+static void check_pairs(const uint8_t *runs, size_t n, unsigned width, const uint64_t *offsets,
+                        size_t nruns, const char *what) {
+  uint8_t *keys = malloc(n * width + 1), *scratch = malloc(n * width + 1);
+  uint64_t *values = malloc(n * sizeof *values + 1);
+  uint64_t *scratch_values = malloc(n * sizeof *values + 1);
+  keyed_position *expected = malloc(n * sizeof *expected + 1);
+  if (!keys || !scratch || !values || !scratch_values || !expected) {
+    EXPECT(0, "out of memory for n = %zu", n);
+    goto done;
+  }
+  memcpy(keys, runs, n * width);
+  for (size_t p = 0; p < n; p++) {
+    values[p] = value_of(p);
+    expected[p] = (keyed_position){load_key(runs, p, width), p};
+  }
+  qsort(expected, n, sizeof *expected, compare_key_then_position);
+
+  h5g_merge_runs_pairs(keys, values, scratch, scratch_values, n, width, offsets, nruns);
+  size_t first_diff = 0;
+  while (first_diff < n && load_key(keys, first_diff, width) == expected[first_diff].key &&
+         values[first_diff] == value_of(expected[first_diff].position))
+    first_diff++;
+  EXPECT(first_diff == n, "pairs width %u n %zu nruns %zu%s: differs from the stable reference "
+         "at %zu", width, n, nruns, what, first_diff);
+done:
+  free(keys);
+  free(scratch);
+  free(values);
+  free(scratch_values);
+  free(expected);
+}
+
 /* Splits n keys into nruns runs of random lengths (some empty when `with_empty`). */
 static void random_offsets(uint64_t *offsets, size_t n, size_t nruns, int with_empty,
                            uint64_t *rng) {
@@ -31,8 +88,12 @@ static void random_offsets(uint64_t *offsets, size_t n, size_t nruns, int with_e
   if (with_empty && nruns >= 2) offsets[nruns - 1] = n;  /* last run empty */
 }
 
-static void check_case(unsigned width, size_t n, size_t nruns, int with_empty, int few_unique,
-                       uint64_t *rng) {
+typedef enum { KEYS_RANDOM, KEYS_FEW_UNIQUE, KEYS_ALL_EQUAL, KEYS_COUNT } key_distribution;
+
+static const char *const key_distribution_names[KEYS_COUNT] = {"", " few-unique", " all-equal"};
+
+static void check_case(unsigned width, size_t n, size_t nruns, int with_empty,
+                       key_distribution dist, uint64_t *rng) {
   const size_t bytes = n * width;
   uint8_t *keys = malloc(bytes + 1), *scratch = malloc(bytes + 1), *expected = malloc(bytes + 1);
   uint64_t *offsets = malloc((nruns + 1) * sizeof *offsets);
@@ -42,20 +103,23 @@ static void check_case(unsigned width, size_t n, size_t nruns, int with_empty, i
   }
   for (size_t i = 0; i < n; i++) {
     const uint64_t r = test_rand(rng);
-    test_store(keys, i, width, few_unique ? r % 3 : r);
+    test_store(keys, i, width, dist == KEYS_RANDOM ? r : dist == KEYS_FEW_UNIQUE ? r % 3 : 5);
   }
   random_offsets(offsets, n, nruns, with_empty, rng);
   for (size_t r = 0; r < nruns; r++)
     sort_keys(keys + offsets[r] * width, (size_t)(offsets[r + 1] - offsets[r]), width);
   memcpy(expected, keys, bytes);
   sort_keys(expected, n, width);
+  char what[64];
+  snprintf(what, sizeof what, "%s%s", with_empty ? " with empty runs" : "",
+           key_distribution_names[dist]);
+  check_pairs(keys, n, width, offsets, nruns, what);
 
   h5g_merge_runs(keys, scratch, n, width, offsets, nruns);
   size_t first_diff = 0;
   while (first_diff < bytes && keys[first_diff] == expected[first_diff]) first_diff++;
-  EXPECT(first_diff == bytes, "width %u n %zu nruns %zu%s%s: differs from qsort at key %zu",
-         width, n, nruns, with_empty ? " with empty runs" : "", few_unique ? " few-unique" : "",
-         first_diff / width);
+  EXPECT(first_diff == bytes, "width %u n %zu nruns %zu%s: differs from qsort at key %zu", width,
+         n, nruns, what, first_diff / width);
 done:
   free(keys);
   free(scratch);
@@ -72,13 +136,16 @@ int main(void) {
       size_t run_counts[] = {1, 2, 3, 4, 17, 64, 1 + (size_t)(test_rand(&rng) % 40)};
       for (size_t c = 0; c < sizeof run_counts / sizeof run_counts[0]; c++)
         for (int with_empty = 0; with_empty <= 1; with_empty++)
-          for (int few_unique = 0; few_unique <= 1; few_unique++)
-            check_case(widths[w], sizes[s], run_counts[c], with_empty, few_unique, &rng);
+          for (int dist = 0; dist < KEYS_COUNT; dist++)
+            check_case(widths[w], sizes[s], run_counts[c], with_empty, (key_distribution)dist,
+                       &rng);
     }
   }
   /* n == 0: no runs at all, and several empty runs, with no buffers */
   const uint64_t zero_offsets[4] = {0, 0, 0, 0};
   h5g_merge_runs(NULL, NULL, 0, 8, zero_offsets, 0);
   h5g_merge_runs(NULL, NULL, 0, 8, zero_offsets, 3);
+  h5g_merge_runs_pairs(NULL, NULL, NULL, NULL, 0, 8, zero_offsets, 0);
+  h5g_merge_runs_pairs(NULL, NULL, NULL, NULL, 0, 8, zero_offsets, 3);
   return test_summary("test_merge");
 }

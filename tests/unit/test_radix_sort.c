@@ -1,5 +1,7 @@
 /* h5g_radix_sort against qsort, for every key width, many sizes and distributions, including
- * keys that differ only in the top or only in the low byte (so digit passes get skipped). */
+ * keys that differ only in the top or only in the low byte (so digit passes get skipped).
+ * h5g_radix_sort_pairs on the same keys against a stable reference: qsort of (key, original
+ * index) pairs by key, then index; all-equal and few-unique keys prove stability. */
 #include "src/radix_sort.h"
 #include "tests/unit/test_util.h"
 
@@ -52,6 +54,59 @@ static int compare_u32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The value carried by source element i: distinct, and using all 64 bits (an odd multiplier is
+ * a bijection mod 2^64), so a truncated or misplaced value cannot match by chance. */
+static uint64_t value_of(size_t i) { return (uint64_t)i * UINT64_C(0x9e3779b97f4a7c15); }
+
+typedef struct {
+  uint64_t key, index;
+} keyed_index;
+
+static int compare_key_then_index(const void *a, const void *b) {
+  const keyed_index *x = a, *y = b;
+  if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
+  return (x->index > y->index) - (x->index < y->index);
+}
+
+static uint64_t load_key(const void *keys, size_t i, unsigned width) {
+  uint64_t bits = 0;
+  memcpy(&bits, (const uint8_t *)keys + i * width, width); /* little-endian host */
+  return bits;
+}
+
+/* Sorts a copy of `input` with h5g_radix_sort_pairs (value_of(i) riding with key i) and compares
+ * keys and values with the stable reference. */
+static void check_pairs(const uint8_t *input, size_t n, unsigned width, const char *dist_name) {
+  uint8_t *keys = malloc(n * width + 1), *scratch = malloc(n * width + 1);
+  uint64_t *values = malloc(n * sizeof *values + 1);
+  uint64_t *scratch_values = malloc(n * sizeof *values + 1);
+  keyed_index *expected = malloc(n * sizeof *expected + 1);
+  if (!keys || !scratch || !values || !scratch_values || !expected) {
+    EXPECT(0, "out of memory for n = %zu", n);
+    goto done;
+  }
+  memcpy(keys, input, n * width);
+  for (size_t i = 0; i < n; i++) {
+    values[i] = value_of(i);
+    expected[i] = (keyed_index){load_key(input, i, width), i};
+  }
+  qsort(expected, n, sizeof *expected, compare_key_then_index);
+
+  h5g_radix_sort_pairs(keys, values, scratch, scratch_values, n, width);
+  size_t first_diff = 0;
+  while (first_diff < n && load_key(keys, first_diff, width) == expected[first_diff].key &&
+         values[first_diff] == value_of(expected[first_diff].index))
+    first_diff++;
+  EXPECT(first_diff == n, "pairs width %u n %zu %s: differs from the stable reference at %zu",
+         width, n, dist_name, first_diff);
+done:
+  free(keys);
+  free(scratch);
+  free(values);
+  free(scratch_values);
+  free(expected);
+}
+
 static void check_case(unsigned width, size_t n, distribution dist, uint64_t *rng) {
   const size_t bytes = n * width;
   /* malloc(0) may return NULL; the sort must accept any pointers when n == 0 */
@@ -63,6 +118,7 @@ static void check_case(unsigned width, size_t n, distribution dist, uint64_t *rn
   const uint64_t base = test_rand(rng) & test_width_mask(width);
   for (size_t i = 0; i < n; i++) test_store(keys, i, width, make_key(dist, i, n, width, rng, base));
   memcpy(expected, keys, bytes);
+  check_pairs(keys, n, width, dist_names[dist]);
   int (*const compare[4])(const void *, const void *) = {compare_u8, compare_u16, compare_u32,
                                                          test_compare_u64};
   qsort(expected, n, width, compare[width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3]);
@@ -87,5 +143,6 @@ int main(void) {
       for (int d = 0; d < DIST_COUNT; d++) check_case(widths[w], sizes[s], (distribution)d, &rng);
   /* n == 0 with no buffers at all */
   h5g_radix_sort(NULL, NULL, 0, 4);
+  h5g_radix_sort_pairs(NULL, NULL, NULL, NULL, 0, 4);
   return test_summary("test_radix_sort");
 }
