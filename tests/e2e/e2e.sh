@@ -239,5 +239,5 @@ case_checker() {
   expect_reject "$f" -d /float/ascending "$f" -o /float/payload
 }
 
-"case_$CASE" $ARG
+"case_$CASE" ${ARG:+"$ARG"}
 passed
