@@ -4,7 +4,9 @@
  * Every configuration's output is compared with CUB's (exact bits) before it is timed.
  * Also times the bitonic / radix crossover and merge path against a re-sort.
  *
- * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] */
+ * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
+ *   sections: comma-separated of crossover, merge, tune, main (default crossover,merge,main);
+ *   "profile" alone sorts 2^max_log2_n random uint32 keys once (for a profiler). */
 #include <algorithm>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "kernels/kernels.h"
+#include "kernels/radix_sort.cuh"
 #include "src/error.h"
 
 #define MUST_CUDA(call)                                                                           \
@@ -206,8 +209,55 @@ template <typename T> static void bench_merge(int log2n, cudaStream_t stream) {
   cudaFree(src);
 }
 
+
+/* Tile shapes of the onesweep pass (block threads x keys per thread) and the upfront histogram
+ * alone, on 2^log2n random keys: the measurement behind tuning.cuh. */
+template <typename T, int BLOCK, int ITEMS, int MIN_BLOCKS> static void bench_shape(int log2n, cudaStream_t stream) {
+  const size_t n = (size_t)1 << log2n, bytes = n * sizeof(T);
+  T *src, *keys, *alt;
+  void *temp;
+  size_t temp_bytes = 0;
+  MUST_OK((h5g::onesweep::sort<T, BLOCK, ITEMS, MIN_BLOCKS>(NULL, &temp_bytes, (T *)NULL, (T *)NULL, n, stream)));
+  MUST_CUDA(cudaMalloc(&src, bytes));
+  MUST_CUDA(cudaMalloc(&keys, bytes));
+  MUST_CUDA(cudaMalloc(&alt, bytes));
+  MUST_CUDA(cudaMalloc(&temp, temp_bytes));
+  fill_kernel<T><<<1024, 256, 0, stream>>>(src, n, 5);
+  auto reset = [&] { MUST_CUDA(cudaMemcpyAsync(keys, src, bytes, cudaMemcpyDeviceToDevice, stream)); };
+  const float ms = time_median(stream, REPS, reset, [&] {
+    MUST_OK((h5g::onesweep::sort<T, BLOCK, ITEMS, MIN_BLOCKS>(temp, &temp_bytes, keys, alt, n, stream)));
+  });
+  h5g::onesweep::Scratch s;
+  s.layout(temp, n, BLOCK * ITEMS);
+  const float hist_ms = time_median(stream, REPS, [] {}, [&] {
+    MUST_OK(h5g::onesweep::launch_histogram(keys, n, s, stream));
+  });
+  printf("%-8s 2^%-3d %5d %5d %4d %6d %10.3f %9.2f %10.3f\n", KeyInfo<T>::name, log2n, BLOCK, ITEMS,
+         MIN_BLOCKS, BLOCK * ITEMS, ms, n / ms / 1e6, hist_ms);
+  fflush(stdout);
+  cudaFree(temp);
+  cudaFree(alt);
+  cudaFree(keys);
+  cudaFree(src);
+}
+
+static void bench_tune(int log2n, cudaStream_t stream) {
+  printf("\nonesweep tile shapes, random keys (ms; hist = upfront histogram kernel alone)\n");
+  printf("%-8s %-5s %5s %5s %4s %6s %10s %9s %10s\n", "type", "n", "block", "items", "minb", "tile", "sort ms", "G keys/s", "hist ms");
+  bench_shape<uint32_t, 256, 16, 4>(log2n, stream);
+  bench_shape<uint32_t, 256, 20, 4>(log2n, stream);
+  bench_shape<uint32_t, 256, 24, 3>(log2n, stream);
+  bench_shape<uint32_t, 384, 16, 3>(log2n, stream);
+  bench_shape<uint32_t, 512, 16, 2>(log2n, stream);
+  bench_shape<uint64_t, 256, 12, 4>(log2n, stream);
+  bench_shape<uint64_t, 256, 16, 3>(log2n, stream);
+  bench_shape<uint64_t, 384, 12, 3>(log2n, stream);
+  bench_shape<uint64_t, 512, 12, 2>(log2n, stream);
+}
+
 int main(int argc, char **argv) {
   const int max_log2 = argc > 1 ? atoi(argv[1]) : 28;
+  const char *sections = argc > 2 ? argv[2] : "crossover,merge,main";
   int device = 0, runtime = 0;
   cudaDeviceProp props;
   MUST_CUDA(cudaGetDevice(&device));
@@ -218,13 +268,32 @@ int main(int argc, char **argv) {
   printf("device: %s (%d SMs), CUDA runtime %d, median of %d after 2 warm-ups\n", props.name,
          props.multiProcessorCount, runtime, REPS);
 
+  if (strcmp(sections, "profile") == 0) {
+    const size_t n = (size_t)1 << max_log2;
+    uint32_t *keys, *alt;
+    void *temp;
+    size_t temp_bytes = 0;
+    MUST_OK(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, n, 4, stream));
+    MUST_CUDA(cudaMalloc(&keys, n * 4));
+    MUST_CUDA(cudaMalloc(&alt, n * 4));
+    MUST_CUDA(cudaMalloc(&temp, temp_bytes));
+    fill_kernel<uint32_t><<<1024, 256, 0, stream>>>(keys, n, 1);
+    MUST_OK(h5g_cuda_radix_sort(temp, &temp_bytes, keys, alt, n, 4, stream));
+    MUST_CUDA(cudaStreamSynchronize(stream));
+    return 0;
+  }
+  if (strstr(sections, "tune")) bench_tune(max_log2 < 28 ? max_log2 : 28, stream);
+  if (strstr(sections, "crossover")) {
   printf("\nbitonic vs radix (ms)\n%-8s %6s %10s %10s\n", "type", "n", "bitonic", "radix");
   bench_crossover<uint32_t>(stream);
   bench_crossover<uint64_t>(stream);
-
+  }
+  if (strstr(sections, "merge")) {
   printf("\nmerge of P sorted runs vs re-sort (ms)\n%-8s %-5s %5s %10s %10s\n", "type", "n", "P", "merge", "re-sort");
   bench_merge<uint32_t>(26, stream);
   bench_merge<uint64_t>(26, stream);
+  }
+  if (!strstr(sections, "main")) return 0;
 
   bool mismatch = false;
   printf("\nlocal sort: ours vs cub::DeviceRadixSort::SortKeys\n");

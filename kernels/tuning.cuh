@@ -14,17 +14,19 @@ constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
 
 template <int WIDTH> struct OnesweepTuning;
-template <> struct OnesweepTuning<1> { static constexpr int BLOCK = 256, ITEMS = 16; };
-template <> struct OnesweepTuning<2> { static constexpr int BLOCK = 256, ITEMS = 16; };
-template <> struct OnesweepTuning<4> { static constexpr int BLOCK = 256, ITEMS = 16; };
-template <> struct OnesweepTuning<8> { static constexpr int BLOCK = 256, ITEMS = 16; };
+template <> struct OnesweepTuning<1> { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 3; };
+template <> struct OnesweepTuning<2> { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 3; };
+template <> struct OnesweepTuning<4> { static constexpr int BLOCK = 512, ITEMS = 16, MIN_BLOCKS = 2; };
+template <> struct OnesweepTuning<8> { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 3; };
 
 /* Keys one pass kernel launch covers at most: look-back counts fit in 30 bits and the look-back
  * table (tiles x 256 x 4 bytes) stays at 64 MB for 2^28 keys in 4096-key tiles. */
 constexpr size_t ONESWEEP_PORTION = (size_t)1 << 28;
 
-/* Upfront histogram kernel: blocks per SM and threads per block. */
+/* Upfront histogram kernel: threads per block, keys loaded per thread before counting, blocks
+ * per SM. */
 constexpr int HIST_BLOCK = 256;
+constexpr int HIST_ITEMS = 8;
 constexpr int HIST_BLOCKS_PER_SM = 4;
 
 /* Bitonic sort: one block of BITONIC_THREADS sorts up to BITONIC_MAX keys in shared memory. */

@@ -1,0 +1,282 @@
+/* Onesweep LSD radix sort (Adinets & Merrill, "Onesweep: a faster least significant digit radix
+ * sort for GPUs", 2022), 8-bit digits. Templates on the key type and the tile shape, so that
+ * bench/local_sort.cu can time other shapes than the tuned ones (radix_sort.cu, tuning.cuh).
+ *
+ * 1. histogram_kernel: one read of the keys counts the digits of every pass at once.
+ * 2. bins_kernel: per pass, the exclusive scan of the counts (where each digit's keys start in
+ *    the output) and whether the pass is trivial (one digit holds every key: it is skipped).
+ * 3. pass_kernel, once per pass (and per portion of at most ONESWEEP_PORTION keys): a block
+ *    takes the next tile (atomic counter, so tiles start in order), ranks it by the digit in
+ *    shared memory (BlockRadixRank), publishes its digit counts to the look-back table as soon as
+ *    they are known, before the block scan (so successors rarely wait), adds
+ *    up its predecessors' counts (decoupled look-back: a tile's inclusive prefix, once published,
+ *    ends the walk), and scatters the digit-sorted tile to the output in coalesced runs.
+ * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back. */
+#ifndef H5G_RADIX_SORT_CUH
+#define H5G_RADIX_SORT_CUH
+
+#include "kernels/block_radix_rank.cuh"
+#include "kernels/check_cuda.cuh"
+#include "kernels/tuning.cuh"
+#include "kernels/util.cuh"
+
+namespace h5g {
+namespace onesweep {
+
+constexpr int MAX_PASSES = 8;
+/* Look-back entry: 2 status bits over a 30-bit digit count. */
+constexpr uint32_t LOOKBACK_AGGREGATE = 1u << 30;
+constexpr uint32_t LOOKBACK_INCLUSIVE = 2u << 30;
+constexpr uint32_t LOOKBACK_VALUE = (1u << 30) - 1;
+constexpr int LOOKBACK_WINDOW = 4;
+
+/* Shared counters are spread over HIST_COPIES copies, copy = lane % HIST_COPIES, interleaved
+ * (counter of digit d in copy c at d * HIST_COPIES + c): lanes that count different digits then
+ * meet in fewer shared-memory banks than with one copy (random digits: ~3.5 -> ~2 wavefronts). */
+template <typename K> __host__ __device__ constexpr int hist_copies() { return sizeof(K) == 8 ? 4 : 8; }
+
+template <typename K>
+__global__ void __launch_bounds__(HIST_BLOCK)
+    histogram_kernel(const K *__restrict__ keys, uint64_t n, unsigned long long *counts) {
+  constexpr int PASSES = sizeof(K), COPIES = hist_copies<K>();
+  __shared__ uint32_t hist[PASSES][RADIX * COPIES];
+  for (int i = threadIdx.x; i < PASSES * RADIX * COPIES; i += HIST_BLOCK) (&hist[0][0])[i] = 0;
+  __syncthreads();
+  const uint32_t copy = threadIdx.x % COPIES;
+  /* HIST_ITEMS loads in flight per thread before their atomics: the loop is latency-bound
+   * with one. */
+  const uint64_t chunk = (uint64_t)HIST_BLOCK * HIST_ITEMS;
+  for (uint64_t base = blockIdx.x * chunk + threadIdx.x; base < n; base += gridDim.x * chunk) {
+    K k[HIST_ITEMS];
+#pragma unroll
+    for (int j = 0; j < HIST_ITEMS; ++j) {
+      const uint64_t i = base + (uint64_t)j * HIST_BLOCK;
+      k[j] = i < n ? keys[i] : (K)0;
+    }
+#pragma unroll
+    for (int j = 0; j < HIST_ITEMS; ++j) {
+      if (base + (uint64_t)j * HIST_BLOCK >= n) break;
+#pragma unroll
+      for (int p = 0; p < PASSES; ++p)
+        atomicAdd(&hist[p][digit_of(k[j], p * RADIX_BITS) * COPIES + copy], 1u);
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < PASSES * RADIX; i += HIST_BLOCK) {
+    uint32_t c = 0;
+#pragma unroll
+    for (int j = 0; j < COPIES; ++j) c += (&hist[0][0])[i * COPIES + j];
+    if (c) atomicAdd(&counts[i], (unsigned long long)c);
+  }
+}
+
+/* One block of RADIX threads per pass. */
+template <int UNUSED = 0>
+__global__ void bins_kernel(const unsigned long long *counts, uint64_t n, uint64_t *bins,
+                            uint32_t *trivial) {
+  __shared__ uint64_t warp_sums[RADIX / 32 + 1];
+  const int pass = blockIdx.x, d = threadIdx.x;
+  const uint64_t c = counts[pass * RADIX + d];
+  uint64_t total;
+  bins[pass * RADIX + d] = block_exclusive_sum<RADIX>((uint64_t)c, warp_sums, &total);
+  const int all_one_digit = __syncthreads_or(c == n);
+  if (d == 0) trivial[pass] = (uint32_t)all_one_digit;
+}
+
+template <typename K, int BLOCK, int ITEMS> struct Pass {
+  using Rank = BlockRadixRank<BLOCK, ITEMS>;
+  static constexpr int TILE = BLOCK * ITEMS;
+  struct Storage {
+    uint64_t out_base[RADIX]; /* output index of tile position 0, per digit */
+    uint32_t tile_id;
+    union {
+      typename Rank::Storage rank;
+      K tile_keys[TILE];
+    };
+  };
+};
+
+template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
+    pass_kernel(const K *__restrict__ in, K *__restrict__ out, uint64_t portion_begin,
+                uint64_t portion_end, uint32_t *tile_counter, uint32_t *lookback,
+                const uint64_t *bins_in, uint64_t *bins_out, int shift) {
+  using P = Pass<K, BLOCK, ITEMS>;
+  constexpr int TILE = P::TILE;
+  extern __shared__ __align__(16) char smem_raw[];
+  typename P::Storage &s = *reinterpret_cast<typename P::Storage *>(smem_raw);
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  if (tid == 0) s.tile_id = atomicAdd(tile_counter, 1u);
+  __syncthreads();
+  const uint32_t tile = s.tile_id;
+  const uint32_t ntiles = (uint32_t)((portion_end - portion_begin + TILE - 1) / TILE);
+  const uint64_t tile_begin = portion_begin + (uint64_t)tile * TILE;
+  const uint32_t valid = (uint32_t)min((uint64_t)TILE, portion_end - tile_begin);
+
+  /* Warp-striped load; keys past the end read as all ones, so they rank last in digit 255 and
+   * land at tile positions >= valid, which are never written out. */
+  K keys[ITEMS];
+  const uint32_t first = warp * ITEMS * 32 + lane;
+  const K *src = in + tile_begin + first;
+  if (valid == TILE) {
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) keys[i] = src[i * 32];
+  } else {
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) keys[i] = first + i * 32 < valid ? src[i * 32] : (K)~(K)0;
+  }
+
+  /* Publish the tile's digit counts as soon as they are known ("early counts"). */
+  volatile uint32_t *table = lookback;
+  uint32_t mine = 0;
+  uint32_t ranks[ITEMS];
+  uint32_t digit_start;
+  P::Rank::rank(s.rank, keys, shift, ranks, &digit_start, [&](uint32_t count) {
+    mine = count - (threadIdx.x == RADIX - 1 ? TILE - valid : 0);
+    table[(uint64_t)tile * RADIX + threadIdx.x] =
+        (tile == 0 ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | mine;
+  });
+
+  if (tid < RADIX) {
+    uint32_t exclusive = 0;
+    if (tile > 0) {
+      /* Reads LOOKBACK_WINDOW predecessors at once: a walk over published aggregates costs one
+       * memory latency per window rather than per tile. */
+      for (int64_t pred = (int64_t)tile - 1;;) {
+        uint32_t v[LOOKBACK_WINDOW];
+#pragma unroll
+        for (int w = 0; w < LOOKBACK_WINDOW; ++w)
+          v[w] = pred - w >= 0 ? table[(uint64_t)(pred - w) * RADIX + tid] : 0;
+        bool found = false;
+        int used = 0;
+#pragma unroll
+        for (int w = 0; w < LOOKBACK_WINDOW; ++w) {
+          if (found || used < w || !(v[w] & ~LOOKBACK_VALUE)) continue; /* stop at a gap */
+          exclusive += v[w] & LOOKBACK_VALUE;
+          found = v[w] & LOOKBACK_INCLUSIVE;
+          ++used;
+        }
+        if (found) break;
+        if (used == 0) __nanosleep(16); /* predecessor not published: leave issue slots to others */
+        pred -= used;
+      }
+      table[(uint64_t)tile * RADIX + tid] = LOOKBACK_INCLUSIVE | (exclusive + mine);
+    }
+    s.out_base[tid] = bins_in[tid] + exclusive - digit_start;
+    if (tile == ntiles - 1) bins_out[tid] = bins_in[tid] + exclusive + mine;
+  }
+  __syncthreads(); /* rank storage is dead: the tile reuses it */
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) s.tile_keys[ranks[i]] = keys[i];
+  __syncthreads();
+  if (valid == TILE) {
+    K k[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) k[i] = s.tile_keys[tid + i * BLOCK];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) out[s.out_base[digit_of(k[i], shift)] + tid + i * BLOCK] = k[i];
+  } else {
+    for (uint32_t j = tid; j < valid; j += BLOCK) {
+      const K k = s.tile_keys[j];
+      out[s.out_base[digit_of(k, shift)] + j] = k;
+    }
+  }
+}
+
+/* Scratch layout; the same code sizes it (base == NULL) and carves it. */
+struct Scratch {
+  unsigned long long *counts;
+  uint64_t *bins, *portion_bins;
+  uint32_t *trivial, *tile_counter, *lookback;
+  size_t lookback_words;
+
+  size_t layout(void *base, size_t n, size_t tile) {
+    const size_t portion = n < ONESWEEP_PORTION ? n : ONESWEEP_PORTION / tile * tile;
+    ScratchLayout s{(char *)base, 0};
+    counts = s.take<unsigned long long>(MAX_PASSES * RADIX);
+    bins = s.take<uint64_t>(MAX_PASSES * RADIX);
+    portion_bins = s.take<uint64_t>(2 * RADIX);
+    trivial = s.take<uint32_t>(MAX_PASSES);
+    /* The tile counter sits right before the look-back table: one memset clears both. */
+    lookback_words = 1 + (portion + tile - 1) / tile * RADIX;
+    tile_counter = s.take<uint32_t>(lookback_words);
+    lookback = tile_counter ? tile_counter + 1 : nullptr;
+    return s.used;
+  }
+};
+
+/* Launches the upfront histogram of all passes into s.counts. */
+template <typename K> int launch_histogram(const K *keys, size_t n, Scratch &s, cudaStream_t stream) {
+  int rc = H5G_OK;
+  int device = 0, sms = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CHECK_CUDA(cudaMemsetAsync(s.counts, 0, MAX_PASSES * RADIX * sizeof(*s.counts), stream));
+  {
+    const uint64_t blocks_needed = (n + HIST_BLOCK * HIST_ITEMS - 1) / (HIST_BLOCK * HIST_ITEMS);
+    const uint64_t most = (uint64_t)sms * HIST_BLOCKS_PER_SM;
+    histogram_kernel<K><<<(unsigned)(blocks_needed < most ? blocks_needed : most), HIST_BLOCK, 0,
+                          stream>>>(keys, n, s.counts);
+  }
+  CHECK_CUDA(cudaGetLastError());
+done:
+  return rc;
+}
+
+template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS>
+int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t stream) {
+  using P = Pass<K, BLOCK, ITEMS>;
+  constexpr size_t TILE = P::TILE;
+  constexpr int PASSES = sizeof(K);
+  constexpr size_t SMEM = sizeof(typename P::Storage);
+  int rc = H5G_OK;
+  Scratch s;
+  const size_t bytes = s.layout(temp, n, TILE);
+  const size_t portion = n < ONESWEEP_PORTION ? n : ONESWEEP_PORTION / TILE * TILE;
+  uint32_t trivial[MAX_PASSES];
+  K *src = keys, *dst = alt;
+  if (!temp) {
+    *temp_bytes = bytes;
+    return H5G_OK;
+  }
+  if (*temp_bytes < bytes)
+    H5G_FAIL(H5G_ERR_USAGE, "radix sort scratch of %zu bytes is smaller than the %zu needed",
+             *temp_bytes, bytes);
+  if (n < 2) goto done;
+
+  CHECK(launch_histogram(keys, n, s, stream));
+  bins_kernel<<<PASSES, RADIX, 0, stream>>>(s.counts, n, s.bins, s.trivial);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaMemcpyAsync(trivial, s.trivial, PASSES * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                             stream));
+  CHECK_CUDA(cudaFuncSetAttribute(pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+
+  for (int pass = 0; pass < PASSES; ++pass) {
+    if (trivial[pass]) continue;
+    const uint64_t *bins_in = s.bins + pass * RADIX;
+    int p = 0;
+    for (size_t begin = 0; begin < n; begin += portion, ++p) {
+      const size_t end = n - begin < portion ? n : begin + portion;
+      uint64_t *bins_out = s.portion_bins + (p & 1) * RADIX;
+      CHECK_CUDA(cudaMemsetAsync(s.tile_counter, 0, s.lookback_words * sizeof(uint32_t), stream));
+      pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS><<<(unsigned)((end - begin + TILE - 1) / TILE), BLOCK, SMEM, stream>>>(
+          src, dst, begin, end, s.tile_counter, s.lookback, bins_in, bins_out, pass * RADIX_BITS);
+      CHECK_CUDA(cudaGetLastError());
+      bins_in = bins_out;
+    }
+    K *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != keys)
+    CHECK_CUDA(cudaMemcpyAsync(keys, src, n * sizeof(K), cudaMemcpyDeviceToDevice, stream));
+done:
+  return rc;
+}
+
+} // namespace onesweep
+} // namespace h5g
+#endif
