@@ -8,7 +8,7 @@
 
 enum { OPT_OUTPUT_DATASET = 256, OPT_DESCENDING, OPT_FORCE, OPT_BACKEND, OPT_DEVICE_MEMORY,
        OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION, OPT_CHECK, OPT_AGAINST,
-       OPT_AGAINST_DATASET, OPT_CARRY, OPT_INDEX_OUT, OPT_STABLE, OPT_KEY_FIELD };
+       OPT_AGAINST_DATASET, OPT_CARRY, OPT_INDEX_OUT, OPT_STABLE, OPT_KEY_FIELD, OPT_EXCHANGE };
 
 int h5g_options_moves_records(const h5g_options *opt) {
   return opt->ncarry > 0 || opt->index_out != NULL || opt->key_field != NULL;
@@ -37,6 +37,7 @@ void h5g_options_usage(FILE *out) {
         "      --descending           exact reverse of the ascending order\n"
         "      --force                replace OUTPUT if it exists; OUTPUT may equal INPUT\n"
         "      --backend auto|cuda|cpu  auto: the GPU when one is visible, else the CPU\n"
+        "      --exchange auto|mpi|nccl  auto: NCCL between GPUs when every rank runs CUDA\n"
         "      --device-memory SIZE   working-memory cap per rank, e.g. 512M (larger slices\n"
         "                             are sorted in chunks)\n"
         "      --verify               re-check order, count and checksum after writing\n"
@@ -68,6 +69,7 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       {"descending", no_argument, NULL, OPT_DESCENDING},
       {"force", no_argument, NULL, OPT_FORCE},
       {"backend", required_argument, NULL, OPT_BACKEND},
+      {"exchange", required_argument, NULL, OPT_EXCHANGE},
       {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
       {"verify", no_argument, NULL, OPT_VERIFY},
       {"report", required_argument, NULL, OPT_REPORT},
@@ -99,6 +101,12 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       else if (strcmp(optarg, "cuda") == 0) opt->backend = H5G_BACKEND_CUDA;
       else if (strcmp(optarg, "cpu") == 0) opt->backend = H5G_BACKEND_CPU;
       else H5G_FAIL(H5G_ERR_USAGE, "--backend takes auto, cuda or cpu, not '%s'", optarg);
+      break;
+    case OPT_EXCHANGE:
+      if (strcmp(optarg, "auto") == 0) opt->exchange = H5G_EXCHANGE_AUTO;
+      else if (strcmp(optarg, "mpi") == 0) opt->exchange = H5G_EXCHANGE_MPI;
+      else if (strcmp(optarg, "nccl") == 0) opt->exchange = H5G_EXCHANGE_NCCL;
+      else H5G_FAIL(H5G_ERR_USAGE, "--exchange takes auto, mpi or nccl, not '%s'", optarg);
       break;
     case OPT_DEVICE_MEMORY:
       if (h5g_parse_size(optarg, &opt->device_memory) != 0 || opt->device_memory == 0)

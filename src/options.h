@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "src/transport.h"
+
 #define H5G_MAX_CARRY 64
 
 typedef enum { H5G_BACKEND_AUTO, H5G_BACKEND_CUDA, H5G_BACKEND_CPU } h5g_backend_choice;
@@ -22,6 +24,7 @@ typedef struct {
   int stable;                           /* --stable (records are always sorted stably) */
   const char *against, *against_dataset; /* --check: compare the checksum with this input */
   h5g_backend_choice backend;
+  h5g_exchange_choice exchange;
   uint64_t device_memory; /* bytes; 0 = backend default */
   int descending, force, verify, quiet, verbose, progress;
   int help, version;

@@ -19,6 +19,7 @@
 #include "src/error.h"
 #include "src/keys.h"
 #include "src/merge.h"
+#include "src/transport.h"
 #include "src/verify.h"
 
 /* What rank 0 finds out before any work and every rank needs. */
@@ -37,6 +38,8 @@ typedef struct {
   h5g_keyspec ks;
   int records;        /* values (source indices) move with the keys */
   h5g_backend *be;
+  h5g_transport *transport;
+  int use_cuda, device;   /* this rank's backend and GPU */
   h5g_file *in_file, *out_file;
   h5g_dset *keys_in;
   int tmp_created;
@@ -115,16 +118,36 @@ done:
   return rc;
 }
 
+/* Device memory NCCL stages the exchange through: taken from --device-memory when given. */
+static uint64_t nccl_staging_bytes(const run_state *st) {
+  uint64_t staging = (uint64_t)512 << 20, budget = st->opt->device_memory;
+  return budget && budget / 4 < staging ? budget / 4 : staging;
+}
+
+/* Collective: each rank's backend and GPU, then the exchange transport (which takes its device
+ * memory before the CUDA backend sizes itself from what is free). */
+static int choose_transport(run_state *st) {
+  int rc = H5G_OK, local_rank = 0, all_cuda = 0, devices = h5g_cuda_device_count();
+  st->use_cuda = st->opt->backend == H5G_BACKEND_CUDA ||
+                 (st->opt->backend == H5G_BACKEND_AUTO && devices > 0);
+  CHECK(h5g_local_rank(st->comm, &local_rank));
+  st->device = devices > 0 ? local_rank % devices : 0;
+  CHECK_MPI(MPI_Allreduce(&st->use_cuda, &all_cuda, 1, MPI_INT, MPI_MIN, st->comm));
+  CHECK(h5g_transport_open(st->comm, st->opt->exchange, all_cuda && devices > 0, st->device,
+                           nccl_staging_bytes(st), &st->transport));
+done:
+  return rc;
+}
+
 static int create_backend(run_state *st) {
-  int rc = H5G_OK, local_rank = 0;
-  h5g_backend_choice choice = st->opt->backend;
-  if (choice == H5G_BACKEND_AUTO)
-    choice = h5g_cuda_device_count() > 0 ? H5G_BACKEND_CUDA : H5G_BACKEND_CPU;
-  if (choice == H5G_BACKEND_CPU) {
-    CHECK(h5g_backend_cpu_create(&st->be, st->opt->device_memory));
+  int rc = H5G_OK;
+  uint64_t budget = st->opt->device_memory;
+  if (!st->use_cuda) {
+    CHECK(h5g_backend_cpu_create(&st->be, budget));
   } else {
-    CHECK(h5g_local_rank(st->comm, &local_rank));
-    CHECK(h5g_backend_cuda_create(&st->be, local_rank, st->opt->device_memory));
+    if (budget && strcmp(h5g_transport_name(st->transport), "nccl") == 0)
+      budget -= nccl_staging_bytes(st);
+    CHECK(h5g_backend_cuda_create(&st->be, st->device, budget));
   }
   if (st->records && (!st->be->sort_pairs || !st->be->merge_pairs))
     H5G_FAIL(H5G_ERR_USAGE, "the %s backend cannot move records (--carry, --index-out, "
@@ -258,9 +281,10 @@ static int exchange(run_state *st) {
     H5G_FAIL(H5G_ERR_RUNTIME, "internal error: rank %d would receive %llu keys at %llu, not %llu at %llu",
              st->rank, (unsigned long long)received, (unsigned long long)before,
              (unsigned long long)st->n, (unsigned long long)st->offset);
-  CHECK(h5g_exchange(st->comm, sendbuf, send_total, recvbuf, recv_total, w));
+  CHECK(h5g_transport_exchange(st->transport, sendbuf, send_total, recvbuf, recv_total, w));
   if (st->records)
-    CHECK(h5g_exchange(st->comm, send_values, send_total, recv_values, recv_total, sizeof(uint64_t)));
+    CHECK(h5g_transport_exchange(st->transport, send_values, send_total, recv_values, recv_total,
+                                 sizeof(uint64_t)));
   st->exchanged_bytes = (st->n - send_total[st->rank]) * (w + (st->records ? sizeof(uint64_t) : 0));
   st->sorted = recvbuf;
   st->sorted_values = recv_values;
@@ -442,6 +466,7 @@ static int fill_report(run_state *st, h5g_report *rep, double total) {
   rep->verified = st->opt->verify;
   snprintf(rep->type_name, sizeof rep->type_name, "%s", st->v.info.type_name);
   snprintf(rep->backend, sizeof rep->backend, "%s", st->be->name);
+  snprintf(rep->exchange, sizeof rep->exchange, "%s", h5g_transport_name(st->transport));
 done:
   free(names);
   return rc;
@@ -464,6 +489,7 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
 
   STEP(st, H5G_PHASE_VALIDATE, validate(st));
   STEP(st, H5G_PHASE_VALIDATE, share_verdict(st));
+  STEP(st, H5G_PHASE_VALIDATE, choose_transport(st));
   STEP(st, H5G_PHASE_VALIDATE, create_backend(st));
   STEP(st, H5G_PHASE_VALIDATE, plan_runs(st));
   STEP(st, H5G_PHASE_READ, read_slice(st));
@@ -505,6 +531,7 @@ done:
     st->be->host_free(st->be, st->vb);
     st->be->destroy(st->be);
   }
+  h5g_transport_close(st->transport);
   free(st->run_offsets);
   free(st->cuts);
   free(st->recv_offsets);

@@ -32,6 +32,8 @@ int h5g_report_write_json(const h5g_report *rep, const char *path) {
   fprintf(f, "{\n  \"tool\": \"h5gsort\",\n  \"version\": \"%s\",\n", H5G_VERSION);
   fprintf(f, "  \"ranks\": %d,\n  \"backend\": ", rep->ranks);
   put_json_string(f, rep->backend);
+  fputs(",\n  \"exchange\": ", f);
+  put_json_string(f, rep->exchange);
   fputs(",\n  \"devices\": ", f);
   put_json_string(f, rep->devices);
   fputs(",\n  \"type\": ", f);

@@ -29,6 +29,7 @@ typedef struct {
   unsigned width;
   char type_name[48];
   char backend[16];
+  char exchange[8];          /* "mpi" or "nccl" */
   char devices[512];         /* distinct device names, comma separated */
   int verified;              /* --verify ran and passed */
 } h5g_report;

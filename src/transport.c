@@ -1,0 +1,82 @@
+#include "src/transport.h"
+
+#include <stdlib.h>
+
+#include "mpi/agree.h"
+#include "mpi/exchange.h"
+#include "src/error.h"
+#ifdef H5G_HAVE_NCCL
+#include "kernels/nccl_exchange.h"
+#endif
+
+struct h5g_transport {
+  MPI_Comm comm;
+#ifdef H5G_HAVE_NCCL
+  h5g_nccl *nccl; /* NULL: MPI */
+#endif
+};
+
+#ifdef H5G_HAVE_NCCL
+/* Rank 0 makes the NCCL id, every rank receives it and joins. */
+static int connect_nccl(MPI_Comm comm, int device, uint64_t staging_bytes, h5g_nccl **nccl) {
+  int rc = H5G_OK, rank, size;
+  char id[256];
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (h5g_nccl_id_bytes() > sizeof id) H5G_FAIL(H5G_ERR_RUNTIME, "NCCL id larger than expected");
+  CHECK(h5g_agree(comm, rank == 0 ? h5g_nccl_make_id(id) : H5G_OK));
+  CHECK_MPI(MPI_Bcast(id, (int)h5g_nccl_id_bytes(), MPI_BYTE, 0, comm));
+  CHECK(h5g_agree(comm, h5g_nccl_create(nccl, id, rank, size, device, staging_bytes)));
+done:
+  return rc;
+}
+#endif
+
+int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int all_cuda, int device,
+                       uint64_t staging_bytes, h5g_transport **out) {
+  int rc = H5G_OK;
+  h5g_transport *t = calloc(1, sizeof *t);
+  CHECK(h5g_agree(comm, t ? H5G_OK : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                   "out of host memory")));
+  t->comm = comm;
+#ifdef H5G_HAVE_NCCL
+  if (choice == H5G_EXCHANGE_NCCL && !all_cuda)
+    H5G_FAIL(H5G_ERR_USAGE, "--exchange nccl needs the CUDA backend on every rank");
+  if (choice != H5G_EXCHANGE_MPI && all_cuda) CHECK(connect_nccl(comm, device, staging_bytes, &t->nccl));
+#else
+  (void)all_cuda;
+  (void)device;
+  (void)staging_bytes;
+  if (choice == H5G_EXCHANGE_NCCL)
+    H5G_FAIL(H5G_ERR_USAGE, "this h5gsort was built without NCCL; use --exchange mpi or auto");
+#endif
+  *out = t;
+  t = NULL;
+done:
+  h5g_transport_close(t);
+  return rc;
+}
+
+int h5g_transport_exchange(h5g_transport *t, const void *send, const uint64_t *send_counts,
+                           void *recv, const uint64_t *recv_counts, size_t elem_size) {
+#ifdef H5G_HAVE_NCCL
+  if (t->nccl) return h5g_nccl_exchange(t->nccl, send, send_counts, recv, recv_counts, elem_size);
+#endif
+  return h5g_exchange(t->comm, send, send_counts, recv, recv_counts, elem_size);
+}
+
+const char *h5g_transport_name(const h5g_transport *t) {
+#ifdef H5G_HAVE_NCCL
+  if (t && t->nccl) return "nccl";
+#endif
+  (void)t;
+  return "mpi";
+}
+
+void h5g_transport_close(h5g_transport *t) {
+  if (!t) return;
+#ifdef H5G_HAVE_NCCL
+  h5g_nccl_destroy(t->nccl);
+#endif
+  free(t);
+}
