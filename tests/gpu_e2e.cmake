@@ -1,0 +1,6 @@
+# tests/gpu_e2e.cmake: h5gsort end to end on GPUs (label gpu; skipped where no GPU is visible).
+if(H5G_HAVE_CUDA)
+  add_test(NAME gpu_e2e COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_e2e/gpu_e2e.sh
+                                ${CMAKE_BINARY_DIR}/bin "${H5G_MPIEXEC_STR}")
+  set_tests_properties(gpu_e2e PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+endif()
