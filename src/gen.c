@@ -1,10 +1,18 @@
-/* h5gsort-gen: writes a 1-D numeric test/benchmark dataset in parallel.
+/* h5gsort-gen: writes a numeric test/benchmark dataset in parallel.
  *
  *   mpiexec -n P h5gsort-gen OUT.h5 -d /path/to/ds --count N --type T --dist D --seed S
  *
  * Element i's value depends only on (seed, i): a counter-based generator (splitmix64's mixer
- * over seed and index), so the file is the same whatever the rank count. Rank r writes the slice
- * [r*N/P, (r+1)*N/P) with collective hyperslab writes, in blocks so memory stays bounded. */
+ * over seed and index), so the file is the same whatever the rank count. Rank r writes the rows
+ * [r*N/P, (r+1)*N/P) with collective hyperslab writes, in blocks so memory stays bounded.
+ *
+ * Besides 1-D arrays it writes the inputs of record sorts:
+ * - `--row-shape K[,L...]`: an N x K (x L ...) array; element i is the i-th in C (row-major)
+ *   order, so row r holds elements r*K*L... onwards.
+ * - `--table`: a 1-D compound table, packed (no padding, fields at odd offsets), one record per
+ *   row r:  row u64 = r | det u16 = detector number 0..96 (many repeats) | name 5-byte string
+ *   "r" + 4 hex digits of r | KEY = element r of --type/--dist | x f64 uniform in (-1, 1].
+ *   KEY's field name is "key" unless --key-field names it. Byte order follows --order. */
 #include <errno.h>
 #include <getopt.h>
 #include <hdf5.h>
@@ -19,13 +27,15 @@
 #include "src/error.h"
 #include "src/keys.h"
 
-#define BLOCK_ELEMS ((uint64_t)1 << 22) /* elements generated and written per collective call */
+#define BLOCK_BYTES ((uint64_t)1 << 25) /* bytes generated and written per collective call */
 #define FEW_DISTINCT 7
+#define DETECTORS 97
+#define NAME_BYTES 5
 #define PI 3.14159265358979323846
 
 typedef enum {
   DIST_UNIFORM, DIST_NORMAL, DIST_ZIPF, DIST_SORTED, DIST_REVERSE, DIST_EQUAL, DIST_FEW,
-  DIST_SPECIAL
+  DIST_SPECIAL, DIST_INDEX
 } dist_kind;
 
 typedef enum { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_GZIP } layout_kind;
@@ -43,10 +53,18 @@ typedef struct {
   int attrs;
   int force;
   int append;
+  int row_rank;                      /* dimensions of one row: 0 for a 1-D dataset */
+  hsize_t row_dims[H5S_MAX_RANK - 1];
+  uint64_t row_elems;                /* elements per row (1 unless --row-shape) */
+  int table;
+  const char *key_field;
 } gen_options;
 
-static const char *const dist_names[] = {"uniform", "normal", "zipf", "sorted",
-                                         "reverse", "equal",  "few",  "special"};
+/* The packed record of --table: offsets of its fields after the key (whose width varies). */
+enum { FIELD_ROW = 0, FIELD_DET = 8, FIELD_NAME = 10, FIELD_KEY = FIELD_NAME + NAME_BYTES };
+
+static const char *const dist_names[] = {"uniform", "normal", "zipf",    "sorted", "reverse",
+                                         "equal",   "few",    "special", "index"};
 static const char *const layout_names[] = {"contiguous", "chunked", "gzip"};
 
 static const struct {
@@ -80,10 +98,15 @@ static void usage(FILE *to) {
           "  --count N             number of elements (0 and N < P allowed)\n"
           "  --type T              u1 u2 u4 u8 i1 i2 i4 i8 f4 f8\n"
           "  --dist D              uniform (default) normal zipf sorted reverse equal few special\n"
+          "                        index (element i holds i, truncated to the type)\n"
           "  --seed S              generator seed (default 1); values depend on (seed, index) only\n"
           "  --order le|be         byte order of the file type (default le)\n"
           "  --layout L            contiguous (default), chunked or gzip (shuffle + deflate)\n"
-          "  --chunk K             chunk length in elements (default 65536)\n"
+          "  --chunk K             chunk length in rows (default 65536)\n"
+          "  --row-shape K[,L...]  N x K (x L ...) array: rows of K (x L ...) elements\n"
+          "  --table               1-D compound table {row u8, det u2, name S5, KEY T, x f8},\n"
+          "                        packed; KEY follows --type and --dist\n"
+          "  --key-field NAME      name of the KEY field of --table (default key)\n"
           "  --attrs               add attributes (int scalar, float array, strings)\n"
           "  --force               replace OUT if it exists\n"
           "  --append              add the dataset to OUT if it exists\n"
@@ -100,6 +123,26 @@ static int parse_count(const char *text, uint64_t *value) {
   return 0;
 }
 
+/* "K[,L...]" into o->row_dims; every size positive. */
+static int parse_row_shape(const char *text, gen_options *o) {
+  char item[32];
+  o->row_rank = 0;
+  o->row_elems = 1;
+  while (*text != '\0') {
+    size_t len = strcspn(text, ",");
+    uint64_t size;
+    if (len == 0 || len >= sizeof item || o->row_rank == H5S_MAX_RANK - 1) return -1;
+    memcpy(item, text, len);
+    item[len] = '\0';
+    if (parse_count(item, &size) != 0 || size == 0 || size > UINT32_MAX / o->row_elems) return -1;
+    o->row_dims[o->row_rank++] = size;
+    o->row_elems *= size;
+    text += len + (text[len] == ',');
+    if (text[-1] == ',' && *text == '\0') return -1;
+  }
+  return o->row_rank > 0 ? 0 : -1;
+}
+
 static int find_name(const char *text, const char *const *names, int count) {
   for (int i = 0; i < count; i++)
     if (strcmp(text, names[i]) == 0) return i;
@@ -109,7 +152,7 @@ static int find_name(const char *text, const char *const *names, int count) {
 /* Parses argv into *o. Returns H5G_ERR_USAGE with a message, or H5G_OK; *help set for -h. */
 static int parse_options(int argc, char **argv, gen_options *o, int *help) {
   enum { OPT_COUNT = 256, OPT_TYPE, OPT_DIST, OPT_SEED, OPT_ORDER, OPT_LAYOUT, OPT_CHUNK,
-         OPT_ATTRS, OPT_FORCE, OPT_APPEND };
+         OPT_ATTRS, OPT_FORCE, OPT_APPEND, OPT_ROW_SHAPE, OPT_TABLE, OPT_KEY_FIELD };
   static const struct option long_options[] = {
       {"dataset", required_argument, NULL, 'd'}, {"count", required_argument, NULL, OPT_COUNT},
       {"type", required_argument, NULL, OPT_TYPE}, {"dist", required_argument, NULL, OPT_DIST},
@@ -117,12 +160,17 @@ static int parse_options(int argc, char **argv, gen_options *o, int *help) {
       {"layout", required_argument, NULL, OPT_LAYOUT},
       {"chunk", required_argument, NULL, OPT_CHUNK}, {"attrs", no_argument, NULL, OPT_ATTRS},
       {"force", no_argument, NULL, OPT_FORCE}, {"append", no_argument, NULL, OPT_APPEND},
+      {"row-shape", required_argument, NULL, OPT_ROW_SHAPE},
+      {"table", no_argument, NULL, OPT_TABLE},
+      {"key-field", required_argument, NULL, OPT_KEY_FIELD},
       {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
   int rc = H5G_OK, have_count = 0, have_type = 0, opt;
   *help = 0;
   memset(o, 0, sizeof *o);
   o->seed = 1;
   o->chunk = 65536;
+  o->row_elems = 1;
+  o->key_field = "key";
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":d:h", long_options, NULL)) != -1) {
     switch (opt) {
@@ -171,6 +219,13 @@ static int parse_options(int argc, char **argv, gen_options *o, int *help) {
     case OPT_ATTRS: o->attrs = 1; break;
     case OPT_FORCE: o->force = 1; break;
     case OPT_APPEND: o->append = 1; break;
+    case OPT_ROW_SHAPE:
+      if (parse_row_shape(optarg, o) != 0)
+        H5G_FAIL(H5G_ERR_USAGE, "invalid --row-shape '%s' (K[,L...]: up to %d positive sizes)",
+                 optarg, H5S_MAX_RANK - 1);
+      break;
+    case OPT_TABLE: o->table = 1; break;
+    case OPT_KEY_FIELD: o->key_field = optarg; break;
     case ':': H5G_FAIL(H5G_ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
     default: H5G_FAIL(H5G_ERR_USAGE, "unknown option '%s'", argv[optind - 1]);
     }
@@ -182,6 +237,11 @@ static int parse_options(int argc, char **argv, gen_options *o, int *help) {
   if (!have_count) H5G_FAIL(H5G_ERR_USAGE, "missing --count");
   if (!have_type) H5G_FAIL(H5G_ERR_USAGE, "missing --type");
   if (o->force && o->append) H5G_FAIL(H5G_ERR_USAGE, "--force and --append exclude each other");
+  if (o->table && o->row_rank > 0) H5G_FAIL(H5G_ERR_USAGE, "--table and --row-shape exclude each other");
+  if (o->table && (o->key_field[0] == '\0' || strcmp(o->key_field, "row") == 0 ||
+                   strcmp(o->key_field, "det") == 0 || strcmp(o->key_field, "name") == 0 ||
+                   strcmp(o->key_field, "x") == 0))
+    H5G_FAIL(H5G_ERR_USAGE, "--key-field '%s' is empty or names another field", o->key_field);
 done:
   return rc;
 }
@@ -258,8 +318,9 @@ static uint64_t element_bits(const gen_options *o, uint64_t index) {
   }
   case DIST_SORTED:
   case DIST_REVERSE: { /* monotone in the index: t in [0, 1) */
-    uint64_t pos = o->dist == DIST_SORTED ? index : o->count - 1 - index;
-    double u = (double)pos / (double)o->count;
+    const uint64_t elements = o->count * o->row_elems;
+    uint64_t pos = o->dist == DIST_SORTED ? index : elements - 1 - index;
+    double u = (double)pos / (double)elements;
     if (is_float) return float_bits(-1e6 + 2e6 * u, t->width);
     return centered_int_bits(t, (int64_t)floor((u - 0.5) * ldexp(1.0, (int)bits - 1)));
   }
@@ -275,6 +336,7 @@ static uint64_t element_bits(const gen_options *o, uint64_t index) {
     if (!is_float) return special_int_bits(t, r1);
     if (t->width == 4) return special_f4[r1 % (sizeof special_f4 / sizeof special_f4[0])];
     return special_f8[r1 % (sizeof special_f8 / sizeof special_f8[0])];
+  case DIST_INDEX: return is_float ? float_bits((double)index, t->width) : index;
   }
   return 0;
 }
@@ -364,70 +426,139 @@ done:
   return rc;
 }
 
+/* The --table record type, packed: with the file's member types (in_file) or native ones. */
+static int table_type(const gen_options *o, int in_file, hid_t *type) {
+  int rc = H5G_OK;
+  hid_t name = H5I_INVALID_HID;
+  const int be = in_file && o->big_endian;
+  const size_t x_offset = FIELD_KEY + o->type.width;
+  hid_t u64 = in_file ? (be ? H5T_STD_U64BE : H5T_STD_U64LE) : H5T_NATIVE_UINT64;
+  hid_t u16 = in_file ? (be ? H5T_STD_U16BE : H5T_STD_U16LE) : H5T_NATIVE_UINT16;
+  hid_t f64 = in_file ? (be ? H5T_IEEE_F64BE : H5T_IEEE_F64LE) : H5T_NATIVE_DOUBLE;
+  hid_t key = in_file ? file_type(&o->type, o->big_endian) : memory_type(&o->type);
+
+  *type = H5I_INVALID_HID;
+  CHECK_H5(name = H5Tcopy(H5T_C_S1), "cannot create string type");
+  CHECK_H5(H5Tset_size(name, NAME_BYTES), "cannot set string size");
+  CHECK_H5(H5Tset_strpad(name, H5T_STR_NULLPAD), "cannot set string padding");
+  CHECK_H5(*type = H5Tcreate(H5T_COMPOUND, x_offset + sizeof(double)), "cannot create compound");
+  CHECK_H5(H5Tinsert(*type, "row", FIELD_ROW, u64), "cannot insert field 'row'");
+  CHECK_H5(H5Tinsert(*type, "det", FIELD_DET, u16), "cannot insert field 'det'");
+  CHECK_H5(H5Tinsert(*type, "name", FIELD_NAME, name), "cannot insert field 'name'");
+  CHECK_H5(H5Tinsert(*type, o->key_field, FIELD_KEY, key), "cannot insert the key field");
+  CHECK_H5(H5Tinsert(*type, "x", x_offset, f64), "cannot insert field 'x'");
+done:
+  if (name >= 0) H5Tclose(name);
+  if (rc != H5G_OK && *type >= 0) H5Tclose(*type);
+  return rc;
+}
+
+/* Bytes of one row in memory (and in the file: tables are packed). */
+static size_t row_bytes(const gen_options *o) {
+  if (o->table) return FIELD_KEY + o->type.width + sizeof(double);
+  return (size_t)o->row_elems * o->type.width;
+}
+
+/* Row `row` of the dataset, in memory layout, into buf. */
+static void fill_row(const gen_options *o, uint64_t row, unsigned char *buf) {
+  if (!o->table) {
+    for (uint64_t k = 0; k < o->row_elems; k++)
+      store_bits(buf, (size_t)k, o->type.width, element_bits(o, row * o->row_elems + k));
+    return;
+  }
+  const uint16_t det = (uint16_t)(random_word(o->seed, row, 2) % DETECTORS);
+  const double x = 2.0 * unit_interval(random_word(o->seed, row, 3)) - 1.0;
+  uint64_t key; /* its first `width` bytes hold the key */
+  char name[NAME_BYTES + 1];
+  snprintf(name, sizeof name, "r%04x", (unsigned)(row & 0xffffu));
+  store_bits(&key, 0, o->type.width, element_bits(o, row));
+  memcpy(buf + FIELD_ROW, &row, sizeof row);
+  memcpy(buf + FIELD_DET, &det, sizeof det);
+  memcpy(buf + FIELD_NAME, name, NAME_BYTES);
+  memcpy(buf + FIELD_KEY, &key, o->type.width);
+  memcpy(buf + FIELD_KEY + o->type.width, &x, sizeof x);
+}
+
 static int create_dataset(const gen_options *o, hid_t file, hid_t *dset) {
   int rc = H5G_OK;
-  hid_t space = H5I_INVALID_HID, lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
-  hsize_t dims = o->count, maxdims = o->count;
+  hid_t space = H5I_INVALID_HID, lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID,
+        type = H5I_INVALID_HID;
+  const int rank = 1 + o->row_rank;
+  hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], chunk[H5S_MAX_RANK];
 
+  dims[0] = maxdims[0] = o->count;
+  for (int k = 0; k < o->row_rank; k++) dims[k + 1] = maxdims[k + 1] = chunk[k + 1] = o->row_dims[k];
   CHECK_H5(lcpl = H5Pcreate(H5P_LINK_CREATE), "cannot create property list");
   CHECK_H5(H5Pset_create_intermediate_group(lcpl, 1), "cannot set intermediate groups");
   CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE), "cannot create property list");
   if (o->layout != LAYOUT_CONTIGUOUS) {
     /* A fixed-size dataset needs chunk <= size; an empty one is made extendible instead. */
-    hsize_t chunk = o->count == 0 ? o->chunk : (o->chunk < o->count ? o->chunk : o->count);
-    if (o->count == 0) maxdims = H5S_UNLIMITED;
-    CHECK_H5(H5Pset_chunk(dcpl, 1, &chunk), "cannot set chunking");
+    chunk[0] = o->count == 0 ? o->chunk : (o->chunk < o->count ? o->chunk : o->count);
+    if (o->count == 0) maxdims[0] = H5S_UNLIMITED;
+    CHECK_H5(H5Pset_chunk(dcpl, rank, chunk), "cannot set chunking");
     if (o->layout == LAYOUT_GZIP) {
       CHECK_H5(H5Pset_shuffle(dcpl), "cannot set shuffle filter");
       CHECK_H5(H5Pset_deflate(dcpl, 6), "cannot set deflate filter");
     }
   }
-  CHECK_H5(space = H5Screate_simple(1, &dims, &maxdims), "cannot create dataspace");
-  CHECK_H5(*dset = H5Dcreate2(file, o->path, file_type(&o->type, o->big_endian), space, lcpl, dcpl,
-                              H5P_DEFAULT),
+  CHECK_H5(space = H5Screate_simple(rank, dims, maxdims), "cannot create dataspace");
+  if (o->table)
+    CHECK(table_type(o, 1, &type));
+  else
+    CHECK_H5(type = H5Tcopy(file_type(&o->type, o->big_endian)), "cannot copy type");
+  CHECK_H5(*dset = H5Dcreate2(file, o->path, type, space, lcpl, dcpl, H5P_DEFAULT),
            "cannot create dataset (does it exist already?)");
 done:
+  if (type >= 0) H5Tclose(type);
   if (space >= 0) H5Sclose(space);
   if (dcpl >= 0) H5Pclose(dcpl);
   if (lcpl >= 0) H5Pclose(lcpl);
   return rc;
 }
 
-/* Generates and writes this rank's slice in blocks; every rank makes the same number of
- * collective writes (an empty selection once its slice is done). */
+/* Generates and writes this rank's rows in blocks; every rank makes the same number of
+ * collective writes (an empty selection once its rows are done). */
 static int write_slice(const gen_options *o, hid_t dset, int rank, int nranks) {
   int rc = H5G_OK;
-  hid_t dxpl = H5I_INVALID_HID, filespace = H5I_INVALID_HID, memspace = H5I_INVALID_HID;
-  void *buf = NULL;
+  hid_t dxpl = H5I_INVALID_HID, filespace = H5I_INVALID_HID, memspace = H5I_INVALID_HID,
+        memtype = H5I_INVALID_HID;
+  unsigned char *buf = NULL;
+  const size_t bytes_per_row = row_bytes(o);
+  const uint64_t block_rows = BLOCK_BYTES / bytes_per_row ? BLOCK_BYTES / bytes_per_row : 1;
   const uint64_t q = o->count / (uint64_t)nranks, rem = o->count % (uint64_t)nranks;
   const uint64_t lo = (uint64_t)rank * q + (uint64_t)rank * rem / (uint64_t)nranks;
   const uint64_t hi = (uint64_t)(rank + 1) * q + (uint64_t)(rank + 1) * rem / (uint64_t)nranks;
   const uint64_t largest_slice = q + (rem != 0);
-  const uint64_t nblocks = (largest_slice + BLOCK_ELEMS - 1) / BLOCK_ELEMS;
-  const size_t buf_elems = (size_t)(hi - lo < BLOCK_ELEMS ? hi - lo : BLOCK_ELEMS);
+  const uint64_t nblocks = (largest_slice + block_rows - 1) / block_rows;
+  const size_t buf_rows = (size_t)(hi - lo < block_rows ? hi - lo : block_rows);
+  const int space_rank = 1 + o->row_rank;
+  hsize_t offset[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK];
 
-  buf = malloc(buf_elems * o->type.width);
-  CHECK_ALLOC(buf, buf_elems * o->type.width);
+  for (int k = 0; k < o->row_rank; k++) count[k + 1] = o->row_dims[k];
+  buf = malloc(buf_rows * bytes_per_row);
+  CHECK_ALLOC(buf, buf_rows * bytes_per_row);
+  if (o->table)
+    CHECK(table_type(o, 0, &memtype));
+  else
+    CHECK_H5(memtype = H5Tcopy(memory_type(&o->type)), "cannot copy type");
   CHECK_H5(dxpl = H5Pcreate(H5P_DATASET_XFER), "cannot create property list");
   CHECK_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "cannot set collective transfer");
   CHECK_H5(filespace = H5Dget_space(dset), "cannot get dataspace");
   for (uint64_t b = 0; b < nblocks; b++) {
-    uint64_t start = lo + b * BLOCK_ELEMS;
-    hsize_t n = start < hi ? (hsize_t)(hi - start < BLOCK_ELEMS ? hi - start : BLOCK_ELEMS) : 0;
-    hsize_t offset = start;
-    for (hsize_t i = 0; i < n; i++)
-      store_bits(buf, (size_t)i, o->type.width, element_bits(o, start + i));
-    CHECK_H5(memspace = H5Screate_simple(1, n ? &n : &(hsize_t){1}, NULL),
-             "cannot create dataspace");
+    uint64_t start = lo + b * block_rows;
+    hsize_t n = start < hi ? (hsize_t)(hi - start < block_rows ? hi - start : block_rows) : 0;
+    for (hsize_t i = 0; i < n; i++) fill_row(o, start + i, buf + i * bytes_per_row);
+    offset[0] = start;
+    count[0] = n ? n : 1;
+    CHECK_H5(memspace = H5Screate_simple(space_rank, count, NULL), "cannot create dataspace");
     if (n == 0) {
       CHECK_H5(H5Sselect_none(memspace), "cannot select");
       CHECK_H5(H5Sselect_none(filespace), "cannot select");
     } else {
-      CHECK_H5(H5Sselect_hyperslab(filespace, H5S_SELECT_SET, &offset, NULL, &n, NULL),
+      CHECK_H5(H5Sselect_hyperslab(filespace, H5S_SELECT_SET, offset, NULL, count, NULL),
                "cannot select hyperslab");
     }
-    CHECK_H5(H5Dwrite(dset, memory_type(&o->type), memspace, filespace, dxpl, buf),
-             "cannot write dataset");
+    CHECK_H5(H5Dwrite(dset, memtype, memspace, filespace, dxpl, buf), "cannot write dataset");
     CHECK_H5(H5Sclose(memspace), "cannot close dataspace");
     memspace = H5I_INVALID_HID;
   }
@@ -435,6 +566,7 @@ done:
   if (memspace >= 0) H5Sclose(memspace);
   if (filespace >= 0) H5Sclose(filespace);
   if (dxpl >= 0) H5Pclose(dxpl);
+  if (memtype >= 0) H5Tclose(memtype);
   free(buf);
   return rc;
 }
