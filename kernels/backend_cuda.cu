@@ -1,6 +1,7 @@
 /* The CUDA backend (src/backend.h): keys travel host -> device on a stream, are sorted or merged
  * by this project's kernels, and travel back. Device memory is one pool, allocated on first
- * need, grown only when a call needs more, and never larger than mem_budget. */
+ * need, grown only when a call needs more, and never larger than mem_budget. Merging P runs uses
+ * merge path up to a measured number of rounds, a re-sort beyond it (tuning.cuh). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,12 @@ done:
   return rc;
 }
 
+int merge_rounds(size_t nruns) {
+  int rounds = 0;
+  for (size_t runs = nruns; runs > 1; runs = (runs + 1) / 2) ++rounds;
+  return rounds;
+}
+
 int cuda_merge(h5g_backend *be, void *keys, size_t n, unsigned width, const uint64_t *run_offsets,
                size_t nruns) {
   int rc = H5G_OK;
@@ -161,8 +168,11 @@ int cuda_merge(h5g_backend *be, void *keys, size_t n, unsigned width, const uint
   CHECK(check_fits(be, n, width));
   CHECK(prepare(be, n, width, nruns, &b));
   CHECK_CUDA(cudaMemcpyAsync(b.keys, keys, n * width, cudaMemcpyHostToDevice, cb->stream));
-  CHECK(h5g_cuda_merge_runs(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, run_offsets, nruns,
-                            cb->stream));
+  if (merge_rounds(nruns) <= h5g::merge_max_rounds(width))
+    CHECK(h5g_cuda_merge_runs(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, run_offsets, nruns,
+                              cb->stream));
+  else /* many runs: a re-sort is faster than the rounds of merges (tuning.cuh) */
+    CHECK(h5g_cuda_sort(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, cb->stream));
   CHECK_CUDA(cudaMemcpyAsync(keys, b.keys, n * width, cudaMemcpyDeviceToHost, cb->stream));
   CHECK_CUDA(cudaStreamSynchronize(cb->stream));
 done:

@@ -8,8 +8,14 @@
 namespace h5g {
 
 /* Onesweep radix sort. RADIX_BITS 8: 4 passes for 32-bit keys, 8 for 64-bit (CUB's choice too).
- * Tile = BLOCK * ITEMS keys per thread block; shared memory holds the tile (<= 48 KB static).
- * Chosen on H100 from {256, 384, 512} x {8 .. 24} items (bench/RESULTS.md). */
+ * Tile = BLOCK * ITEMS keys per thread block (dynamic shared memory holds the tile);
+ * MIN_BLOCKS is __launch_bounds__' blocks per SM, which caps registers (occupancy mattered most:
+ * 32-bit 512x16 went from 13.1 ms at 1 block/SM to 7.4 ms at 2, 2^28 keys).
+ * Measured on H200, 2^28 random keys (bench_local_sort tune, bench/RESULTS.md):
+ *   32-bit: 256x16/4 7.37 ms, 256x20/4 7.15, 256x24/3 6.98 (spills 72 bytes: refused by the
+ *           -warn-spills -Werror build), 384x16/3 7.23, 512x16/2 7.11  -> 512x16/2
+ *   64-bit: 256x12/4 19.46 ms, 256x16/3 17.86, 384x12/3 18.56, 512x12/2 18.03 -> 256x16/3
+ *   8/16-bit keys (not measured) take 256x16/3, which does not spill. */
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
 
@@ -20,11 +26,12 @@ template <> struct OnesweepTuning<4> { static constexpr int BLOCK = 512, ITEMS =
 template <> struct OnesweepTuning<8> { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 3; };
 
 /* Keys one pass kernel launch covers at most: look-back counts fit in 30 bits and the look-back
- * table (tiles x 256 x 4 bytes) stays at 64 MB for 2^28 keys in 4096-key tiles. */
+ * table (tiles x 256 x 4 bytes) stays at 32 MB for 2^28 keys in 8192-key tiles. */
 constexpr size_t ONESWEEP_PORTION = (size_t)1 << 28;
 
 /* Upfront histogram kernel: threads per block, keys loaded per thread before counting, blocks
- * per SM. */
+ * per SM. H200, 2^28 32-bit keys: 0.82 ms with one load in flight and one counter copy,
+ * 0.37 ms with 8 loads and 8 interleaved copies (radix_sort.cuh). */
 constexpr int HIST_BLOCK = 256;
 constexpr int HIST_ITEMS = 8;
 constexpr int HIST_BLOCKS_PER_SM = 4;
@@ -32,7 +39,9 @@ constexpr int HIST_BLOCKS_PER_SM = 4;
 /* Bitonic sort: one block of BITONIC_THREADS sorts up to BITONIC_MAX keys in shared memory. */
 constexpr int BITONIC_THREADS = 1024;
 constexpr int BITONIC_MAX = 4096;
-/* h5g_cuda_sort uses bitonic sort up to this n, radix sort above (measured crossover). */
+/* h5g_cuda_sort uses bitonic sort up to this n, radix sort above. H200: bitonic is faster at
+ * every n it takes (32-bit 4096 keys: 0.037 ms vs radix 0.069 ms; 64-bit 0.046 vs 0.093); its
+ * time doubles with n, so the crossover would lie near 8192, past the shared-memory tile. */
 constexpr size_t SORT_BITONIC_CROSSOVER = 4096;
 
 /* Decoupled look-back scan: tile = SCAN_BLOCK * SCAN_ITEMS values. */
@@ -42,6 +51,14 @@ constexpr int SCAN_ITEMS = 8;
 /* Merge path: each block writes MERGE_BLOCK * MERGE_ITEMS keys of the output. */
 constexpr int MERGE_BLOCK = 256;
 constexpr int MERGE_ITEMS = 8;
+
+/* The backend merges P sorted runs by merge path while its ceil(log2 P) rounds are at most this,
+ * else re-sorts them. H200, 2^26 keys: 32-bit merge 1.65 ms at P = 16 vs re-sort 1.84 ms, but
+ * 2.41 ms at P = 64; 64-bit 3.88 ms at P = 64 vs re-sort 4.59 ms, but 5.09 ms at P = 256.
+ * 8/16-bit keys (not measured): one round per radix pass the re-sort needs. */
+constexpr int merge_max_rounds(unsigned width) {
+  return width == 8 ? 6 : width == 4 ? 4 : width == 2 ? 2 : 1;
+}
 
 } // namespace h5g
 #endif

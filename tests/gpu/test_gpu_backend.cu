@@ -1,5 +1,5 @@
-/* The CUDA backend through its interface (src/backend.h): sort, merge and transform of host
- * keys, pinned host buffers, capacity under a small mem_budget (calls at capacity succeed, calls
+/* The CUDA backend through its interface (src/backend.h): sort, merge (few and many runs) and
+ * transform of host keys, pinned host buffers, capacity under a small mem_budget (calls at capacity succeed, calls
  * above it are refused), and the device count. */
 #include "src/backend.h"
 #include "tests/gpu/gpu_test.cuh"
@@ -15,14 +15,18 @@ template <typename K> void check_sort_merge(h5g_backend *be, size_t n, Dist dist
   std::vector<K> got(host, host + n);
   EXPECT(check_sorted(input, got), "backend sort %u-byte n %zu %s", width, n, dist_name[dist]);
 
-  /* Three sorted runs, merged. */
-  const uint64_t offsets[4] = {0, n / 3, n / 2, n};
-  std::vector<K> runs(input);
-  for (int r = 0; r < 3; ++r) std::sort(runs.begin() + offsets[r], runs.begin() + offsets[r + 1]);
-  if (n) memcpy(host, runs.data(), n * width);
-  MUST_OK(be->merge(be, host, n, width, offsets, 3));
-  got.assign(host, host + n);
-  EXPECT(check_sorted(input, got), "backend merge %u-byte n %zu %s", width, n, dist_name[dist]);
+  /* 3 and 40 sorted runs (some empty), merged: merge path or a re-sort, by rounds and width. */
+  for (size_t nruns : {3, 40}) {
+    std::vector<uint64_t> offsets(nruns + 1);
+    for (size_t r = 0; r <= nruns; ++r) offsets[r] = r < nruns / 4 ? 0 : n * r / nruns;
+    std::vector<K> runs(input);
+    for (size_t r = 0; r < nruns; ++r) std::sort(runs.begin() + offsets[r], runs.begin() + offsets[r + 1]);
+    if (n) memcpy(host, runs.data(), n * width);
+    MUST_OK(be->merge(be, host, n, width, offsets.data(), nruns));
+    got.assign(host, host + n);
+    EXPECT(check_sorted(input, got), "backend merge %u-byte n %zu runs %zu %s", width, n, nruns,
+           dist_name[dist]);
+  }
   be->host_free(be, host);
 }
 

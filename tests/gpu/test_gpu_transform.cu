@@ -1,5 +1,6 @@
 /* GPU key transform: for every key class and width, ascending and descending,
- * - the ordered bits equal the CPU reference written from the spec (src/keys.h),
+ * - the ordered bits equal the CPU reference written from the spec (src/keys.h) and the bits
+ *   of src/keys.c (h5g_keys_to_ordered),
  * - sorting the ordered bits and transforming back gives numpy.sort's order (NaNs last,
  *   -0.0 before +0.0) or its exact reverse,
  * - the inverse gives back every input bit pattern (NaN payloads, -0.0). */
@@ -105,6 +106,10 @@ template <typename K> void check_spec(const h5g_keyspec *ks, size_t n, cudaStrea
   for (size_t i = 0; i < n; ++i) wrong += ordered[i] != (K)reference_ordered(input[i], ks);
   EXPECT(wrong == 0, "class %d width %u desc %d n %zu: %zu keys differ from the reference",
          ks->cls, ks->width, ks->descending, n, wrong);
+  std::vector<K> host_ordered(input);
+  h5g_keys_to_ordered(host_ordered.data(), n, ks);
+  EXPECT(host_ordered == ordered, "class %d width %u desc %d n %zu: GPU bits differ from src/keys.c",
+         ks->cls, ks->width, ks->descending, n);
 
   /* The CPU sort would dominate the test's time above 2^20 keys. */
   if (n <= (1u << 20)) check_order(input, ordered, ks, d, stream);
