@@ -153,12 +153,6 @@ done:
   return rc;
 }
 
-int merge_rounds(size_t nruns) {
-  int rounds = 0;
-  for (size_t runs = nruns; runs > 1; runs = (runs + 1) / 2) ++rounds;
-  return rounds;
-}
-
 int cuda_merge(h5g_backend *be, void *keys, size_t n, unsigned width, const uint64_t *run_offsets,
                size_t nruns) {
   int rc = H5G_OK;
@@ -168,7 +162,7 @@ int cuda_merge(h5g_backend *be, void *keys, size_t n, unsigned width, const uint
   CHECK(check_fits(be, n, width));
   CHECK(prepare(be, n, width, nruns, &b));
   CHECK_CUDA(cudaMemcpyAsync(b.keys, keys, n * width, cudaMemcpyHostToDevice, cb->stream));
-  if (merge_rounds(nruns) <= h5g::merge_max_rounds(width))
+  if (h5g_cuda_merge_rounds(nruns) <= (size_t)h5g::merge_max_rounds(width))
     CHECK(h5g_cuda_merge_runs(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, run_offsets, nruns,
                               cb->stream));
   else /* many runs: a re-sort is faster than the rounds of merges (tuning.cuh) */

@@ -57,6 +57,9 @@ int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt, s
                         unsigned width, const uint64_t *run_offsets, size_t nruns,
                         cudaStream_t stream);
 
+/* Pairwise merge rounds h5g_cuda_merge_runs makes for nruns runs: ceil(log2 nruns). */
+size_t h5g_cuda_merge_rounds(size_t nruns);
+
 #ifdef __cplusplus
 }
 #endif

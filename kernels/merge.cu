@@ -75,17 +75,11 @@ __global__ void __launch_bounds__(MERGE_BLOCK)
   for (uint32_t o = threadIdx.x; o < la + lb; o += MERGE_BLOCK) dst[a_begin + diag0 + o] = out_keys[o];
 }
 
-size_t merge_rounds(size_t nruns) {
-  size_t rounds = 0;
-  for (size_t runs = nruns; runs > 1; runs = (runs + 1) / 2) ++rounds;
-  return rounds;
-}
-
 template <typename K>
 int merge_runs(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n,
                const uint64_t *run_offsets, size_t nruns, cudaStream_t stream) {
   int rc = H5G_OK;
-  const size_t rounds = merge_rounds(nruns);
+  const size_t rounds = h5g_cuda_merge_rounds(nruns);
   size_t entries = 0;
   for (size_t runs = nruns; runs > 1; runs = (runs + 1) / 2) entries += (runs + 1) / 2 + 1;
   ScratchLayout s{(char *)temp, 0};
@@ -151,6 +145,12 @@ done:
 
 } // namespace
 } // namespace h5g
+
+extern "C" size_t h5g_cuda_merge_rounds(size_t nruns) {
+  size_t rounds = 0;
+  for (size_t runs = nruns; runs > 1; runs = (runs + 1) / 2) ++rounds;
+  return rounds;
+}
 
 extern "C" int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt, size_t n,
                                    unsigned width, const uint64_t *run_offsets, size_t nruns,
