@@ -1,11 +1,19 @@
-/* h5gsort_fixtures OUT.h5: writes hand-made datasets for the bad-input tests and the checker's
- * self-test.
+/* h5gsort_fixtures OUT.h5: writes hand-made datasets for the bad-input tests and the checkers'
+ * self-tests.
  * Datasets h5gsort must refuse (exit 2): /string (fixed strings), /vlstring (variable-length
  * strings), /compound, /enum, /opaque, /vlen (variable-length int sequences), /twod (10 x 3
  * int32), /scalar (0-D int32), and /group (a group, not a dataset).
- * Valid ones: /keys (1-D int32, 1000 elements) and float64 arrays for the checker:
+ * Valid ones: /keys (1-D int32, 1000 elements), /keys4 (1-D int32, 4 elements: rows for the
+ * 4-element datasets above) and float64 arrays for the checker:
  * /float/ascending in numpy order (signed zeros mixed, NaNs of both signs last), /float/descending
- * its reverse, /float/nan_not_last (a NaN before +inf), /float/payload (one NaN payload changed). */
+ * its reverse, /float/nan_not_last (a NaN before +inf), /float/payload (one NaN payload changed).
+ * For h5gsort_check_records: an input /records/in/{keys int32, id uint8 row ids, pay 6x2 float32,
+ * attribute "units" on keys} and outputs /records/VARIANT/{keys, id, pay, index}: "good" (a
+ * correct stable sort) and one defect each: "unstable" (equal keys swapped everywhere),
+ * "payload" (two pay rows swapped), "index_dup" (a repeated index), "disagree" (index and ids
+ * differ), "unsorted", "wrong_key" (a key that is not its source's), "noattr". Signed zeros:
+ * /records/zeros/in/{keys f64 +0 -0 +0 -0, id} with outputs "good" and "unstable" (the -0.0 rows
+ * reversed, not adjacent). */
 #include <hdf5.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +69,117 @@ static int write_float_fixtures(hid_t file) {
       write_floats(group, "payload", payload, N))
     return 1;
   CHECK_H5(H5Gclose(group));
+  return 0;
+}
+
+/* ---- record-checker fixtures ---------------------------------------------------------------- */
+
+enum { RECORDS = 6, ZEROS = 4 };
+
+static int write_1d(hid_t group, const char *name, hid_t type, hsize_t n, const void *data) {
+  hid_t space;
+  CHECK_H5(space = H5Screate_simple(1, &n, NULL));
+  if (write_dataset(group, name, type, space, data)) return 1;
+  CHECK_H5(H5Sclose(space));
+  return 0;
+}
+
+static int write_units(hid_t group, const char *dataset) {
+  hid_t dset, type, space, attr;
+  CHECK_H5(dset = H5Dopen2(group, dataset, H5P_DEFAULT));
+  CHECK_H5(type = H5Tcopy(H5T_C_S1));
+  CHECK_H5(H5Tset_size(type, 4));
+  CHECK_H5(space = H5Screate(H5S_SCALAR));
+  CHECK_H5(attr = H5Acreate2(dset, "units", type, space, H5P_DEFAULT, H5P_DEFAULT));
+  CHECK_H5(H5Awrite(attr, type, "keV"));
+  CHECK_H5(H5Aclose(attr));
+  CHECK_H5(H5Sclose(space));
+  CHECK_H5(H5Tclose(type));
+  CHECK_H5(H5Dclose(dset));
+  return 0;
+}
+
+/* /records/NAME: keys, id and pay gathered from the input by key_src, id_src, pay_src; index as
+ * given; the "units" attribute unless noattr. */
+static int write_variant(hid_t file, const char *name, const int *key_src, const int *id_src,
+                         const int *pay_src, const uint64_t *index, int attr) {
+  static const int32_t keys[RECORDS] = {3, 1, 2, 1, 3, 1};
+  int32_t out_keys[RECORDS];
+  uint8_t out_ids[RECORDS];
+  float out_pay[RECORDS][2];
+  for (int i = 0; i < RECORDS; i++) {
+    out_keys[i] = keys[key_src[i]];
+    out_ids[i] = (uint8_t)id_src[i];
+    out_pay[i][0] = (float)pay_src[i] + 0.5f; /* input row r holds {r + 0.5, -r} */
+    out_pay[i][1] = -(float)pay_src[i];
+  }
+  char path[64];
+  hid_t group, space;
+  const hsize_t dims[2] = {RECORDS, 2};
+  snprintf(path, sizeof path, "/records/%s", name);
+  CHECK_H5(group = H5Gcreate2(file, path, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  CHECK_H5(space = H5Screate_simple(2, dims, NULL));
+  if (write_1d(group, "keys", H5T_NATIVE_INT32, RECORDS, out_keys) ||
+      write_1d(group, "id", H5T_NATIVE_UINT8, RECORDS, out_ids) ||
+      write_dataset(group, "pay", H5T_NATIVE_FLOAT, space, out_pay) ||
+      (index && write_1d(group, "index", H5T_NATIVE_UINT64, RECORDS, index)) ||
+      (attr && write_units(group, "keys")))
+    return 1;
+  CHECK_H5(H5Sclose(space));
+  CHECK_H5(H5Gclose(group));
+  return 0;
+}
+
+static int write_record_fixtures(hid_t file) {
+  static const int identity[RECORDS] = {0, 1, 2, 3, 4, 5};
+  static const int good[RECORDS] = {1, 3, 5, 2, 0, 4}, unstable[RECORDS] = {3, 1, 5, 2, 0, 4},
+                   pay_swapped[RECORDS] = {1, 3, 5, 2, 4, 0}, unsorted[RECORDS] = {2, 1, 3, 5, 0, 4},
+                   wrong_source[RECORDS] = {1, 3, 5, 0, 2, 4};
+  uint64_t good_index[RECORDS], unstable_index[RECORDS], wrong_index[RECORDS],
+      unsorted_index[RECORDS], dup_index[RECORDS];
+  for (int i = 0; i < RECORDS; i++) {
+    good_index[i] = dup_index[i] = (uint64_t)good[i];
+    unstable_index[i] = (uint64_t)unstable[i];
+    wrong_index[i] = (uint64_t)wrong_source[i];
+    unsorted_index[i] = (uint64_t)unsorted[i];
+  }
+  dup_index[RECORDS - 1] = dup_index[0];
+  hid_t group;
+  CHECK_H5(group = H5Gcreate2(file, "records", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  CHECK_H5(H5Gclose(group));
+  if (write_variant(file, "in", identity, identity, identity, NULL, 1) ||
+      write_variant(file, "good", good, good, good, good_index, 1) ||
+      write_variant(file, "unstable", unstable, unstable, unstable, unstable_index, 1) ||
+      write_variant(file, "payload", good, good, pay_swapped, good_index, 1) ||
+      write_variant(file, "index_dup", good, good, good, dup_index, 1) ||
+      write_variant(file, "disagree", good, good, good, unstable_index, 1) ||
+      write_variant(file, "unsorted", unsorted, unsorted, unsorted, unsorted_index, 1) ||
+      write_variant(file, "wrong_key", good, wrong_source, wrong_source, wrong_index, 1) ||
+      write_variant(file, "noattr", good, good, good, good_index, 0))
+    return 1;
+
+  /* +0 -0 +0 -0: numpy ties them all; stability is about bit-identical keys. */
+  static const uint64_t zeros[ZEROS] = {0, 0x8000000000000000u, 0, 0x8000000000000000u};
+  static const int zeros_good[ZEROS] = {1, 0, 3, 2}, zeros_unstable[ZEROS] = {3, 0, 1, 2};
+  const int *sources[3] = {identity, zeros_good, zeros_unstable};
+  const char *names[3] = {"/records/zeros/in", "/records/zeros/good", "/records/zeros/unstable"};
+  for (int v = 0; v < 3; v++) {
+    double keys[ZEROS];
+    uint8_t ids[ZEROS];
+    for (int i = 0; i < ZEROS; i++) {
+      memcpy(&keys[i], &zeros[sources[v][i]], sizeof keys[i]);
+      ids[i] = (uint8_t)sources[v][i];
+    }
+    hid_t lcpl;
+    CHECK_H5(lcpl = H5Pcreate(H5P_LINK_CREATE));
+    CHECK_H5(H5Pset_create_intermediate_group(lcpl, 1));
+    CHECK_H5(group = H5Gcreate2(file, names[v], lcpl, H5P_DEFAULT, H5P_DEFAULT));
+    CHECK_H5(H5Pclose(lcpl));
+    if (write_1d(group, "keys", H5T_NATIVE_DOUBLE, ZEROS, keys) ||
+        write_1d(group, "id", H5T_NATIVE_UINT8, ZEROS, ids))
+      return 1;
+    CHECK_H5(H5Gclose(group));
+  }
   return 0;
 }
 
@@ -126,6 +245,8 @@ int main(int argc, char **argv) {
   hid_t keys_space;
   CHECK_H5(keys_space = H5Screate_simple(1, &thousand, NULL));
   if (write_dataset(file, "keys", H5T_NATIVE_INT32, keys_space, ints)) return 1;
+  if (write_1d(file, "keys4", H5T_NATIVE_INT32, 4, ints)) return 1;
+  if (write_record_fixtures(file)) return 1;
 
   CHECK_H5(H5Sclose(keys_space));
   if (write_float_fixtures(file)) return 1;

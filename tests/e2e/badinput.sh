@@ -16,43 +16,6 @@ IN=$W/fixtures.h5
 OUT=$OUTDIR/out.h5
 WRAP=() # a command prefix for each rank (e.g. to set a resource limit)
 
-# expect_failure CODE PATTERN H5GSORT_ARGS...: PATTERN (extended regexp, any case) must match
-# the error line, e.g. the dataset path or the type class.
-expect_failure() {
-  local code=$1 pattern=$2
-  shift 2
-  for p in 1 3; do
-    local rc=0 out_existed=0 before after
-    [ -f "$IN" ] && cp "$IN" "$W/in.copy"
-    if [ -e "$OUT" ]; then
-      out_existed=1
-      cp "$OUT" "$W/out.copy"
-    fi
-    before=$(ls -A "$(dirname "$OUT")" 2>&1 || true)
-    RUNS=$((RUNS + 1))
-    mpirun "$p" "${WRAP[@]}" "$BIN/h5gsort" "$@" >"$W/log" 2>&1 || rc=$?
-    after=$(ls -A "$(dirname "$OUT")" 2>&1 || true)
-    local what="h5gsort $* on $p ranks"
-    echo "--- $what: exit $rc"
-    cat "$W/log"
-    [ "$rc" -eq "$code" ] || die "$what exited $rc, expected $code"
-    local lines
-    lines=$(grep -c '^h5gsort: error: ' "$W/log" || true)
-    [ "$lines" -eq 1 ] || die "$what printed $lines 'h5gsort: error:' lines, expected 1"
-    if grep -q 'HDF5-DIAG' "$W/log"; then die "$what printed an HDF5 error stack"; fi
-    grep '^h5gsort: error: ' "$W/log" | grep -qiE -- "$pattern" ||
-      die "$what: the error message does not match /$pattern/"
-    if [ "$out_existed" = 1 ]; then
-      cmp -s "$OUT" "$W/out.copy" || die "$what changed the existing OUTPUT"
-    else
-      [ ! -e "$OUT" ] || die "$what left OUTPUT behind"
-    fi
-    [ "$before" = "$after" ] ||
-      die "$what changed OUTPUT's directory (a temporary file left?): '$before' -> '$after'"
-    if [ -f "$IN" ]; then cmp -s "$IN" "$W/in.copy" || die "$what changed the input"; fi
-  done
-}
-
 case_missing_input() { expect_failure 2 'nope\.h5' "$W/nope.h5" "$OUT" -d /keys; }
 
 case_not_hdf5() {

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers of the end-to-end and bad-input tests (sourced, not run).
 # The caller sets BIN (the build's bin dir) and MPIEXEC (launcher command ending with its -n flag).
 set -euo pipefail
@@ -60,6 +61,46 @@ sort_check() {
   for o in "$@"; do [ "$o" = --descending ] && order=(--descending); done
   sort_ok "$ranks" "${opts[@]}" "$in" "$out" -d "$inpath"
   check "$in" -d "$inpath" "$out" -o "$outpath" "${order[@]}"
+}
+
+# expect_failure CODE PATTERN H5GSORT_ARGS...: h5gsort on 1 and 3 ranks must exit CODE with
+# exactly one "h5gsort: error:" line matching PATTERN (extended regexp, any case; e.g. the dataset
+# path or the type class), no HDF5 error stack, OUTPUT absent (or unchanged when it existed), no
+# new file beside it, and IN unchanged. The caller sets IN, OUT and WRAP (a command prefix for
+# each rank, e.g. to set a resource limit; may be empty).
+expect_failure() {
+  local code=$1 pattern=$2
+  shift 2
+  for p in 1 3; do
+    local rc=0 out_existed=0 before after
+    [ -f "$IN" ] && cp "$IN" "$WORK/in.copy"
+    if [ -e "$OUT" ]; then
+      out_existed=1
+      cp "$OUT" "$WORK/out.copy"
+    fi
+    before=$(ls -A "$(dirname "$OUT")" 2>&1 || true)
+    RUNS=$((RUNS + 1))
+    mpirun "$p" "${WRAP[@]}" "$BIN/h5gsort" "$@" >"$WORK/log" 2>&1 || rc=$?
+    after=$(ls -A "$(dirname "$OUT")" 2>&1 || true)
+    local what="h5gsort $* on $p ranks"
+    echo "--- $what: exit $rc"
+    cat "$WORK/log"
+    [ "$rc" -eq "$code" ] || die "$what exited $rc, expected $code"
+    local lines
+    lines=$(grep -c '^h5gsort: error: ' "$WORK/log" || true)
+    [ "$lines" -eq 1 ] || die "$what printed $lines 'h5gsort: error:' lines, expected 1"
+    if grep -q 'HDF5-DIAG' "$WORK/log"; then die "$what printed an HDF5 error stack"; fi
+    grep '^h5gsort: error: ' "$WORK/log" | grep -qiE -- "$pattern" ||
+      die "$what: the error message does not match /$pattern/"
+    if [ "$out_existed" = 1 ]; then
+      cmp -s "$OUT" "$WORK/out.copy" || die "$what changed the existing OUTPUT"
+    else
+      [ ! -e "$OUT" ] || die "$what left OUTPUT behind"
+    fi
+    [ "$before" = "$after" ] ||
+      die "$what changed OUTPUT's directory (a temporary file left?): '$before' -> '$after'"
+    if [ -f "$IN" ]; then cmp -s "$IN" "$WORK/in.copy" || die "$what changed the input"; fi
+  done
 }
 
 passed() {
