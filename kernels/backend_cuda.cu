@@ -197,6 +197,17 @@ extern "C" int h5g_cuda_device_count(void) {
   return n;
 }
 
+extern "C" uint64_t h5g_cuda_free_memory(int device) {
+  size_t free_bytes = 0, total_bytes = 0;
+  int count = h5g_cuda_device_count();
+  if (count == 0 || cudaSetDevice(device % count) != cudaSuccess ||
+      cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return free_bytes;
+}
+
 extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budget) {
   int rc = H5G_OK;
   h5g_backend *be = NULL;

@@ -4,8 +4,9 @@
 #include <mpi.h>
 #include <stdint.h>
 
-/* Rank of the caller among the ranks of its node (MPI_COMM_TYPE_SHARED); picks the GPU. */
-int h5g_local_rank(MPI_Comm comm, int *local_rank);
+/* Rank of the caller among the ranks of its node (MPI_COMM_TYPE_SHARED), which picks the GPU,
+ * and the number of ranks on the node. */
+int h5g_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
 
 /* First global index of rank r's share of n elements over p ranks: floor(r * n / p), without
  * overflow for any 64-bit n. Rank r owns [h5g_share_begin(r), h5g_share_begin(r + 1)). */

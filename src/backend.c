@@ -5,6 +5,11 @@
 #ifndef H5G_HAVE_CUDA
 int h5g_cuda_device_count(void) { return 0; }
 
+uint64_t h5g_cuda_free_memory(int device) {
+  (void)device;
+  return 0;
+}
+
 int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budget) {
   (void)local_rank;
   (void)mem_budget;

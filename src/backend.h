@@ -58,6 +58,8 @@ int h5g_backend_cpu_create(h5g_backend **out, uint64_t mem_budget);
 int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budget);
 /* Number of visible CUDA devices (0 without CUDA support or without a GPU). */
 int h5g_cuda_device_count(void);
+/* Free memory of CUDA device `device` in bytes (0 without CUDA support or without a GPU). */
+uint64_t h5g_cuda_free_memory(int device);
 
 #ifdef __cplusplus
 }

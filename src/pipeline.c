@@ -40,6 +40,7 @@ typedef struct {
   h5g_backend *be;
   h5g_transport *transport;
   int use_cuda, device;   /* this rank's backend and GPU */
+  int device_sharers;     /* ranks of this node on the same GPU */
   h5g_file *in_file, *out_file;
   h5g_dset *keys_in;
   int tmp_created;
@@ -127,11 +128,14 @@ static uint64_t nccl_staging_bytes(const run_state *st) {
 /* Collective: each rank's backend and GPU, then the exchange transport (which takes its device
  * memory before the CUDA backend sizes itself from what is free). */
 static int choose_transport(run_state *st) {
-  int rc = H5G_OK, local_rank = 0, all_cuda = 0, devices = h5g_cuda_device_count();
+  int rc = H5G_OK, local_rank = 0, local_size = 1, all_cuda = 0;
+  int devices = h5g_cuda_device_count();
+  /* auto: the GPU when there is one, except for records, which only the CPU backend moves yet */
   st->use_cuda = st->opt->backend == H5G_BACKEND_CUDA ||
-                 (st->opt->backend == H5G_BACKEND_AUTO && devices > 0);
-  CHECK(h5g_local_rank(st->comm, &local_rank));
+                 (st->opt->backend == H5G_BACKEND_AUTO && devices > 0 && !st->records);
+  CHECK(h5g_local_rank(st->comm, &local_rank, &local_size));
   st->device = devices > 0 ? local_rank % devices : 0;
+  st->device_sharers = devices > 0 ? (local_size - st->device + devices - 1) / devices : 1;
   CHECK_MPI(MPI_Allreduce(&st->use_cuda, &all_cuda, 1, MPI_INT, MPI_MIN, st->comm));
   CHECK(h5g_transport_open(st->comm, st->opt->exchange, all_cuda && devices > 0, st->device,
                            nccl_staging_bytes(st), &st->transport));
@@ -139,16 +143,27 @@ done:
   return rc;
 }
 
+/* The CUDA backend's budget: its share of 90% of the GPU's free memory (ranks sharing a GPU
+ * split it), or --device-memory when that is smaller: a cap above what the GPU has does not
+ * bind. The NCCL staging buffers come out of --device-memory. */
+static uint64_t cuda_budget(const run_state *st) {
+  uint64_t budget = st->opt->device_memory;
+  if (budget && strcmp(h5g_transport_name(st->transport), "nccl") == 0)
+    budget -= nccl_staging_bytes(st);
+  uint64_t share = h5g_cuda_free_memory(st->device) / 10 * 9 / (uint64_t)st->device_sharers;
+  if (share && (!budget || budget > share)) {
+    if (budget && st->opt->verbose)
+      fprintf(stderr, "h5gsort: rank %d: --device-memory above this rank's share of the free GPU "
+              "memory; using %llu bytes\n", st->rank, (unsigned long long)share);
+    budget = share;
+  }
+  return budget;
+}
+
 static int create_backend(run_state *st) {
   int rc = H5G_OK;
-  uint64_t budget = st->opt->device_memory;
-  if (!st->use_cuda) {
-    CHECK(h5g_backend_cpu_create(&st->be, budget));
-  } else {
-    if (budget && strcmp(h5g_transport_name(st->transport), "nccl") == 0)
-      budget -= nccl_staging_bytes(st);
-    CHECK(h5g_backend_cuda_create(&st->be, st->device, budget));
-  }
+  if (!st->use_cuda) CHECK(h5g_backend_cpu_create(&st->be, st->opt->device_memory));
+  else CHECK(h5g_backend_cuda_create(&st->be, st->device, cuda_budget(st)));
   if (st->records && (!st->be->sort_pairs || !st->be->merge_pairs))
     H5G_FAIL(H5G_ERR_USAGE, "the %s backend cannot move records (--carry, --index-out, "
              "--key-field) yet; use --backend cpu", st->be->name);
