@@ -17,7 +17,8 @@ foreach(spec i4:few:tick f8:special:energy)
            COMMAND bash ${H5G_RECORDS_DIR}/records.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" table ${spec})
   set_tests_properties(records_table_${name} PROPERTIES LABELS records TIMEOUT 300)
 endforeach()
-foreach(case stable sizes descending index output_dataset inplace out_of_core small_messages checker)
+foreach(case stable sizes descending index output_dataset inplace out_of_core small_messages gen_ranks
+             checker)
   add_test(NAME records_${case}
            COMMAND bash ${H5G_RECORDS_DIR}/records.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
   set_tests_properties(records_${case} PROPERTIES LABELS records TIMEOUT 300)

@@ -208,6 +208,19 @@ case_table() {
   rcheck "$W/be.h5" "$W/be_out.h5" -d /events --key-field "$field" --row-id-field row
 }
 
+# The generator's tables and N-D arrays depend only on (seed, index), never on the rank count.
+case_gen_ranks() {
+  for spec in "--table --type f4 --dist special --key-field e" "--row-shape 3,2 --type i2" \
+    "--row-shape 5 --type f8 --dist sorted --layout gzip --chunk 7"; do
+    # shellcheck disable=SC2086  # spec is a list of options
+    {
+      gen 1 "$W/one.h5" -d /d --count 3001 $spec --force
+      gen 3 "$W/three.h5" -d /d --count 3001 $spec --force
+    }
+    same "$W/one.h5" "$W/three.h5" /d
+  done
+}
+
 # The checker must reject wrong outputs (a checker that cannot fail checks nothing).
 case_checker() {
   expect_reject() {
