@@ -122,6 +122,9 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     case OPT_VERSION: opt->version = 1; break;
     case OPT_CHECK: opt->check = 1; break;
     case OPT_CARRY:
+      if (optarg[0] == '\0' || optarg[0] == ',' || optarg[strlen(optarg) - 1] == ',' ||
+          strstr(optarg, ",,"))
+        H5G_FAIL(H5G_ERR_USAGE, "--carry takes a comma-separated list of paths, not '%s'", optarg);
       for (char *save = NULL, *path = strtok_r(optarg, ",", &save); path;
            path = strtok_r(NULL, ",", &save)) {
         if (opt->ncarry == H5G_MAX_CARRY)
@@ -163,16 +166,28 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     H5G_FAIL(H5G_ERR_USAGE, "--index-out needs an absolute path other than the output dataset");
   if (opt->check && (opt->ncarry || opt->index_out))
     H5G_FAIL(H5G_ERR_USAGE, "--carry and --index-out do not go with --check");
+  /* Every dataset the run writes needs a path of its own, none inside another. */
+  const char *written[H5G_MAX_CARRY + 2];
+  char targets[H5G_MAX_CARRY][1024];
+  int nwritten = 0;
+  written[nwritten++] = opt->output_dataset;
+  if (opt->index_out) written[nwritten++] = opt->index_out;
   for (int i = 0; i < opt->ncarry; i++) {
-    char target[4096];
-    h5g_options_carry_target(opt, opt->carry[i], target, sizeof target);
-    if (strcmp(opt->carry[i], opt->dataset) == 0 || strcmp(target, opt->output_dataset) == 0 ||
-        (opt->index_out && strcmp(target, opt->index_out) == 0))
-      H5G_FAIL(H5G_ERR_USAGE, "--carry %s would overwrite the keys or the index", opt->carry[i]);
-    for (int j = 0; j < i; j++)
-      if (strcmp(opt->carry[i], opt->carry[j]) == 0)
-        H5G_FAIL(H5G_ERR_USAGE, "--carry names %s twice", opt->carry[i]);
+    if (strcmp(opt->carry[i], opt->dataset) == 0)
+      H5G_FAIL(H5G_ERR_USAGE, "--carry %s names the key dataset", opt->carry[i]);
+    h5g_options_carry_target(opt, opt->carry[i], targets[i], sizeof targets[i]);
+    written[nwritten++] = targets[i];
   }
+  for (int i = 0; i < nwritten; i++)
+    for (int j = 0; j < i; j++) {
+      size_t li = strlen(written[i]), lj = strlen(written[j]);
+      int same = strcmp(written[i], written[j]) == 0;
+      int nested = (li > lj && strncmp(written[i], written[j], lj) == 0 && written[i][lj] == '/') ||
+                   (lj > li && strncmp(written[j], written[i], li) == 0 && written[j][li] == '/');
+      if (same || nested)
+        H5G_FAIL(H5G_ERR_USAGE, "two outputs would land at %s and %s in OUTPUT: give each its own "
+                 "path", written[j], written[i]);
+    }
   if (opt->output_dataset[0] != '/' || strcmp(opt->output_dataset, "/") == 0)
     H5G_FAIL(H5G_ERR_USAGE, "output dataset path must be absolute and name a dataset, not '%s'",
              opt->output_dataset);

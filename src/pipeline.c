@@ -128,7 +128,7 @@ static uint64_t nccl_staging_bytes(const run_state *st) {
 /* Collective: each rank's backend and GPU, then the exchange transport (which takes its device
  * memory before the CUDA backend sizes itself from what is free). */
 static int choose_transport(run_state *st) {
-  int rc = H5G_OK, local_rank = 0, local_size = 1, all_cuda = 0;
+  int rc = H5G_OK, local_rank = 0, local_size = 1;
   int devices = h5g_cuda_device_count();
   /* auto: the GPU when there is one, except for records, which only the CPU backend moves yet */
   st->use_cuda = st->opt->backend == H5G_BACKEND_CUDA ||
@@ -136,8 +136,9 @@ static int choose_transport(run_state *st) {
   CHECK(h5g_local_rank(st->comm, &local_rank, &local_size));
   st->device = devices > 0 ? local_rank % devices : 0;
   st->device_sharers = devices > 0 ? (local_size - st->device + devices - 1) / devices : 1;
-  CHECK_MPI(MPI_Allreduce(&st->use_cuda, &all_cuda, 1, MPI_INT, MPI_MIN, st->comm));
-  CHECK(h5g_transport_open(st->comm, st->opt->exchange, all_cuda && devices > 0, st->device,
+  int own_gpu = st->use_cuda && devices > 0 && st->device_sharers == 1, all_own_gpu = 0;
+  CHECK_MPI(MPI_Allreduce(&own_gpu, &all_own_gpu, 1, MPI_INT, MPI_MIN, st->comm));
+  CHECK(h5g_transport_open(st->comm, st->opt->exchange, all_own_gpu, st->device,
                            nccl_staging_bytes(st), &st->transport));
 done:
   return rc;

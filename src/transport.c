@@ -32,19 +32,23 @@ done:
 }
 #endif
 
-int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int all_cuda, int device,
+int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_rank, int device,
                        uint64_t staging_bytes, h5g_transport **out) {
-  int rc = H5G_OK;
+  int rc = H5G_OK, size;
+  MPI_Comm_size(comm, &size);
   h5g_transport *t = calloc(1, sizeof *t);
   CHECK(h5g_agree(comm, t ? H5G_OK : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
                                                    "out of host memory")));
   t->comm = comm;
 #ifdef H5G_HAVE_NCCL
-  if (choice == H5G_EXCHANGE_NCCL && !all_cuda)
-    H5G_FAIL(H5G_ERR_USAGE, "--exchange nccl needs the CUDA backend on every rank");
-  if (choice != H5G_EXCHANGE_MPI && all_cuda) CHECK(connect_nccl(comm, device, staging_bytes, &t->nccl));
+  if (choice == H5G_EXCHANGE_NCCL && !gpu_per_rank)
+    H5G_FAIL(H5G_ERR_USAGE, "--exchange nccl needs the CUDA backend on every rank, each rank on a "
+             "GPU of its own");
+  /* one rank exchanges nothing: no communicator to build */
+  if (choice != H5G_EXCHANGE_MPI && gpu_per_rank && size > 1)
+    CHECK(connect_nccl(comm, device, staging_bytes, &t->nccl));
 #else
-  (void)all_cuda;
+  (void)gpu_per_rank;
   (void)device;
   (void)staging_bytes;
   if (choice == H5G_EXCHANGE_NCCL)

@@ -33,6 +33,12 @@ for spec in "u4 uniform 10000019" "f8 special 3000017" "i8 zipf 2000003" "u2 few
   for ranks in 1 2 4; do
     for exchange in mpi nccl; do
       [ "$ranks" -gt 1 ] || [ "$exchange" = mpi ] || continue
+      if [ "$exchange" = nccl ] && [ "$ranks" -gt "$gpus" ]; then # NCCL needs a GPU per rank
+        $launcher "$ranks" "$bin/h5gsort" "$in" "$work/x.h5" -d /k --backend cuda --exchange nccl >"$work/log" 2>&1
+        expect "  --exchange nccl with $ranks ranks on $gpus GPUs: usage error" test $? -eq 2
+        expect "  no output" test ! -e "$work/x.h5"
+        continue
+      fi
       out="$work/out_${type}_${ranks}_$exchange.h5"
       expect "$type $dist n=$n: $ranks rank(s) on $gpus GPU(s), exchange $exchange" \
         run "$ranks" "$in" "$out" -d /k --backend cuda --exchange "$exchange" --verify --report "$work/r.json"
@@ -40,8 +46,10 @@ for spec in "u4 uniform 10000019" "f8 special 3000017" "i8 zipf 2000003" "u2 few
       expect "  backend cuda, exchange $exchange in the report" \
         grep -q "\"exchange\": \"$exchange\"" "$work/r.json"
     done
-    [ "$ranks" -eq 1 ] || expect "  nccl and mpi outputs identical ($ranks ranks)" \
-      cmp -s "$work/out_${type}_${ranks}_mpi.h5" "$work/out_${type}_${ranks}_nccl.h5"
+    [ "$ranks" -eq 1 ] || [ "$ranks" -gt "$gpus" ] || expect "  nccl and mpi outputs identical ($ranks ranks)" \
+      cmp "$work/out_${type}_${ranks}_mpi.h5" "$work/out_${type}_${ranks}_nccl.h5"
+    [ "$ranks" -eq 1 ] || expect "  $ranks-rank output identical to 1 rank's" \
+      cmp "$work/out_${type}_1_mpi.h5" "$work/out_${type}_${ranks}_mpi.h5"
   done
   expect "$type descending, 2 ranks" run 2 "$in" "$work/desc.h5" -d /k --backend cuda --descending
   expect "  checked" check "$in" -d /k "$work/desc.h5" -o /k --descending
