@@ -11,8 +11,8 @@ typedef enum { H5G_EXCHANGE_AUTO, H5G_EXCHANGE_MPI, H5G_EXCHANGE_NCCL } h5g_exch
 
 typedef struct h5g_transport h5g_transport;
 
-/* Collective. Picks the transport (auto: NCCL when every rank runs CUDA on a GPU of its own,
- * which NCCL requires, and NCCL was built) and connects it; `device` is this rank's GPU and
+/* Collective. Picks the transport (auto: MPI, measured faster; NCCL when asked for, which needs
+ * every rank on a GPU of its own and a build with NCCL) and connects it; `device` is this rank's GPU and
  * `staging_bytes` the device memory NCCL may use. Asking for NCCL where it cannot run is a usage
  * error. */
 int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_rank, int device,
