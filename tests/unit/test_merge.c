@@ -22,50 +22,30 @@ static void sort_keys(void *keys, size_t n, unsigned width) {
   qsort(keys, n, width, compare_keys);
 }
 
-/* The value carried by the key at position p of the unmerged runs: distinct, and using all 64
- * bits (an odd multiplier is a bijection mod 2^64), so a truncated or misplaced value cannot match
- * by chance. */
-static uint64_t value_of(size_t p) { return (uint64_t)p * UINT64_C(0x9e3779b97f4a7c15); }
 
-typedef struct {
-  uint64_t key, position;
-} keyed_position;
-
-static int compare_key_then_position(const void *a, const void *b) {
-  const keyed_position *x = a, *y = b;
-  if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
-  return (x->position > y->position) - (x->position < y->position);
-}
-
-static uint64_t load_key(const void *keys, size_t i, unsigned width) {
-  uint64_t bits = 0;
-  memcpy(&bits, (const uint8_t *)keys + i * width, width); /* little-endian host */
-  return bits;
-}
-
-/* Merges a copy of the sorted runs `runs` with h5g_merge_runs_pairs (value_of(p) riding with the
+/* Merges a copy of the sorted runs `runs` with h5g_merge_runs_pairs (test_value_of(p) riding with the
  * key at position p) and compares keys and values with the stable reference. */
 static void check_pairs(const uint8_t *runs, size_t n, unsigned width, const uint64_t *offsets,
                         size_t nruns, const char *what) {
   uint8_t *keys = malloc(n * width + 1), *scratch = malloc(n * width + 1);
   uint64_t *values = malloc(n * sizeof *values + 1);
   uint64_t *scratch_values = malloc(n * sizeof *values + 1);
-  keyed_position *expected = malloc(n * sizeof *expected + 1);
+  test_keyed *expected = malloc(n * sizeof *expected + 1);
   if (!keys || !scratch || !values || !scratch_values || !expected) {
     EXPECT(0, "out of memory for n = %zu", n);
     goto done;
   }
   memcpy(keys, runs, n * width);
   for (size_t p = 0; p < n; p++) {
-    values[p] = value_of(p);
-    expected[p] = (keyed_position){load_key(runs, p, width), p};
+    values[p] = test_value_of(p);
+    expected[p] = (test_keyed){test_load_key(runs, p, width), p};
   }
-  qsort(expected, n, sizeof *expected, compare_key_then_position);
+  qsort(expected, n, sizeof *expected, test_compare_key_then_position);
 
   h5g_merge_runs_pairs(keys, values, scratch, scratch_values, n, width, offsets, nruns);
   size_t first_diff = 0;
-  while (first_diff < n && load_key(keys, first_diff, width) == expected[first_diff].key &&
-         values[first_diff] == value_of(expected[first_diff].position))
+  while (first_diff < n && test_load_key(keys, first_diff, width) == expected[first_diff].key &&
+         values[first_diff] == test_value_of(expected[first_diff].position))
     first_diff++;
   EXPECT(first_diff == n, "pairs width %u n %zu nruns %zu%s: differs from the stable reference "
          "at %zu", width, n, nruns, what, first_diff);

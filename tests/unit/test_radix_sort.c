@@ -54,48 +54,29 @@ static int compare_u32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The value carried by source element i: distinct, and using all 64 bits (an odd multiplier is
- * a bijection mod 2^64), so a truncated or misplaced value cannot match by chance. */
-static uint64_t value_of(size_t i) { return (uint64_t)i * UINT64_C(0x9e3779b97f4a7c15); }
 
-typedef struct {
-  uint64_t key, index;
-} keyed_index;
-
-static int compare_key_then_index(const void *a, const void *b) {
-  const keyed_index *x = a, *y = b;
-  if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
-  return (x->index > y->index) - (x->index < y->index);
-}
-
-static uint64_t load_key(const void *keys, size_t i, unsigned width) {
-  uint64_t bits = 0;
-  memcpy(&bits, (const uint8_t *)keys + i * width, width); /* little-endian host */
-  return bits;
-}
-
-/* Sorts a copy of `input` with h5g_radix_sort_pairs (value_of(i) riding with key i) and compares
+/* Sorts a copy of `input` with h5g_radix_sort_pairs (test_value_of(i) riding with key i) and compares
  * keys and values with the stable reference. */
 static void check_pairs(const uint8_t *input, size_t n, unsigned width, const char *dist_name) {
   uint8_t *keys = malloc(n * width + 1), *scratch = malloc(n * width + 1);
   uint64_t *values = malloc(n * sizeof *values + 1);
   uint64_t *scratch_values = malloc(n * sizeof *values + 1);
-  keyed_index *expected = malloc(n * sizeof *expected + 1);
+  test_keyed *expected = malloc(n * sizeof *expected + 1);
   if (!keys || !scratch || !values || !scratch_values || !expected) {
     EXPECT(0, "out of memory for n = %zu", n);
     goto done;
   }
   memcpy(keys, input, n * width);
   for (size_t i = 0; i < n; i++) {
-    values[i] = value_of(i);
-    expected[i] = (keyed_index){load_key(input, i, width), i};
+    values[i] = test_value_of(i);
+    expected[i] = (test_keyed){test_load_key(input, i, width), i};
   }
-  qsort(expected, n, sizeof *expected, compare_key_then_index);
+  qsort(expected, n, sizeof *expected, test_compare_key_then_position);
 
   h5g_radix_sort_pairs(keys, values, scratch, scratch_values, n, width);
   size_t first_diff = 0;
-  while (first_diff < n && load_key(keys, first_diff, width) == expected[first_diff].key &&
-         values[first_diff] == value_of(expected[first_diff].index))
+  while (first_diff < n && test_load_key(keys, first_diff, width) == expected[first_diff].key &&
+         values[first_diff] == test_value_of(expected[first_diff].position))
     first_diff++;
   EXPECT(first_diff == n, "pairs width %u n %zu %s: differs from the stable reference at %zu",
          width, n, dist_name, first_diff);

@@ -4,8 +4,10 @@
 #ifndef H5G_TEST_UTIL_H
 #define H5G_TEST_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 static long test_checks, test_failures;
 
@@ -52,6 +54,30 @@ static inline uint64_t test_width_mask(unsigned width) {
 static inline int test_compare_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
+}
+
+
+/* The stable reference of the key+value tests: (key, source position) pairs sorted by key, then
+ * position. The value riding with source position p is test_value_of(p): distinct and using all
+ * 64 bits (an odd multiplier is a bijection mod 2^64), so a truncated or misplaced value cannot
+ * match by chance. */
+static inline uint64_t test_value_of(size_t p) { return (uint64_t)p * UINT64_C(0x9e3779b97f4a7c15); }
+
+typedef struct {
+  uint64_t key, position;
+} test_keyed;
+
+static inline int test_compare_key_then_position(const void *a, const void *b) {
+  const test_keyed *x = a, *y = b;
+  if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
+  return (x->position > y->position) - (x->position < y->position);
+}
+
+/* Key i of an array of `width`-byte keys (little-endian host). */
+static inline uint64_t test_load_key(const void *keys, size_t i, unsigned width) {
+  uint64_t bits = 0;
+  memcpy(&bits, (const uint8_t *)keys + i * width, width);
+  return bits;
 }
 
 #endif
