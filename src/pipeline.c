@@ -57,23 +57,34 @@ typedef struct {
   double seconds[H5G_PHASE_COUNT];
 } run_state;
 
-/* Test hook for tests/faults: H5GSORT_TEST_KILL=<point>[:<rank>] sends SIGKILL to this rank
- * (every rank when none is named) on reaching <point>: a phase name, or "write-data" (output
- * created, data not yet written). It lets tests prove that a killed run never costs data. */
-static void fault_point(const run_state *st, const char *point) {
-  const char *spec = getenv("H5GSORT_TEST_KILL");
+/* True when the test-hook variable `name` names `point` ("<point>" or "<point>:<arg>"); *arg is
+ * then the text after the colon ("" without one). */
+static int hook_names(const char *name, const char *point, const char **arg) {
+  const char *spec = getenv(name);
   size_t len = strlen(point);
-  if (!spec || strncmp(spec, point, len) != 0 || (spec[len] != '\0' && spec[len] != ':')) return;
-  if (spec[len] == ':' && atoi(spec + len + 1) != st->rank) return;
-  raise(SIGKILL);
+  if (!spec || strncmp(spec, point, len) != 0 || (spec[len] != '\0' && spec[len] != ':')) return 0;
+  *arg = spec[len] ? spec + len + 1 : "";
+  return 1;
+}
+
+/* Test hooks for tests/faults, so tests can prove that a failing run never costs data:
+ * H5GSORT_TEST_KILL=<point>[:<rank>] sends SIGKILL to that rank (every rank when none is named)
+ * on reaching <point>, a phase name or "write-data" (output created, data not yet written);
+ * H5GSORT_TEST_SLEEP=<point>:<seconds> stops every rank there a while, so a test can change the
+ * file system under a running job. */
+static void fault_point(const run_state *st, const char *point) {
+  const char *arg;
+  if (hook_names("H5GSORT_TEST_SLEEP", point, &arg)) sleep((unsigned)atoi(arg));
+  if (hook_names("H5GSORT_TEST_KILL", point, &arg) && (!arg[0] || atoi(arg) == st->rank))
+    raise(SIGKILL);
 }
 
 static void announce(const run_state *st, h5g_phase phase) {
-  fault_point(st, h5g_phase_name(phase));
   if (st->opt->progress && st->rank == 0) {
     fprintf(stderr, "h5gsort: %s\n", h5g_phase_name(phase));
     fflush(stderr);
   }
+  fault_point(st, h5g_phase_name(phase));
 }
 
 /* Runs one step, agrees on its status across ranks and charges its time to `phase`. */

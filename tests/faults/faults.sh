@@ -58,6 +58,25 @@ write)
   expect "file size limit: one error line" test "$(grep -c '^h5gsort: error:' "$work/log")" -eq 1
   expect "file size limit: old OUT unchanged" test "$(cat "$work/out.h5")" = old
   expect "file size limit: no temp file" no_temp
+  # The output directory turns read-only (immutable: root too is refused) while the job runs,
+  # after its checks passed and before the output is created.
+  if command -v chattr >/dev/null && mkdir "$work/ro" && chattr +i "$work/ro" 2>/dev/null &&
+     ! touch "$work/ro/probe" 2>/dev/null; then
+    chattr -i "$work/ro"
+    H5GSORT_TEST_SLEEP=write:3 $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$work/ro/out.h5" -d /k \
+      --progress >"$work/log" 2>&1 &
+    job=$!
+    for _ in $(seq 100); do grep -q "^h5gsort: write" "$work/log" && break; sleep 0.1; done
+    chattr +i "$work/ro"
+    wait $job
+    rc=$?
+    chattr -i "$work/ro"
+    expect "directory read-only mid-run: exit 1 (got $rc)" test "$rc" -eq 1
+    expect "directory read-only mid-run: one error line" test "$(grep -c '^h5gsort: error:' "$work/log")" -eq 1
+    expect "directory read-only mid-run: no output, no temp file" test -z "$(ls -A "$work/ro")"
+  else
+    echo "skipped: chattr +i not available here"
+  fi
   ;;
 corrupt)
   gen "$work/in.h5" -d /k --count 100000 --type u8 --dist uniform --seed 5

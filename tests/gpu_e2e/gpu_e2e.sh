@@ -68,6 +68,17 @@ rc=$?
 expect "--device-memory 100T: exit 0 or 1 with a message (got $rc)" test "$rc" -le 1
 [ "$rc" -eq 0 ] || expect "  one error line naming the memory" grep -qiE "h5gsort: error:.*(memory|alloc)" "$work/log"
 [ "$rc" -ne 0 ] || expect "  and a correct output" check "$work/big.h5" -d /k "$work/huge.h5" -o /k
-cat "$work/log" | head -3
+head -3 "$work/log"
+# A rank killed on the GPU path: no output, input untouched, and a rerun succeeds.
+cp "$work/big.h5" "$work/big.copy"
+for point in local_sort exchange write-data; do
+  rm -f "$work/big_out.h5"
+  H5GSORT_TEST_KILL=$point:1 $launcher 2 "$bin/h5gsort" "$work/big.h5" "$work/big_out.h5" -d /k --backend cuda >/dev/null 2>&1
+  expect "killed at $point on the GPU path: exit non-zero, no output" test $? -ne 0 -a ! -e "$work/big_out.h5"
+  expect "  input untouched" cmp -s "$work/big.h5" "$work/big.copy"
+  sleep 1 # let the killed job's ranks exit, as a later rerun would
+  expect "  rerun succeeds" run 2 "$work/big.h5" "$work/big_out.h5" -d /k --backend cuda
+  expect "  no temp file left" test -z "$(ls -a "$work" | grep '\.h5gsort-.*\.tmp$')"
+done
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
