@@ -60,7 +60,7 @@ int h5g_gather_rows(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   CHECK(h5g_agree(comm, allocate(&b, size, n_out, n_asked, row_bytes)));
   /* group the requests by owner, keeping output order within each group */
   uint64_t *cursor = b.counts;
-  for (int r = 0, at = 0; r < size; at += (int)want[r], r++) cursor[r] = (uint64_t)at;
+  for (uint64_t r = 0, at = 0; r < (uint64_t)size; at += want[r], r++) cursor[r] = at;
   for (uint64_t i = 0; i < n_out; i++) {
     uint64_t slot = cursor[owner_of(src_index[i], n_total, size)]++;
     b.requests[slot] = src_index[i];
