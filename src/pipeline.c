@@ -516,9 +516,10 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
 
   STEP(st, H5G_PHASE_VALIDATE, validate(st));
   STEP(st, H5G_PHASE_VALIDATE, share_verdict(st));
-  STEP(st, H5G_PHASE_VALIDATE, choose_transport(st));
-  STEP(st, H5G_PHASE_VALIDATE, create_backend(st));
-  STEP(st, H5G_PHASE_VALIDATE, plan_runs(st));
+  /* setup: GPU contexts, the exchange transport, host buffers (pinned for the GPU) */
+  STEP(st, H5G_PHASE_SETUP, choose_transport(st));
+  STEP(st, H5G_PHASE_SETUP, create_backend(st));
+  STEP(st, H5G_PHASE_SETUP, plan_runs(st));
   STEP(st, H5G_PHASE_READ, read_slice(st));
   if (opt->verify) STEP(st, H5G_PHASE_VERIFY, checksum_input(st));
   STEP(st, H5G_PHASE_TRANSFORM, st->be->transform(st->be, st->a, st->n, &st->ks, 0));

@@ -7,7 +7,7 @@
 #include "src/error.h"
 
 static const char *const phase_names[H5G_PHASE_COUNT] = {
-    "validate", "read", "transform", "local_sort", "splitters", "exchange", "merge", "write",
+    "validate", "setup", "read", "transform", "local_sort", "splitters", "exchange", "merge", "write",
     "carry", "verify"};
 
 const char *h5g_phase_name(h5g_phase phase) { return phase_names[phase]; }
