@@ -1,11 +1,13 @@
 #!/bin/bash
 # One call on the GPU machine (shared/gpu/README.md): every gpu test, compute-sanitizer memcheck and
 # racecheck on small sizes, then bench_local_sort. Build here first; carry build and .devlibs.
-# Usage: tests/gpu/device_run.sh [tests|sanitize|bench]... (default: all three); logs go to $OUT.
+# Usage: tests/gpu/device_run.sh [tests|sanitize|pipeline|bench|e2e|ncu]... (default: tests
+# sanitize pipeline bench); logs go to $OUT. `pipeline` runs compute-sanitizer on h5gsort itself;
+# `e2e` runs bench/e2e.sh (needs 2 GPUs for its 2-GPU rows, about 5 minutes).
 set -u
 export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 out=${OUT:-/tmp}
-steps=${*:-tests sanitize bench}
+steps=${*:-tests sanitize pipeline bench}
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader
 for step in $steps; do
@@ -20,6 +22,16 @@ for step in $steps; do
         echo "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|hazard' $out/san_${tool}_${t%% *}.log | tail -2)"
       done
     done ;;
+  pipeline)
+    build/bin/h5gsort-gen /tmp/san_in.h5 -d /k --count 50000 --type f8 --dist special --seed 1 >/dev/null
+    for tool in memcheck racecheck; do
+      rm -f /tmp/san_out.h5
+      timeout 150 $sanitizer --tool $tool --error-exitcode 9 build/bin/h5gsort /tmp/san_in.h5 /tmp/san_out.h5 \
+        -d /k --backend cuda --verify > $out/san_h5gsort_$tool.log 2>&1
+      echo "h5gsort under $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/san_h5gsort_$tool.log | tail -1)"
+    done ;;
+  e2e)
+    BIN=build/bin REPEATS=${REPEATS:-3} bash bench/e2e.sh /tmp/h5gsort-e2e 2>&1 | tee $out/e2e.md ;;
   bench)
     build/bin/bench_local_sort ${BENCH_MAX_LOG2:-28} ${BENCH_SECTIONS:-crossover,merge,main} 2>&1 | tee $out/bench_local_sort.log ;;
   ncu)
