@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/check_cuda.cuh"
 #include "kernels/kernels.h"
@@ -24,6 +25,28 @@ struct CudaBackend {
 };
 
 CudaBackend *impl_of(h5g_backend *be) { return (CudaBackend *)be->impl; }
+
+double now_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A copy between host and device, timed on its own so the report can show H2D and D2H apart
+ * from the kernels (the stream is drained first, so earlier work is not counted). */
+int timed_copy(h5g_backend *be, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  CHECK_CUDA(cudaStreamSynchronize(cb->stream));
+  {
+    const double start = now_seconds();
+    CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, cb->stream));
+    CHECK_CUDA(cudaStreamSynchronize(cb->stream));
+    (kind == cudaMemcpyHostToDevice ? be->h2d_seconds : be->d2h_seconds) += now_seconds() - start;
+  }
+done:
+  return rc;
+}
 
 /* Scratch (beyond the keys and their ping-pong buffer) of a sort or merge of n keys. */
 int scratch_bytes(size_t n, unsigned width, size_t nruns, size_t *bytes) {
@@ -120,9 +143,9 @@ int cuda_transform(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks,
   for (size_t begin = 0; begin < n; begin += chunk) {
     const size_t count = n - begin < chunk ? n - begin : chunk;
     char *host = (char *)keys + begin * ks->width;
-    CHECK_CUDA(cudaMemcpyAsync(b.keys, host, count * ks->width, cudaMemcpyHostToDevice, cb->stream));
+    CHECK(timed_copy(be, b.keys, host, count * ks->width, cudaMemcpyHostToDevice));
     CHECK(h5g_cuda_keys_transform(b.keys, count, ks, inverse, cb->stream));
-    CHECK_CUDA(cudaMemcpyAsync(host, b.keys, count * ks->width, cudaMemcpyDeviceToHost, cb->stream));
+    CHECK(timed_copy(be, host, b.keys, count * ks->width, cudaMemcpyDeviceToHost));
   }
   CHECK_CUDA(cudaStreamSynchronize(cb->stream));
 done:
@@ -145,9 +168,9 @@ int cuda_sort(h5g_backend *be, void *keys, size_t n, unsigned width) {
   if (n < 2) goto done;
   CHECK(check_fits(be, n, width));
   CHECK(prepare(be, n, width, 1, &b));
-  CHECK_CUDA(cudaMemcpyAsync(b.keys, keys, n * width, cudaMemcpyHostToDevice, cb->stream));
+  CHECK(timed_copy(be, b.keys, keys, n * width, cudaMemcpyHostToDevice));
   CHECK(h5g_cuda_sort(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, cb->stream));
-  CHECK_CUDA(cudaMemcpyAsync(keys, b.keys, n * width, cudaMemcpyDeviceToHost, cb->stream));
+  CHECK(timed_copy(be, keys, b.keys, n * width, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaStreamSynchronize(cb->stream));
 done:
   return rc;
@@ -161,13 +184,13 @@ int cuda_merge(h5g_backend *be, void *keys, size_t n, unsigned width, const uint
   if (n < 2 || nruns < 2) goto done;
   CHECK(check_fits(be, n, width));
   CHECK(prepare(be, n, width, nruns, &b));
-  CHECK_CUDA(cudaMemcpyAsync(b.keys, keys, n * width, cudaMemcpyHostToDevice, cb->stream));
+  CHECK(timed_copy(be, b.keys, keys, n * width, cudaMemcpyHostToDevice));
   if (h5g_cuda_merge_rounds(nruns) <= (size_t)h5g::merge_max_rounds(width))
     CHECK(h5g_cuda_merge_runs(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, run_offsets, nruns,
                               cb->stream));
   else /* many runs: a re-sort is faster than the rounds of merges (tuning.cuh) */
     CHECK(h5g_cuda_sort(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, cb->stream));
-  CHECK_CUDA(cudaMemcpyAsync(keys, b.keys, n * width, cudaMemcpyDeviceToHost, cb->stream));
+  CHECK(timed_copy(be, keys, b.keys, n * width, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaStreamSynchronize(cb->stream));
 done:
   return rc;

@@ -23,6 +23,8 @@ struct h5g_backend {
   const char *name;       /* "cpu" or "cuda" */
   char device_name[128];  /* e.g. "NVIDIA H200" or "host CPU" */
   uint64_t mem_budget;    /* bytes of working memory the backend may use */
+  double h2d_seconds;     /* host->device and device->host copy time so far (GPU backends), */
+  double d2h_seconds;     /* part of the transform, sort and merge phases of the report */
   void *impl;
 
   /* Largest n that one sort/merge call accepts for elements of `width` bytes (>= 1). For

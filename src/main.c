@@ -18,9 +18,13 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
          (unsigned long long)rep->n, rep->type_name, rep->ranks, rep->ranks == 1 ? "" : "s",
          rep->backend, rep->devices, rep->total_seconds, rate,
          rep->verified ? ", verified" : "");
-  if (opt->verbose)
+  if (opt->verbose) {
     for (int p = 0; p < H5G_PHASE_COUNT; p++)
       printf("  %-10s %9.3f s\n", h5g_phase_name((h5g_phase)p), rep->seconds[p]);
+    if (rep->h2d_seconds > 0 || rep->d2h_seconds > 0)
+      printf("  (GPU copies within those: h2d %.3f s, d2h %.3f s)\n", rep->h2d_seconds,
+             rep->d2h_seconds);
+  }
   fflush(stdout);
 }
 

@@ -472,6 +472,10 @@ static int fill_report(run_state *st, h5g_report *rep, double total) {
   memset(rep, 0, sizeof *rep);
   CHECK_MPI(MPI_Reduce(st->seconds, rep->seconds, H5G_PHASE_COUNT, MPI_DOUBLE, MPI_MAX, 0, st->comm));
   CHECK_MPI(MPI_Reduce(&total, &rep->total_seconds, 1, MPI_DOUBLE, MPI_MAX, 0, st->comm));
+  double copies[2] = {st->be->h2d_seconds, st->be->d2h_seconds}, slowest[2] = {0, 0};
+  CHECK_MPI(MPI_Reduce(copies, slowest, 2, MPI_DOUBLE, MPI_MAX, 0, st->comm));
+  rep->h2d_seconds = slowest[0];
+  rep->d2h_seconds = slowest[1];
   CHECK_MPI(MPI_Reduce(&st->exchanged_bytes, &rep->exchanged_bytes, 1, MPI_UINT64_T, MPI_SUM, 0,
                        st->comm));
   enum { NAME = sizeof st->be->device_name };

@@ -22,6 +22,7 @@ typedef enum {
 typedef struct {
   double seconds[H5G_PHASE_COUNT]; /* slowest rank's time in each phase */
   double total_seconds;
+  double h2d_seconds, d2h_seconds; /* GPU copies inside transform, local_sort and merge */
   uint64_t n;                /* keys sorted */
   uint64_t bytes;            /* n * element size */
   uint64_t exchanged_bytes;  /* sent to other ranks, summed over ranks */
