@@ -1,3 +1,5 @@
+/* fallocate(2) and FALLOC_FL_KEEP_SIZE are Linux calls */
+#define _GNU_SOURCE
 #include "io/files.h"
 
 #include <dirent.h>
@@ -144,9 +146,27 @@ done:
   return rc;
 }
 
+int h5g_files_reserve(const char *path, unsigned long long bytes) {
+  int rc = H5G_OK;
+  int fd = open(path, O_WRONLY);
+  if (fd < 0) H5G_FAIL(H5G_ERR_RUNTIME, "cannot open the temporary file: %s (%s)", strerror(errno), path);
+  if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)bytes) != 0 &&
+      (errno == ENOSPC || errno == EFBIG || errno == EDQUOT))
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot reserve %llu bytes for the output: %s (%s)", bytes,
+             strerror(errno), path);
+  /* other errors (EOPNOTSUPP on NFS and older Lustre): no reservation, the writes still go on */
+done:
+  if (fd >= 0) close(fd);
+  return rc;
+}
+
 int h5g_files_commit(const char *tmp, const char *output) {
   int rc = H5G_OK;
   char dir[PATH_MAX];
+  struct stat written;
+  /* give back blocks h5g_files_reserve held past the end: a truncate to the size does that */
+  if (stat(tmp, &written) != 0 || truncate(tmp, written.st_size) != 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot finish the temporary file: %s (%s)", strerror(errno), tmp);
   if (rename(tmp, output) != 0)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot rename the finished output into place: %s (%s)",
              strerror(errno), output);

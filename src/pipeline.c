@@ -53,6 +53,7 @@ typedef struct {
   uint64_t *sorted_values;
   h5g_dset *carry_src, *carry_dst; /* the carried dataset being moved */
   void *carry_rows, *carry_out;
+  unsigned long long output_bytes; /* what the temporary file will hold, at most (rank 0) */
   uint64_t checksum_in, exchanged_bytes;
   double seconds[H5G_PHASE_COUNT];
 } run_state;
@@ -336,6 +337,7 @@ static int prepare_output(run_state *st) {
   if (st->v.in_place && stat(st->opt->input, &input) == 0) need += (unsigned long long)input.st_size;
   CHECK(h5g_files_check_space(st->opt->output, need));
   if (st->v.in_place) CHECK(h5g_files_copy(st->opt->input, st->v.tmp_path));
+  st->output_bytes = need;
 done:
   return rc;
 }
@@ -343,6 +345,11 @@ done:
 static int open_output(run_state *st) {
   if (st->v.in_place) return h5g_io_open_file(st->comm, st->v.tmp_path, 1, &st->out_file);
   return h5g_io_create_file(st->comm, st->v.tmp_path, &st->out_file);
+}
+
+/* Rank 0 reserves the output's disk space before any data is written. */
+static int reserve_output(run_state *st) {
+  return st->rank == 0 ? h5g_files_reserve(st->v.tmp_path, st->output_bytes) : H5G_OK;
 }
 
 /* Keys (unless whole records of a compound move), then the source index when asked for. */
@@ -542,6 +549,7 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   st->tmp_created = 1;
   STEP(st, H5G_PHASE_WRITE, prepare_output(st));
   STEP(st, H5G_PHASE_WRITE, open_output(st));
+  STEP(st, H5G_PHASE_WRITE, reserve_output(st));
   STEP(st, H5G_PHASE_WRITE, write_keys(st));
   CHECK(carry_all(st));
   if (opt->verify) STEP(st, H5G_PHASE_VERIFY, verify_output(st));
