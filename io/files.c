@@ -25,17 +25,28 @@ static void directory_of(const char *path, char *dir, size_t len) {
   snprintf(dir, len, "%s", dirname(copy));
 }
 
+/* Usage error unless a file can be created beside `path` ("output" or "report" says which). */
+static int check_directory_of(const char *path, const char *what) {
+  int rc = H5G_OK;
+  struct stat dir_st;
+  char dir[PATH_MAX];
+  if (strlen(path) >= PATH_MAX - 64) H5G_FAIL(H5G_ERR_USAGE, "%s path too long (%s)", what, path);
+  directory_of(path, dir, sizeof dir);
+  if (stat(dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode))
+    H5G_FAIL(H5G_ERR_USAGE, "%s directory does not exist or is not a directory (%s)", what, dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    H5G_FAIL(H5G_ERR_USAGE, "%s directory is not writable (%s)", what, dir);
+done:
+  return rc;
+}
+
+int h5g_files_check_report(const char *report) { return check_directory_of(report, "report"); }
+
 int h5g_files_check_output(const char *input, const char *output, int force, int *same_as_input) {
   int rc = H5G_OK;
-  struct stat out_st, in_st, dir_st;
-  char dir[PATH_MAX];
+  struct stat out_st, in_st;
   *same_as_input = 0;
-  if (strlen(output) >= PATH_MAX - 64) H5G_FAIL(H5G_ERR_USAGE, "output path too long (%s)", output);
-  directory_of(output, dir, sizeof dir);
-  if (stat(dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode))
-    H5G_FAIL(H5G_ERR_USAGE, "output directory does not exist or is not a directory (%s)", dir);
-  if (access(dir, W_OK | X_OK) != 0)
-    H5G_FAIL(H5G_ERR_USAGE, "output directory is not writable (%s)", dir);
+  CHECK(check_directory_of(output, "output"));
   if (stat(output, &out_st) == 0) {
     if (S_ISDIR(out_st.st_mode)) H5G_FAIL(H5G_ERR_USAGE, "output is a directory (%s)", output);
     if (!force) H5G_FAIL(H5G_ERR_USAGE, "output exists; use --force to replace it (%s)", output);

@@ -8,6 +8,8 @@
 /* Usage errors for an OUTPUT that cannot be produced: exists without --force, is a directory,
  * its directory is missing or not writable. Sets *same_as_input when OUTPUT is INPUT. */
 int h5g_files_check_output(const char *input, const char *output, int force, int *same_as_input);
+/* Usage error when the --report file cannot be created (checked before any work). */
+int h5g_files_check_report(const char *report);
 /* A name beside `output` that no other run uses: "<dir>/.<base>.h5gsort-<host>-<pid>.tmp". */
 int h5g_files_temp_name(const char *output, char *name, size_t len);
 /* Removes temporary files of `output` left by runs that were killed: those named for this host

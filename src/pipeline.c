@@ -106,6 +106,7 @@ static int validate(run_state *st) {
     for (int i = 0; i < opt->ncarry; i++)
       CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], st->v.info.n));
     CHECK(h5g_files_check_output(opt->input, opt->output, opt->force, &st->v.in_place));
+    if (opt->report) CHECK(h5g_files_check_report(opt->report));
     if ((opt->ncarry || opt->key_field) && stat(opt->input, &input) == 0)
       st->v.carried_bytes = (unsigned long long)input.st_size;
     CHECK(h5g_files_temp_name(opt->output, st->v.tmp_path, sizeof st->v.tmp_path));

@@ -37,7 +37,7 @@ endforeach()
 
 set(H5G_BADINPUT_CASES
     missing_input not_hdf5 truncated missing_dataset dataset_is_group twod scalar string vlstring
-    compound enum opaque vlen out_exists inplace_without_force out_dir_missing out_dir_is_file
+    compound enum opaque vlen out_exists inplace_without_force out_dir_missing out_dir_is_file report_dir_missing
     unknown_option missing_dataset_option bad_option_value write_failure help version)
 foreach(case ${H5G_BADINPUT_CASES})
   add_test(NAME badinput_${case}

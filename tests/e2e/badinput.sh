@@ -61,6 +61,11 @@ case_out_dir_missing() {
   expect_failure 2 'out\.h5|nodir' "$IN" "$OUT" -d /keys
 }
 
+# The --report file is checked before any work: no OUT appears when it cannot be written.
+case_report_dir_missing() {
+  expect_failure 2 'report|nodir' "$IN" "$OUT" -d /keys --report "$OUTDIR/nodir/report.json"
+}
+
 # Tests run as root, so permissions cannot make a directory unwritable: the "directory" of
 # OUTPUT is a regular file instead.
 case_out_dir_is_file() {
