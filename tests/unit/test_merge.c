@@ -27,34 +27,16 @@ static void sort_keys(void *keys, size_t n, unsigned width) {
  * key at position p) and compares keys and values with the stable reference. */
 static void check_pairs(const uint8_t *runs, size_t n, unsigned width, const uint64_t *offsets,
                         size_t nruns, const char *what) {
-  uint8_t *keys = malloc(n * width + 1), *scratch = malloc(n * width + 1);
-  uint64_t *values = malloc(n * sizeof *values + 1);
-  uint64_t *scratch_values = malloc(n * sizeof *values + 1);
-  test_keyed *expected = malloc(n * sizeof *expected + 1);
-  if (!keys || !scratch || !values || !scratch_values || !expected) {
+  test_pairs t;
+  if (!test_pairs_setup(&t, runs, n, width)) {
     EXPECT(0, "out of memory for n = %zu", n);
-    goto done;
+    return;
   }
-  memcpy(keys, runs, n * width);
-  for (size_t p = 0; p < n; p++) {
-    values[p] = test_value_of(p);
-    expected[p] = (test_keyed){test_load_key(runs, p, width), p};
-  }
-  qsort(expected, n, sizeof *expected, test_compare_key_then_position);
-
-  h5g_merge_runs_pairs(keys, values, scratch, scratch_values, n, width, offsets, nruns);
-  size_t first_diff = 0;
-  while (first_diff < n && test_load_key(keys, first_diff, width) == expected[first_diff].key &&
-         values[first_diff] == test_value_of(expected[first_diff].position))
-    first_diff++;
+  h5g_merge_runs_pairs(t.keys, t.values, t.scratch, t.scratch_values, n, width, offsets, nruns);
+  size_t first_diff = test_pairs_first_diff(&t, n, width);
   EXPECT(first_diff == n, "pairs width %u n %zu nruns %zu%s: differs from the stable reference "
          "at %zu", width, n, nruns, what, first_diff);
-done:
-  free(keys);
-  free(scratch);
-  free(values);
-  free(scratch_values);
-  free(expected);
+  test_pairs_free(&t);
 }
 
 /* Splits n keys into nruns runs of random lengths (some empty when `with_empty`). */

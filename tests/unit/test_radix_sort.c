@@ -58,34 +58,16 @@ static int compare_u32(const void *a, const void *b) {
 /* Sorts a copy of `input` with h5g_radix_sort_pairs (test_value_of(i) riding with key i) and compares
  * keys and values with the stable reference. */
 static void check_pairs(const uint8_t *input, size_t n, unsigned width, const char *dist_name) {
-  uint8_t *keys = malloc(n * width + 1), *scratch = malloc(n * width + 1);
-  uint64_t *values = malloc(n * sizeof *values + 1);
-  uint64_t *scratch_values = malloc(n * sizeof *values + 1);
-  test_keyed *expected = malloc(n * sizeof *expected + 1);
-  if (!keys || !scratch || !values || !scratch_values || !expected) {
+  test_pairs t;
+  if (!test_pairs_setup(&t, input, n, width)) {
     EXPECT(0, "out of memory for n = %zu", n);
-    goto done;
+    return;
   }
-  memcpy(keys, input, n * width);
-  for (size_t i = 0; i < n; i++) {
-    values[i] = test_value_of(i);
-    expected[i] = (test_keyed){test_load_key(input, i, width), i};
-  }
-  qsort(expected, n, sizeof *expected, test_compare_key_then_position);
-
-  h5g_radix_sort_pairs(keys, values, scratch, scratch_values, n, width);
-  size_t first_diff = 0;
-  while (first_diff < n && test_load_key(keys, first_diff, width) == expected[first_diff].key &&
-         values[first_diff] == test_value_of(expected[first_diff].position))
-    first_diff++;
+  h5g_radix_sort_pairs(t.keys, t.values, t.scratch, t.scratch_values, n, width);
+  size_t first_diff = test_pairs_first_diff(&t, n, width);
   EXPECT(first_diff == n, "pairs width %u n %zu %s: differs from the stable reference at %zu",
          width, n, dist_name, first_diff);
-done:
-  free(keys);
-  free(scratch);
-  free(values);
-  free(scratch_values);
-  free(expected);
+  test_pairs_free(&t);
 }
 
 static void check_case(unsigned width, size_t n, distribution dist, uint64_t *rng) {

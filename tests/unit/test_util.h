@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static long test_checks, test_failures;
@@ -78,6 +79,52 @@ static inline uint64_t test_load_key(const void *keys, size_t i, unsigned width)
   uint64_t bits = 0;
   memcpy(&bits, (const uint8_t *)keys + i * width, width);
   return bits;
+}
+
+
+/* Buffers of one key+value test: the keys to sort (a copy of the input), their values
+ * (test_value_of(position)), scratch for both, and the stable reference. */
+typedef struct {
+  uint8_t *keys, *scratch;
+  uint64_t *values, *scratch_values;
+  test_keyed *expected;
+} test_pairs;
+
+static inline void test_pairs_free(test_pairs *t) {
+  free(t->keys);
+  free(t->scratch);
+  free(t->values);
+  free(t->scratch_values);
+  free(t->expected);
+}
+
+/* Fills t from n keys of `width` bytes; 0 when out of memory (t is then freed). */
+static inline int test_pairs_setup(test_pairs *t, const uint8_t *input, size_t n, unsigned width) {
+  t->keys = malloc(n * width + 1);
+  t->scratch = malloc(n * width + 1);
+  t->values = malloc(n * sizeof *t->values + 1);
+  t->scratch_values = malloc(n * sizeof *t->values + 1);
+  t->expected = malloc(n * sizeof *t->expected + 1);
+  if (!t->keys || !t->scratch || !t->values || !t->scratch_values || !t->expected) {
+    test_pairs_free(t);
+    return 0;
+  }
+  memcpy(t->keys, input, n * width);
+  for (size_t p = 0; p < n; p++) {
+    t->values[p] = test_value_of(p);
+    t->expected[p] = (test_keyed){test_load_key(input, p, width), p};
+  }
+  qsort(t->expected, n, sizeof *t->expected, test_compare_key_then_position);
+  return 1;
+}
+
+/* The first position where keys or values differ from the stable reference (n if none). */
+static inline size_t test_pairs_first_diff(const test_pairs *t, size_t n, unsigned width) {
+  size_t i = 0;
+  while (i < n && test_load_key(t->keys, i, width) == t->expected[i].key &&
+         t->values[i] == test_value_of(t->expected[i].position))
+    i++;
+  return i;
 }
 
 #endif
