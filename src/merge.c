@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "src/pingpong.h"
+
 /* One implementation for keys alone and for key+value pairs: MOVE_VALUES is a constant 0 or 1,
  * so the keys-only instances compile to exactly the keys-only loops (values are NULL there). */
 #define DEFINE_MERGE(NAME, T, MOVE_VALUES)                                                        \
@@ -46,17 +48,9 @@
                    MOVE_VALUES ? src_values + mid : NULL, end - mid, dst + begin,                 \
                    MOVE_VALUES ? dst_values + begin : NULL);                                      \
       }                                                                                           \
-      T *swap = src;                                                                              \
-      src = dst;                                                                                  \
-      dst = swap;                                                                                 \
-      uint64_t *swap_values = src_values;                                                         \
-      src_values = dst_values;                                                                    \
-      dst_values = swap_values;                                                                   \
+      H5G_PINGPONG_SWAP(T, src, dst, src_values, dst_values);                                     \
     }                                                                                             \
-    if (src != keys) {                                                                            \
-      memcpy(keys, src, n * sizeof(T));                                                           \
-      if (MOVE_VALUES) memcpy(values, src_values, n * sizeof(uint64_t));                          \
-    }                                                                                             \
+    h5g_pingpong_finish(keys, src, sizeof(T), MOVE_VALUES ? values : NULL, src_values, n);        \
   }
 
 DEFINE_MERGE(merge_runs_8, uint8_t, 0)

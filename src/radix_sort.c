@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "src/pingpong.h"
+
 /* Tuning, measured with a 10^7-key uniform random sort on the 2-core dev machine (Intel Xeon VM,
  * one core, M keys/s, noisy: other builds were running):
  *   digit bits:       8     11     16        prefetch bytes (4-byte keys, 8-bit digits):
@@ -68,17 +70,9 @@ enum {
         /* half the speed (4-byte keys: 20 instead of 40 M pairs/s) */                            \
         if (MOVE_VALUES) __builtin_prefetch(dst_values + ahead, 1);                               \
       }                                                                                           \
-      T *swap = src;                                                                              \
-      src = dst;                                                                                  \
-      dst = swap;                                                                                 \
-      uint64_t *swap_values = src_values;                                                         \
-      src_values = dst_values;                                                                    \
-      dst_values = swap_values;                                                                   \
+      H5G_PINGPONG_SWAP(T, src, dst, src_values, dst_values);                                     \
     }                                                                                             \
-    if (src != keys) {                                                                            \
-      memcpy(keys, src, n * sizeof(T));                                                           \
-      if (MOVE_VALUES) memcpy(values, src_values, n * sizeof(uint64_t));                          \
-    }                                                                                             \
+    h5g_pingpong_finish(keys, src, sizeof(T), MOVE_VALUES ? values : NULL, src_values, n);        \
   }
 
 DEFINE_RADIX_SORT(radix_sort_8, uint8_t, 8, 0)
