@@ -10,6 +10,13 @@ enum { OPT_OUTPUT_DATASET = 256, OPT_DESCENDING, OPT_FORCE, OPT_BACKEND, OPT_DEV
        OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION, OPT_CHECK, OPT_AGAINST,
        OPT_AGAINST_DATASET, OPT_CARRY, OPT_INDEX_OUT, OPT_STABLE, OPT_KEY_FIELD, OPT_EXCHANGE };
 
+/* Index of `arg` among three option words, -1 if none. */
+static int word_index(const char *arg, const char *const words[3]) {
+  for (int i = 0; i < 3; i++)
+    if (strcmp(arg, words[i]) == 0) return i;
+  return -1;
+}
+
 int h5g_options_moves_records(const h5g_options *opt) {
   return opt->ncarry > 0 || opt->index_out != NULL || opt->key_field != NULL;
 }
@@ -97,18 +104,20 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     case OPT_OUTPUT_DATASET: opt->output_dataset = optarg; break;
     case OPT_DESCENDING: opt->descending = 1; break;
     case OPT_FORCE: opt->force = 1; break;
-    case OPT_BACKEND:
-      if (strcmp(optarg, "auto") == 0) opt->backend = H5G_BACKEND_AUTO;
-      else if (strcmp(optarg, "cuda") == 0) opt->backend = H5G_BACKEND_CUDA;
-      else if (strcmp(optarg, "cpu") == 0) opt->backend = H5G_BACKEND_CPU;
-      else H5G_FAIL(H5G_ERR_USAGE, "--backend takes auto, cuda or cpu, not '%s'", optarg);
+    case OPT_BACKEND: {
+      static const char *const words[] = {"auto", "cuda", "cpu"}; /* h5g_backend_choice order */
+      int which = word_index(optarg, words);
+      if (which < 0) H5G_FAIL(H5G_ERR_USAGE, "--backend takes auto, cuda or cpu, not '%s'", optarg);
+      opt->backend = (h5g_backend_choice)which;
       break;
-    case OPT_EXCHANGE:
-      if (strcmp(optarg, "auto") == 0) opt->exchange = H5G_EXCHANGE_AUTO;
-      else if (strcmp(optarg, "mpi") == 0) opt->exchange = H5G_EXCHANGE_MPI;
-      else if (strcmp(optarg, "nccl") == 0) opt->exchange = H5G_EXCHANGE_NCCL;
-      else H5G_FAIL(H5G_ERR_USAGE, "--exchange takes auto, mpi or nccl, not '%s'", optarg);
+    }
+    case OPT_EXCHANGE: {
+      static const char *const words[] = {"auto", "mpi", "nccl"}; /* h5g_exchange_choice order */
+      int which = word_index(optarg, words);
+      if (which < 0) H5G_FAIL(H5G_ERR_USAGE, "--exchange takes auto, mpi or nccl, not '%s'", optarg);
+      opt->exchange = (h5g_exchange_choice)which;
       break;
+    }
     case OPT_DEVICE_MEMORY:
       if (h5g_parse_size(optarg, &opt->device_memory) != 0 || opt->device_memory == 0)
         H5G_FAIL(H5G_ERR_USAGE, "--device-memory takes a size such as 512M or 4G, not '%s'",
