@@ -89,7 +89,17 @@ int reserve(h5g_backend *be, size_t bytes) {
   CHECK_CUDA(cudaFree(cb->pool));
   cb->pool = NULL;
   cb->pool_bytes = 0;
-  CHECK_CUDA(cudaMalloc(&cb->pool, bytes));
+  if (cudaMalloc(&cb->pool, bytes) != cudaSuccess) {
+    /* Free memory shrank since the budget was set: another process took it. */
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaGetLastError();
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    cb->pool = NULL;
+    H5G_FAIL(H5G_ERR_RUNTIME,
+             "GPU %d: cannot allocate %zu bytes of device memory, %zu of %zu bytes are free "
+             "(another process holds the rest?); lower --device-memory or free the GPU",
+             cb->device, bytes, free_bytes, total_bytes);
+  }
   cb->pool_bytes = bytes;
 done:
   return rc;

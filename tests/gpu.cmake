@@ -9,6 +9,8 @@ if(H5G_HAVE_CUDA)
     add_test(NAME gpu_${name} COMMAND test_gpu_${name})
     set_tests_properties(gpu_${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   endforeach()
+  # Holds GPU memory for gpu_e2e.sh's "another process on the GPU" cases.
+  add_executable(hold_gpu_memory ${CMAKE_CURRENT_SOURCE_DIR}/gpu/hold_gpu_memory.cu)
   # 2^28 keys (two onesweep portions for 32-bit keys): needs ~4 GB of device memory.
   add_test(NAME gpu_large COMMAND test_gpu_sort large)
   set_tests_properties(gpu_large PROPERTIES LABELS "gpu;gpu_large" SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -69,6 +69,32 @@ expect "--device-memory 100T: exit 0 or 1 with a message (got $rc)" test "$rc" -
 [ "$rc" -eq 0 ] || expect "  one error line naming the memory" grep -qiE "h5gsort: error:.*(memory|alloc)" "$work/log"
 [ "$rc" -ne 0 ] || expect "  and a correct output" check "$work/big.h5" -d /k "$work/huge.h5" -o /k
 head -3 "$work/log"
+# Another process holding GPU 0's memory (as a second job on a shared GPU would): h5gsort shrinks
+# its budget to what is free and goes out of core, or, with nothing left, exits 1 saying so.
+hold() { # hold LEAVE_MIB: starts the holder on GPU 0, returns once it holds the memory
+  "$bin/hold_gpu_memory" 0 "$1" >"$work/hold.log" 2>&1 &
+  holder=$!
+  for _ in $(seq 600); do grep -q holding "$work/hold.log" && break; sleep 0.1; done
+  echo "  another process: $(cat "$work/hold.log")"
+}
+unhold() { kill "$holder"; wait "$holder" 2>/dev/null; }
+hold 1536
+rm -f "$work/big_out.h5"
+expect "GPU memory held by another process (1.5 GiB left): sorts within what is free" \
+  env CUDA_VISIBLE_DEVICES=0 $launcher 1 "$bin/h5gsort" "$work/big.h5" "$work/big_out.h5" -d /k \
+  --backend cuda --device-memory 64G --report "$work/r.json"
+expect "  checked" check "$work/big.h5" -d /k "$work/big_out.h5" -o /k
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("  runs per rank", r["runs_per_rank"], "on", r["devices"])' "$work/r.json"
+unhold
+hold 0
+rm -f "$work/big_out.h5"
+env CUDA_VISIBLE_DEVICES=0 $launcher 1 "$bin/h5gsort" "$work/big.h5" "$work/big_out.h5" -d /k --backend cuda >"$work/log" 2>&1
+rc=$?
+unhold
+expect "GPU memory all held by another process: exit 1 (got $rc)" test "$rc" -eq 1
+expect "  one error line" test "$(grep -c 'h5gsort: error:' "$work/log")" -eq 1
+grep 'h5gsort: error:' "$work/log"
+expect "  no output, no temp file" test ! -e "$work/big_out.h5" -a -z "$(ls -a "$work" | grep '\.h5gsort-.*\.tmp$')"
 # A rank killed on the GPU path: no output, input untouched, and a rerun succeeds.
 cp "$work/big.h5" "$work/big.copy"
 for point in local_sort exchange write-data; do
