@@ -11,6 +11,7 @@
 #include "kernels/kernels.h"
 #include "kernels/tuning.cuh"
 #include "src/backend.h"
+#include "src/host_memory.h"
 
 namespace {
 
@@ -105,18 +106,27 @@ done:
   return rc;
 }
 
+/* Pinned host buffers: made resident by several threads, then registered (9x faster than
+ * cudaMallocHost for 4 GiB, src/host_memory.h). */
 int cuda_host_alloc(h5g_backend *be, size_t bytes, void **p) {
   int rc = H5G_OK;
+  void *buffer = NULL;
   *p = NULL;
   CHECK_CUDA(cudaSetDevice(impl_of(be)->device));
-  if (bytes) CHECK_CUDA(cudaMallocHost(p, bytes));
+  CHECK(h5g_resident_alloc(bytes, &buffer));
+  if (buffer) CHECK_CUDA(cudaHostRegister(buffer, bytes, cudaHostRegisterDefault));
+  *p = buffer;
+  buffer = NULL;
 done:
+  h5g_resident_free(buffer);
   return rc;
 }
 
 void cuda_host_free(h5g_backend *be, void *p) {
   (void)be;
-  if (p) cudaFreeHost(p);
+  if (!p) return;
+  cudaHostUnregister(p);
+  h5g_resident_free(p);
 }
 
 /* Where the keys, their ping-pong buffer and the scratch of one call lie in the pool. */

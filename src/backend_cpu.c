@@ -5,6 +5,7 @@
 
 #include "src/backend.h"
 #include "src/error.h"
+#include "src/host_memory.h"
 #include "src/merge.h"
 #include "src/radix_sort.h"
 
@@ -23,16 +24,12 @@ static size_t cpu_capacity(h5g_backend *be, unsigned width) {
 
 static int cpu_host_alloc(h5g_backend *be, size_t bytes, void **p) {
   (void)be;
-  int rc = H5G_OK;
-  *p = bytes ? malloc(bytes) : NULL;
-  CHECK_ALLOC(*p, bytes);
-done:
-  return rc;
+  return h5g_resident_alloc(bytes, p);
 }
 
 static void cpu_host_free(h5g_backend *be, void *p) {
   (void)be;
-  free(p);
+  h5g_resident_free(p);
 }
 
 static int cpu_transform(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks,
