@@ -3,11 +3,16 @@
  * median of REPS. Our float and signed sorts include the forward and inverse key transforms.
  * Every configuration's output is compared with CUB's (exact bits) before it is timed.
  * Also times the bitonic / radix crossover and merge path against a re-sort.
+ * "pairs": the stable key+value sort (uint64 values, both ways of kernels/sort_pairs.cuh)
+ * against cub::DeviceRadixSort::SortPairs, and the payload gather by index on the GPU (copies
+ * included) against the host's memcpy loop.
  *
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
- *   sections: comma-separated of crossover, merge, tune, main (default crossover,merge,main);
+ *   sections: comma-separated of crossover, merge, tune, main, pairs (default
+ *   crossover,merge,main);
  *   "profile" alone sorts 2^max_log2_n random uint32 keys once (for a profiler). */
 #include <algorithm>
+#include <chrono>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +23,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/radix_sort.cuh"
+#include "kernels/sort_pairs.cuh"
 #include "src/error.h"
 
 #define MUST_CUDA(call)                                                                           \
@@ -241,6 +247,172 @@ template <typename T, int BLOCK, int ITEMS, int MIN_BLOCKS> static void bench_sh
   cudaFree(src);
 }
 
+static unsigned long long count_diff(const void *a, const void *b, size_t bytes, unsigned long long *diff,
+                                     cudaStream_t stream) {
+  unsigned long long host_diff = 0;
+  MUST_CUDA(cudaMemsetAsync(diff, 0, sizeof(*diff), stream));
+  count_diff_kernel<<<1024, 256, 0, stream>>>((const uint8_t *)a, (const uint8_t *)b, bytes, diff);
+  MUST_CUDA(cudaMemcpyAsync(&host_diff, diff, sizeof(host_diff), cudaMemcpyDeviceToHost, stream));
+  MUST_CUDA(cudaStreamSynchronize(stream));
+  return host_diff;
+}
+
+__global__ void iota64_kernel(uint64_t *v, uint64_t n) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) v[i] = i;
+}
+
+/* One row of the pairs table: 2^log2n random keys with their uint64 source index, sorted by our
+ * two ways and by CUB's SortPairs (stable too, so the values must match bit for bit). */
+template <typename T> static void bench_pairs_row(int log2n, cudaStream_t stream, bool *mismatch) {
+  const size_t n = (size_t)1 << log2n, bytes = n * sizeof(T), vbytes = n * sizeof(uint64_t);
+  size_t direct_temp = 0, index_temp = 0, cub_temp = 0;
+  MUST_OK(h5g::pairs::sort_direct<T>(NULL, &direct_temp, NULL, NULL, NULL, NULL, n, stream));
+  MUST_OK(h5g::pairs::sort_via_index<T>(NULL, &index_temp, NULL, NULL, NULL, NULL, n, stream));
+  MUST_CUDA(cub::DeviceRadixSort::SortPairs(NULL, cub_temp, (const T *)NULL, (T *)NULL, (const uint64_t *)NULL,
+                                            (uint64_t *)NULL, n, 0, 8 * (int)sizeof(T), stream));
+  const size_t temp_bytes = std::max(std::max(direct_temp, index_temp), cub_temp);
+  size_t free_bytes, total;
+  MUST_CUDA(cudaMemGetInfo(&free_bytes, &total));
+  if (3 * (bytes + vbytes) + temp_bytes + (256 << 20) > free_bytes) {
+    printf("%-8s 2^%-3d  (skipped: needs more device memory)\n", KeyInfo<T>::name, log2n);
+    return;
+  }
+  T *src, *keys, *alt;
+  uint64_t *src_vals, *vals, *alt_vals;
+  void *temp;
+  unsigned long long *diff;
+  MUST_CUDA(cudaMalloc(&src, bytes));
+  MUST_CUDA(cudaMalloc(&keys, bytes));
+  MUST_CUDA(cudaMalloc(&alt, bytes));
+  MUST_CUDA(cudaMalloc(&src_vals, vbytes));
+  MUST_CUDA(cudaMalloc(&vals, vbytes));
+  MUST_CUDA(cudaMalloc(&alt_vals, vbytes));
+  MUST_CUDA(cudaMalloc(&temp, temp_bytes));
+  MUST_CUDA(cudaMalloc(&diff, sizeof(*diff)));
+  fill_kernel<T><<<1024, 256, 0, stream>>>(src, n, 777 + log2n);
+  iota64_kernel<<<1024, 256, 0, stream>>>(src_vals, n);
+  MUST_CUDA(cudaGetLastError());
+  auto reset = [&] {
+    MUST_CUDA(cudaMemcpyAsync(keys, src, bytes, cudaMemcpyDeviceToDevice, stream));
+    MUST_CUDA(cudaMemcpyAsync(vals, src_vals, vbytes, cudaMemcpyDeviceToDevice, stream));
+  };
+  size_t tb = temp_bytes;
+  auto direct = [&] { MUST_OK(h5g::pairs::sort_direct<T>(temp, &tb, keys, alt, vals, alt_vals, n, stream)); };
+  auto via_index = [&] { MUST_OK(h5g::pairs::sort_via_index<T>(temp, &tb, keys, alt, vals, alt_vals, n, stream)); };
+  auto cub_sort = [&] {
+    MUST_CUDA(cub::DeviceRadixSort::SortPairs(temp, cub_temp, (const T *)src, alt, (const uint64_t *)src_vals, alt_vals,
+                                              n, 0, 8 * (int)sizeof(T), stream));
+  };
+  /* Correctness first: each of ours (in keys, vals) against CUB (in alt, alt_vals). */
+  unsigned long long differ = 0;
+  for (int way = 0; way < 2; ++way) {
+    reset();
+    if (way == 0) direct();
+    else via_index();
+    cub_sort();
+    differ += count_diff(keys, alt, bytes, diff, stream) + count_diff(vals, alt_vals, vbytes, diff, stream);
+  }
+  if (differ) *mismatch = true;
+  const float direct_ms = time_median(stream, REPS, reset, direct);
+  const float index_ms = time_median(stream, REPS, reset, via_index);
+  const float cub_ms = time_median(stream, REPS, [] {}, cub_sort);
+  const float product_ms = h5g::pairs_via_index(sizeof(T)) ? index_ms : direct_ms;
+  printf("%-8s 2^%-3d %10.3f %10.3f %10.3f %9.2f %9.2f %9.2f %7.2f%s\n", KeyInfo<T>::name, log2n, direct_ms,
+         index_ms, cub_ms, n / direct_ms / 1e6, n / index_ms / 1e6, n / cub_ms / 1e6, cub_ms / product_ms,
+         differ ? "  MISMATCH" : "");
+  fflush(stdout);
+  cudaFree(diff);
+  cudaFree(temp);
+  cudaFree(alt_vals);
+  cudaFree(vals);
+  cudaFree(src_vals);
+  cudaFree(alt);
+  cudaFree(keys);
+  cudaFree(src);
+}
+
+__global__ void gather_rows_kernel(const uint8_t *__restrict__ rows, const uint64_t *__restrict__ index,
+                                   uint8_t *__restrict__ out, uint64_t n, unsigned row_bytes) {
+  /* One thread per 8-byte word of the output (row sizes here are multiples of 8). */
+  const unsigned words = row_bytes / 8;
+  for (uint64_t w = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; w < n * words; w += (uint64_t)gridDim.x * blockDim.x) {
+    const uint64_t row = w / words, word = w % words;
+    ((uint64_t *)out)[w] = ((const uint64_t *)(rows + index[row] * row_bytes))[word];
+  }
+}
+
+/* Gathering rows by a random permutation: on the GPU (rows and index up, kernel, rows down, from
+ * and to pinned host memory) against the host's memcpy loop (mpi/gather_rows.c's, one thread). */
+static void bench_gather(int log2n, unsigned row_bytes, cudaStream_t stream) {
+  const size_t n = (size_t)1 << log2n, bytes = n * row_bytes;
+  uint8_t *h_rows, *h_out, *h_ref, *d_rows, *d_out;
+  uint64_t *h_index, *d_index;
+  MUST_CUDA(cudaMallocHost(&h_rows, bytes));
+  MUST_CUDA(cudaMallocHost(&h_out, bytes));
+  MUST_CUDA(cudaMallocHost(&h_index, n * 8));
+  h_ref = (uint8_t *)malloc(bytes);
+  MUST_CUDA(cudaMalloc(&d_rows, bytes));
+  MUST_CUDA(cudaMalloc(&d_out, bytes));
+  MUST_CUDA(cudaMalloc(&d_index, n * 8));
+  uint64_t s = 42;
+  for (size_t i = 0; i < bytes / 8; ++i) ((uint64_t *)h_rows)[i] = (s += 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+  for (size_t i = 0; i < n; ++i) h_index[i] = i;
+  for (size_t i = n - 1; i > 0; --i) { /* Fisher-Yates: a random permutation */
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    std::swap(h_index[i], h_index[(s >> 16) % (i + 1)]);
+  }
+  auto host = [&] {
+    for (size_t k = 0; k < n; ++k) memcpy(h_ref + k * row_bytes, h_rows + h_index[k] * row_bytes, row_bytes);
+  };
+  auto gpu = [&] {
+    MUST_CUDA(cudaMemcpyAsync(d_rows, h_rows, bytes, cudaMemcpyHostToDevice, stream));
+    MUST_CUDA(cudaMemcpyAsync(d_index, h_index, n * 8, cudaMemcpyHostToDevice, stream));
+    gather_rows_kernel<<<4096, 256, 0, stream>>>(d_rows, d_index, d_out, n, row_bytes);
+    MUST_CUDA(cudaMemcpyAsync(h_out, d_out, bytes, cudaMemcpyDeviceToHost, stream));
+  };
+  std::vector<float> host_ms;
+  for (int r = -1; r < REPS; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    host();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (r >= 0) host_ms.push_back(std::chrono::duration<float, std::milli>(t1 - t0).count());
+  }
+  const float gpu_ms = time_median(stream, REPS, [] {}, gpu);
+  const float kernel_ms = time_median(stream, REPS, [] {}, [&] {
+    gather_rows_kernel<<<4096, 256, 0, stream>>>(d_rows, d_index, d_out, n, row_bytes);
+  });
+  MUST_CUDA(cudaStreamSynchronize(stream));
+  const bool same = memcmp(h_out, h_ref, bytes) == 0;
+  printf("%5u 2^%-3d %10.2f %10.2f %10.3f %7.2f%s\n", row_bytes, log2n, median(host_ms), gpu_ms, kernel_ms,
+         median(host_ms) / gpu_ms, same ? "" : "  MISMATCH");
+  fflush(stdout);
+  cudaFree(d_index);
+  cudaFree(d_out);
+  cudaFree(d_rows);
+  free(h_ref);
+  cudaFreeHost(h_index);
+  cudaFreeHost(h_out);
+  cudaFreeHost(h_rows);
+}
+
+static bool bench_pairs(int max_log2, cudaStream_t stream) {
+  bool mismatch = false;
+  printf("\nkey + uint64 value (stable): ours (direct: values move every pass; index: a 32-bit index\n"
+         "moves, then one gather) vs cub::DeviceRadixSort::SortPairs (ms; ratio = cub / the product's way)\n");
+  printf("%-8s %-5s %10s %10s %10s %9s %9s %9s %7s\n", "type", "n", "direct ms", "index ms", "cub ms",
+         "direct G/s", "index G/s", "cub G/s", "ratio");
+  for (int log2n = 20; log2n <= max_log2; ++log2n) bench_pairs_row<uint32_t>(log2n, stream, &mismatch);
+  for (int log2n = 20; log2n <= max_log2; ++log2n) bench_pairs_row<uint64_t>(log2n, stream, &mismatch);
+  printf("product: %s for 32-bit keys, %s for 64-bit keys. %s\n", h5g::pairs_via_index(4) ? "index" : "direct",
+         h5g::pairs_via_index(8) ? "index" : "direct",
+         mismatch ? "MISMATCH: some output differs from CUB's" : "every output equals CUB's bit for bit");
+  printf("\npayload gather by a random permutation, 2^24 rows: host memcpy loop (1 thread) vs GPU\n"
+         "(rows + index H2D, gather kernel, rows D2H; pinned host memory) (ms)\n");
+  printf("%5s %-5s %10s %10s %10s %7s\n", "row B", "n", "host ms", "GPU ms", "kernel ms", "host/GPU");
+  for (unsigned row_bytes : {8u, 24u, 64u}) bench_gather(24, row_bytes, stream);
+  return mismatch;
+}
+
 static void bench_tune(int log2n, cudaStream_t stream) {
   printf("\nonesweep tile shapes, random keys (ms; hist = upfront histogram kernel alone)\n");
   printf("%-8s %-5s %5s %5s %4s %6s %10s %9s %10s\n", "type", "n", "block", "items", "minb", "tile", "sort ms", "G keys/s", "hist ms");
@@ -288,6 +460,7 @@ int main(int argc, char **argv) {
   bench_crossover<uint32_t>(stream);
   bench_crossover<uint64_t>(stream);
   }
+  if (strstr(sections, "pairs") && bench_pairs(max_log2, stream)) return 1;
   if (strstr(sections, "merge")) {
   printf("\nmerge of P sorted runs vs re-sort (ms)\n%-8s %-5s %5s %10s %10s\n", "type", "n", "P", "merge", "re-sort");
   bench_merge<uint32_t>(26, stream);

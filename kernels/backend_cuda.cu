@@ -1,7 +1,8 @@
-/* The CUDA backend (src/backend.h): keys travel host -> device on a stream, are sorted or merged
- * by this project's kernels, and travel back. Device memory is one pool, allocated on first
- * need, grown only when a call needs more, and never larger than mem_budget. Merging P runs uses
- * merge path up to a measured number of rounds, a re-sort beyond it (tuning.cuh). */
+/* The CUDA backend (src/backend.h): keys (and for records their uint64 values) travel host ->
+ * device on a stream, are sorted or merged by this project's kernels, and travel back. Device
+ * memory is one pool, allocated on first need, grown only when a call needs more, and never
+ * larger than mem_budget. Merging P runs uses merge path up to a measured number of rounds, a
+ * re-sort beyond it (tuning.cuh). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,22 +50,36 @@ done:
   return rc;
 }
 
-/* Scratch (beyond the keys and their ping-pong buffer) of a sort or merge of n keys. */
+/* A pair call's element width is the key width + VALUE_BYTES (src/backend.h: capacity). */
+constexpr unsigned VALUE_BYTES = sizeof(uint64_t);
+bool is_pair_width(unsigned width) { return width > 8; }
+unsigned key_width_of(unsigned width) { return is_pair_width(width) ? width - VALUE_BYTES : width; }
+size_t aligned_bytes(size_t n, unsigned width) { return (n * width + 255) & ~(size_t)255; }
+
+/* Scratch (beyond the keys, the values and their ping-pong buffers) of a sort or merge of n
+ * elements of `width` bytes (a pair width for key+value calls). */
 int scratch_bytes(size_t n, unsigned width, size_t nruns, size_t *bytes) {
   int rc = H5G_OK;
+  const unsigned kw = key_width_of(width);
   size_t sort_bytes = 0, merge_bytes = 0;
-  CHECK(h5g_cuda_sort(NULL, &sort_bytes, NULL, NULL, n, width, 0));
-  CHECK(h5g_cuda_merge_runs(NULL, &merge_bytes, NULL, NULL, n, width, NULL, nruns, 0));
+  if (is_pair_width(width)) {
+    CHECK(h5g_cuda_sort_pairs(NULL, &sort_bytes, NULL, NULL, NULL, NULL, n, kw, 0));
+    CHECK(h5g_cuda_merge_runs_pairs(NULL, &merge_bytes, NULL, NULL, NULL, NULL, n, kw, NULL, nruns, 0));
+  } else {
+    CHECK(h5g_cuda_sort(NULL, &sort_bytes, NULL, NULL, n, kw, 0));
+    CHECK(h5g_cuda_merge_runs(NULL, &merge_bytes, NULL, NULL, n, kw, NULL, nruns, 0));
+  }
   *bytes = sort_bytes > merge_bytes ? sort_bytes : merge_bytes;
 done:
   return rc;
 }
 
-/* Device bytes one call on n keys needs: keys, ping-pong buffer, scratch. */
+/* Device bytes one call on n elements needs: keys, values, their ping-pong buffers, scratch. */
 size_t call_bytes(size_t n, unsigned width, size_t nruns) {
   size_t scratch = 0;
   if (scratch_bytes(n, width, nruns, &scratch) != H5G_OK) return SIZE_MAX;
-  return 2 * ((n * width + 255) & ~(size_t)255) + scratch;
+  return 2 * aligned_bytes(n, key_width_of(width)) +
+         (is_pair_width(width) ? 2 * aligned_bytes(n, VALUE_BYTES) : 0) + scratch;
 }
 
 size_t cuda_capacity(h5g_backend *be, unsigned width) {
@@ -129,22 +144,27 @@ void cuda_host_free(h5g_backend *be, void *p) {
   h5g_resident_free(p);
 }
 
-/* Where the keys, their ping-pong buffer and the scratch of one call lie in the pool. */
+/* Where the keys, the values (pair calls), their ping-pong buffers and the scratch of one call
+ * lie in the pool. */
 struct CallBuffers {
   void *keys, *alt, *temp;
+  uint64_t *vals, *alt_vals;
   size_t temp_bytes;
 };
 
 int prepare(h5g_backend *be, size_t n, unsigned width, size_t nruns, CallBuffers *b) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
-  const size_t key_bytes = (n * width + 255) & ~(size_t)255;
+  const size_t key_bytes = aligned_bytes(n, key_width_of(width));
+  const size_t val_bytes = is_pair_width(width) ? aligned_bytes(n, VALUE_BYTES) : 0;
   CHECK_CUDA(cudaSetDevice(cb->device));
   CHECK(reserve(be, call_bytes(n, width, nruns)));
   b->keys = cb->pool;
   b->alt = (char *)cb->pool + key_bytes;
-  b->temp = (char *)cb->pool + 2 * key_bytes;
-  b->temp_bytes = cb->pool_bytes - 2 * key_bytes;
+  b->vals = (uint64_t *)((char *)cb->pool + 2 * key_bytes);
+  b->alt_vals = (uint64_t *)((char *)cb->pool + 2 * key_bytes + val_bytes);
+  b->temp = (char *)cb->pool + 2 * key_bytes + 2 * val_bytes;
+  b->temp_bytes = cb->pool_bytes - 2 * key_bytes - 2 * val_bytes;
 done:
   return rc;
 }
@@ -216,6 +236,60 @@ done:
   return rc;
 }
 
+/* Key+value calls: the values travel and come back beside the keys. */
+int upload_pairs(h5g_backend *be, const CallBuffers &b, const void *keys, const uint64_t *values,
+                 size_t n, unsigned width) {
+  int rc = H5G_OK;
+  CHECK(timed_copy(be, b.keys, keys, n * width, cudaMemcpyHostToDevice));
+  CHECK(timed_copy(be, b.vals, values, n * VALUE_BYTES, cudaMemcpyHostToDevice));
+done:
+  return rc;
+}
+
+int download_pairs(h5g_backend *be, const CallBuffers &b, void *keys, uint64_t *values, size_t n,
+                   unsigned width) {
+  int rc = H5G_OK;
+  CHECK(timed_copy(be, keys, b.keys, n * width, cudaMemcpyDeviceToHost));
+  CHECK(timed_copy(be, values, b.vals, n * VALUE_BYTES, cudaMemcpyDeviceToHost));
+done:
+  return rc;
+}
+
+int cuda_sort_pairs(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  CallBuffers b;
+  if (n < 2) goto done;
+  CHECK(check_fits(be, n, width + VALUE_BYTES));
+  CHECK(prepare(be, n, width + VALUE_BYTES, 1, &b));
+  CHECK(upload_pairs(be, b, keys, values, n, width));
+  CHECK(h5g_cuda_sort_pairs(b.temp, &b.temp_bytes, b.keys, b.alt, b.vals, b.alt_vals, n, width,
+                            cb->stream));
+  CHECK(download_pairs(be, b, keys, values, n, width));
+done:
+  return rc;
+}
+
+int cuda_merge_pairs(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width,
+                     const uint64_t *run_offsets, size_t nruns) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  CallBuffers b;
+  if (n < 2 || nruns < 2) goto done;
+  CHECK(check_fits(be, n, width + VALUE_BYTES));
+  CHECK(prepare(be, n, width + VALUE_BYTES, nruns, &b));
+  CHECK(upload_pairs(be, b, keys, values, n, width));
+  if (h5g_cuda_merge_rounds(nruns) <= (size_t)h5g::merge_max_rounds(width))
+    CHECK(h5g_cuda_merge_runs_pairs(b.temp, &b.temp_bytes, b.keys, b.alt, b.vals, b.alt_vals, n,
+                                    width, run_offsets, nruns, cb->stream));
+  else /* a stable re-sort keeps earlier runs' equal keys first, as the merge does */
+    CHECK(h5g_cuda_sort_pairs(b.temp, &b.temp_bytes, b.keys, b.alt, b.vals, b.alt_vals, n, width,
+                              cb->stream));
+  CHECK(download_pairs(be, b, keys, values, n, width));
+done:
+  return rc;
+}
+
 void cuda_destroy(h5g_backend *be) {
   if (!be) return;
   CudaBackend *cb = impl_of(be);
@@ -279,6 +353,8 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   be->transform = cuda_transform;
   be->sort = cuda_sort;
   be->merge = cuda_merge;
+  be->sort_pairs = cuda_sort_pairs;
+  be->merge_pairs = cuda_merge_pairs;
   be->destroy = cuda_destroy;
   *out = be;
   be = NULL;

@@ -41,6 +41,13 @@ int h5g_cuda_bitonic_sort(void *keys, size_t n, unsigned width, cudaStream_t str
 int h5g_cuda_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, size_t n, unsigned width,
                   cudaStream_t stream);
 
+/* Stable sort of n (key, value) pairs by key ascending: vals[i] (uint64) moves with keys[i], and
+ * equal keys keep their order. alt and alt_vals are scratch of n keys and n values. Always the
+ * radix sort (the bitonic sort is not stable), at any n. Same scratch rules as the keys-only
+ * sorts; the scratch size depends on n and width. */
+int h5g_cuda_sort_pairs(void *temp, size_t *temp_bytes, void *keys, void *alt, uint64_t *vals,
+                        uint64_t *alt_vals, size_t n, unsigned width, cudaStream_t stream);
+
 /* Exclusive prefix sum of n 64-bit values (single pass, decoupled look-back); out may equal in. */
 int h5g_cuda_exclusive_scan(void *temp, size_t *temp_bytes, const uint64_t *in, uint64_t *out,
                             size_t n, cudaStream_t stream);
@@ -56,6 +63,12 @@ int h5g_cuda_cut_points(const void *keys, size_t n, unsigned width, const uint64
 int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt, size_t n,
                         unsigned width, const uint64_t *run_offsets, size_t nruns,
                         cudaStream_t stream);
+
+/* h5g_cuda_merge_runs moving vals[i] (uint64) with keys[i]; stable: equal keys keep their
+ * order, those of an earlier run first. alt_vals is scratch of n values. */
+int h5g_cuda_merge_runs_pairs(void *temp, size_t *temp_bytes, void *keys, void *alt,
+                              uint64_t *vals, uint64_t *alt_vals, size_t n, unsigned width,
+                              const uint64_t *run_offsets, size_t nruns, cudaStream_t stream);
 
 /* Pairwise merge rounds h5g_cuda_merge_runs makes for nruns runs: ceil(log2 nruns). */
 size_t h5g_cuda_merge_rounds(size_t nruns);

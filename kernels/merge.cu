@@ -3,7 +3,9 @@
  * MERGE_BLOCK * MERGE_ITEMS output keys, finds where its first and last output diagonals cross the
  * two runs by binary search, stages both input ranges in shared memory, and each thread merges
  * MERGE_ITEMS keys from its own diagonal. Ties take the left run first, so the merge is stable.
- * An unpaired last run is copied by the same kernel (its right run is empty). */
+ * An unpaired last run is copied by the same kernel (its right run is empty).
+ * With values (V = uint64_t), each output key records where in the staged tile it came from, and
+ * its value is read from the same run position: values follow keys, ties still left first. */
 #include <stdlib.h>
 
 #include "kernels/check_cuda.cuh"
@@ -32,12 +34,14 @@ __device__ __forceinline__ uint64_t merge_path(const K *a, uint64_t na, const K 
 /* Round descriptor: pairs[k] = first tile of pair k (pairs[npairs] = total tiles); the runs of
  * pair k are [off[2k*s], off[(2k+1)*s]) and [off[(2k+1)*s], off[(2k+2)*s]) with run indices
  * clamped to nruns, s = 2^round. */
-template <typename K>
+template <typename K, typename V>
 __global__ void __launch_bounds__(MERGE_BLOCK)
     merge_round_kernel(const K *__restrict__ src, K *__restrict__ dst, const uint64_t *off,
-                       uint64_t nruns, uint64_t stride, const uint64_t *pair_tiles, uint64_t npairs) {
+                       uint64_t nruns, uint64_t stride, const uint64_t *pair_tiles, uint64_t npairs,
+                       const V *__restrict__ src_vals, V *__restrict__ dst_vals) {
   __shared__ K in_keys[MERGE_TILE];
   __shared__ K out_keys[MERGE_TILE];
+  __shared__ uint16_t out_from[has_values<V> ? MERGE_TILE : 1]; /* staged index of output o */
   __shared__ uint64_t range[4];
   /* Pair of this block: the last k with pair_tiles[k] <= blockIdx.x. */
   uint64_t lo = 0, hi = npairs;
@@ -69,15 +73,24 @@ __global__ void __launch_bounds__(MERGE_BLOCK)
     const uint32_t o = my_diag + item;
     if (o >= la + lb) break;
     const bool take_a = j >= lb || (i < la && sa[i] <= sb[j]);
+    if constexpr (has_values<V>) out_from[o] = (uint16_t)(take_a ? i : la + j);
     out_keys[o] = take_a ? sa[i++] : sb[j++];
   }
   __syncthreads();
   for (uint32_t o = threadIdx.x; o < la + lb; o += MERGE_BLOCK) dst[a_begin + diag0 + o] = out_keys[o];
+  if constexpr (has_values<V>) {
+    const V *va = src_vals + a_begin, *vb = src_vals + b_begin;
+    for (uint32_t o = threadIdx.x; o < la + lb; o += MERGE_BLOCK) {
+      const uint32_t f = out_from[o];
+      dst_vals[a_begin + diag0 + o] = f < la ? va[a0 + f] : vb[diag0 - a0 + (f - la)];
+    }
+  }
 }
 
-template <typename K>
+template <typename K, typename V = NoValue>
 int merge_runs(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n,
-               const uint64_t *run_offsets, size_t nruns, cudaStream_t stream) {
+               const uint64_t *run_offsets, size_t nruns, cudaStream_t stream, V *vals = nullptr,
+               V *alt_vals = nullptr) {
   int rc = H5G_OK;
   const size_t rounds = h5g_cuda_merge_rounds(nruns);
   size_t entries = 0;
@@ -87,6 +100,7 @@ int merge_runs(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n,
   uint64_t *pair_tiles = s.take<uint64_t>(entries);
   uint64_t *host = NULL;
   K *src = keys, *dst = alt;
+  V *vsrc = vals, *vdst = alt_vals;
   if (!temp) {
     *temp_bytes = s.used;
     return H5G_OK;
@@ -126,18 +140,24 @@ int merge_runs(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n,
       const size_t npairs = (runs + 1) / 2;
       const uint64_t tiles = host[e + npairs];
       if (tiles > 0) {
-        merge_round_kernel<K><<<(unsigned)tiles, MERGE_BLOCK, 0, stream>>>(
-            src, dst, off, nruns, stride, pair_tiles + e, npairs);
+        merge_round_kernel<K, V><<<(unsigned)tiles, MERGE_BLOCK, 0, stream>>>(
+            src, dst, off, nruns, stride, pair_tiles + e, npairs, vsrc, vdst);
         CHECK_CUDA(cudaGetLastError());
       }
       e += npairs + 1;
       K *t = src;
       src = dst;
       dst = t;
+      V *tv = vsrc;
+      vsrc = vdst;
+      vdst = tv;
     }
   }
   if (src != keys)
     CHECK_CUDA(cudaMemcpyAsync(keys, src, n * sizeof(K), cudaMemcpyDeviceToDevice, stream));
+  if constexpr (has_values<V>)
+    if (vsrc != vals)
+      CHECK_CUDA(cudaMemcpyAsync(vals, vsrc, n * sizeof(V), cudaMemcpyDeviceToDevice, stream));
 done:
   free(host);
   return rc;
@@ -158,6 +178,20 @@ extern "C" int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, v
   const int rc = h5g::dispatch_width(width, [&](auto tag) {
     using K = decltype(tag);
     return h5g::merge_runs<K>(temp, temp_bytes, (K *)keys, (K *)alt, n, run_offsets, nruns, stream);
+  });
+  if (rc < 0)
+    return h5g_error_set(H5G_ERR_USAGE, __FILE__, __LINE__, "unsupported key width %u", width);
+  return rc;
+}
+
+extern "C" int h5g_cuda_merge_runs_pairs(void *temp, size_t *temp_bytes, void *keys, void *alt,
+                                         uint64_t *vals, uint64_t *alt_vals, size_t n,
+                                         unsigned width, const uint64_t *run_offsets, size_t nruns,
+                                         cudaStream_t stream) {
+  const int rc = h5g::dispatch_width(width, [&](auto tag) {
+    using K = decltype(tag);
+    return h5g::merge_runs<K, uint64_t>(temp, temp_bytes, (K *)keys, (K *)alt, n, run_offsets,
+                                        nruns, stream, vals, alt_vals);
   });
   if (rc < 0)
     return h5g_error_set(H5G_ERR_USAGE, __FILE__, __LINE__, "unsupported key width %u", width);

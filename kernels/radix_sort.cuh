@@ -11,7 +11,10 @@
  *    they are known, before the block scan (so successors rarely wait), adds
  *    up its predecessors' counts (decoupled look-back: a tile's inclusive prefix, once published,
  *    ends the walk), and scatters the digit-sorted tile to the output in coalesced runs.
- * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back. */
+ * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back.
+ * Key+value sorts (V other than NoValue) load each key's value right after ranking, park it in
+ * the tile's own value area at the key's rank, and write it where the key goes: the pass stays
+ * stable, so the sort is. With V == NoValue every value statement compiles away. */
 #ifndef H5G_RADIX_SORT_CUH
 #define H5G_RADIX_SORT_CUH
 
@@ -83,10 +86,15 @@ __global__ void bins_kernel(const unsigned long long *counts, uint64_t n, uint64
   if (d == 0) trivial[pass] = (uint32_t)all_one_digit;
 }
 
-template <typename K, int BLOCK, int ITEMS> struct Pass {
+/* The digit-sorted tile's values, apart from the rank storage (they are parked before the rank
+ * storage dies); empty, and so taking no space as a base, without values. */
+template <typename V, int TILE> struct ValueTile { V tile_vals[TILE]; };
+template <int TILE> struct ValueTile<NoValue, TILE> {};
+
+template <typename K, int BLOCK, int ITEMS, typename V = NoValue> struct Pass {
   using Rank = BlockRadixRank<BLOCK, ITEMS>;
   static constexpr int TILE = BLOCK * ITEMS;
-  struct Storage {
+  struct Storage : ValueTile<V, TILE> {
     uint64_t out_base[RADIX]; /* output index of tile position 0, per digit */
     uint32_t tile_id;
     union {
@@ -96,12 +104,13 @@ template <typename K, int BLOCK, int ITEMS> struct Pass {
   };
 };
 
-template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS>
+template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, typename V = NoValue>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     pass_kernel(const K *__restrict__ in, K *__restrict__ out, uint64_t portion_begin,
                 uint64_t portion_end, uint32_t *tile_counter, uint32_t *lookback,
-                const uint64_t *bins_in, uint64_t *bins_out, int shift) {
-  using P = Pass<K, BLOCK, ITEMS>;
+                const uint64_t *bins_in, uint64_t *bins_out, int shift,
+                const V *__restrict__ in_vals, V *__restrict__ out_vals) {
+  using P = Pass<K, BLOCK, ITEMS, V>;
   constexpr int TILE = P::TILE;
   extern __shared__ __align__(16) char smem_raw[];
   typename P::Storage &s = *reinterpret_cast<typename P::Storage *>(smem_raw);
@@ -137,6 +146,12 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     table[(uint64_t)tile * RADIX + threadIdx.x] =
         (tile == 0 ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | mine;
   });
+  if constexpr (has_values<V>) { /* values load while the look-back waits */
+    const V *vsrc = in_vals + tile_begin + first;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+      if (first + i * 32 < valid) s.tile_vals[ranks[i]] = vsrc[i * 32];
+  }
 
   if (tid < RADIX) {
     uint32_t exclusive = 0;
@@ -176,10 +191,16 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     for (int i = 0; i < ITEMS; ++i) k[i] = s.tile_keys[tid + i * BLOCK];
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) out[s.out_base[digit_of(k[i], shift)] + tid + i * BLOCK] = k[i];
+    if constexpr (has_values<V>) {
+#pragma unroll
+      for (int i = 0; i < ITEMS; ++i)
+        out_vals[s.out_base[digit_of(k[i], shift)] + tid + i * BLOCK] = s.tile_vals[tid + i * BLOCK];
+    }
   } else {
     for (uint32_t j = tid; j < valid; j += BLOCK) {
       const K k = s.tile_keys[j];
       out[s.out_base[digit_of(k, shift)] + j] = k;
+      if constexpr (has_values<V>) out_vals[s.out_base[digit_of(k, shift)] + j] = s.tile_vals[j];
     }
   }
 }
@@ -224,9 +245,12 @@ done:
   return rc;
 }
 
-template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS>
-int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t stream) {
-  using P = Pass<K, BLOCK, ITEMS>;
+/* Sorts keys[0..n) (alt: n keys of scratch); with values, vals[i] moves with keys[i] (alt_vals:
+ * n values of scratch) and equal keys keep their order. */
+template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, typename V = NoValue>
+int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t stream,
+         V *vals = nullptr, V *alt_vals = nullptr) {
+  using P = Pass<K, BLOCK, ITEMS, V>;
   constexpr size_t TILE = P::TILE;
   constexpr int PASSES = sizeof(K);
   constexpr size_t SMEM = sizeof(typename P::Storage);
@@ -236,6 +260,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   const size_t portion = n < ONESWEEP_PORTION ? n : ONESWEEP_PORTION / TILE * TILE;
   uint32_t trivial[MAX_PASSES];
   K *src = keys, *dst = alt;
+  V *vsrc = vals, *vdst = alt_vals;
   if (!temp) {
     *temp_bytes = bytes;
     return H5G_OK;
@@ -250,7 +275,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaMemcpyAsync(trivial, s.trivial, PASSES * sizeof(uint32_t), cudaMemcpyDeviceToHost,
                              stream));
-  CHECK_CUDA(cudaFuncSetAttribute(pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS>,
+  CHECK_CUDA(cudaFuncSetAttribute(pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, V>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM));
   CHECK_CUDA(cudaStreamSynchronize(stream));
 
@@ -262,17 +287,24 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
       const size_t end = n - begin < portion ? n : begin + portion;
       uint64_t *bins_out = s.portion_bins + (p & 1) * RADIX;
       CHECK_CUDA(cudaMemsetAsync(s.tile_counter, 0, s.lookback_words * sizeof(uint32_t), stream));
-      pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS><<<(unsigned)((end - begin + TILE - 1) / TILE), BLOCK, SMEM, stream>>>(
-          src, dst, begin, end, s.tile_counter, s.lookback, bins_in, bins_out, pass * RADIX_BITS);
+      pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, V><<<(unsigned)((end - begin + TILE - 1) / TILE), BLOCK, SMEM, stream>>>(
+          src, dst, begin, end, s.tile_counter, s.lookback, bins_in, bins_out, pass * RADIX_BITS,
+          vsrc, vdst);
       CHECK_CUDA(cudaGetLastError());
       bins_in = bins_out;
     }
     K *t = src;
     src = dst;
     dst = t;
+    V *tv = vsrc;
+    vsrc = vdst;
+    vdst = tv;
   }
   if (src != keys)
     CHECK_CUDA(cudaMemcpyAsync(keys, src, n * sizeof(K), cudaMemcpyDeviceToDevice, stream));
+  if constexpr (has_values<V>)
+    if (vsrc != vals)
+      CHECK_CUDA(cudaMemcpyAsync(vals, vsrc, n * sizeof(V), cudaMemcpyDeviceToDevice, stream));
 done:
   return rc;
 }

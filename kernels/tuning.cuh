@@ -60,5 +60,13 @@ constexpr int merge_max_rounds(unsigned width) {
   return width == 8 ? 6 : width == 4 ? 4 : width == 2 ? 2 : 1;
 }
 
+/* Key+value (stable) radix sort: tile shapes of the onesweep pass with values (the value tile
+ * takes shared memory beside the keys', so fewer blocks fit), and whether a width moves a 32-bit
+ * index and gathers the uint64 values after the sort (kernels/sort_pairs.cuh) rather than moving
+ * them every pass. Measured by bench_local_sort's "pairs" section (bench/RESULTS.md, "GPU record
+ * sort"). */
+template <int WIDTH> struct OnesweepPairsTuning { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 2; };
+constexpr bool pairs_via_index(unsigned width) { return width == 8; }
+
 } // namespace h5g
 #endif

@@ -5,7 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 namespace h5g {
+
+/* The value type of keys-only sorts and merges: every value statement compiles away. */
+struct NoValue {};
+template <typename V> constexpr bool has_values = !std::is_same<V, NoValue>::value;
 
 /* Calls f.template operator()<K>() with K the unsigned type of `width` bytes; returns its
  * status, or -1 for an unsupported width. */

@@ -143,9 +143,9 @@ static uint64_t nccl_staging_bytes(const run_state *st) {
 static int choose_transport(run_state *st) {
   int rc = H5G_OK, local_rank = 0, local_size = 1;
   int devices = h5g_cuda_device_count();
-  /* auto: the GPU when there is one, except for records, which only the CPU backend moves yet */
+  /* auto: the GPU when there is one (keys and records alike) */
   st->use_cuda = st->opt->backend == H5G_BACKEND_CUDA ||
-                 (st->opt->backend == H5G_BACKEND_AUTO && devices > 0 && !st->records);
+                 (st->opt->backend == H5G_BACKEND_AUTO && devices > 0);
   CHECK(h5g_local_rank(st->comm, &local_rank, &local_size));
   st->device = devices > 0 ? local_rank % devices : 0;
   st->device_sharers = devices > 0 ? (local_size - st->device + devices - 1) / devices : 1;

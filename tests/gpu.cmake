@@ -2,7 +2,7 @@
 # through src/backend.h. Built wherever nvcc is (CI compiles them); where no GPU is visible a
 # test prints "SKIP: no CUDA device" and exits 77, which CTest reports as skipped.
 if(H5G_HAVE_CUDA)
-  foreach(name sort transform scan_merge backend)
+  foreach(name sort transform scan_merge backend pairs)
     add_executable(test_gpu_${name} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/test_gpu_${name}.cu)
     target_link_libraries(test_gpu_${name} PRIVATE h5g_cuda)
     target_include_directories(test_gpu_${name} PRIVATE ${CMAKE_SOURCE_DIR})

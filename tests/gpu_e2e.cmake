@@ -4,3 +4,10 @@ if(H5G_HAVE_CUDA)
                                 ${CMAKE_BINARY_DIR}/bin "${H5G_MPIEXEC_STR}")
   set_tests_properties(gpu_e2e PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()
+# Record sorts (--carry, --index-out, --stable, --key-field) on the CUDA backend, each output
+# byte-identical to the CPU backend's.
+if(H5G_HAVE_CUDA)
+  add_test(NAME gpu_records COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_e2e/gpu_records.sh
+                                    ${CMAKE_BINARY_DIR}/bin "${H5G_MPIEXEC_STR}")
+  set_tests_properties(gpu_records PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+endif()
