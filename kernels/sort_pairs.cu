@@ -1,5 +1,5 @@
-/* h5g_cuda_sort_pairs: the stable key+value sort (sort_pairs.cuh), moving the values directly or
- * through a 32-bit index, whichever tuning.cuh says is faster for the key width. */
+/* h5g_cuda_sort_pairs: the stable key+value sort, values moved with their keys every pass
+ * (sort_pairs.cuh: measured faster than a 32-bit index and a gather, at every width). */
 #include "kernels/kernels.h"
 #include "kernels/sort_pairs.cuh"
 
@@ -8,9 +8,6 @@ extern "C" int h5g_cuda_sort_pairs(void *temp, size_t *temp_bytes, void *keys, v
                                    cudaStream_t stream) {
   const int rc = h5g::dispatch_width(width, [&](auto tag) {
     using K = decltype(tag);
-    if (h5g::pairs_via_index(width) && (n >> 32) == 0)
-      return h5g::pairs::sort_via_index<K>(temp, temp_bytes, (K *)keys, (K *)alt, vals, alt_vals, n,
-                                           stream);
     return h5g::pairs::sort_direct<K>(temp, temp_bytes, (K *)keys, (K *)alt, vals, alt_vals, n,
                                       stream);
   });

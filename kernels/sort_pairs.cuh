@@ -1,11 +1,12 @@
-/* Stable key+value sort on the GPU, two ways (bench/local_sort.cu's "pairs" section measures both
- * against cub::DeviceRadixSort::SortPairs; the product takes the faster per key width,
- * tuning.cuh PAIRS_VIA_INDEX):
- * - direct: the onesweep radix sort (radix_sort.cuh) moves the uint64 values with the keys, every
- *   pass (8 + 8 bytes of value traffic per pass);
- * - via index: it moves a 32-bit position instead (4 + 4 bytes per pass), then one gather puts
- *   each uint64 value where its position went and a copy brings them back; needs n < 2^32 and
- *   2 x 4 bytes per pair of extra scratch.
+/* Stable key+value sort on the GPU, two ways, both measured by bench/local_sort.cu's "pairs"
+ * section against cub::DeviceRadixSort::SortPairs (bench/RESULTS.md, "GPU record sort"):
+ * - direct (the product's, h5g_cuda_sort_pairs): the onesweep radix sort (radix_sort.cuh) moves
+ *   the uint64 values with the keys, every pass (8 + 8 bytes of value traffic per pass);
+ * - via index (kept for the measurement): it moves a 32-bit position instead (4 + 4 bytes per
+ *   pass), then one gather puts each uint64 value where its position went and a copy brings
+ *   them back; needs n < 2^32 and 2 x 4 bytes per pair of scratch. Slower at every width on H200
+ *   (2^28 pairs, uint64 keys: 35.6 ms vs 29.2): the random 8-byte gather, the index
+ *   initialisation and the copy back cost more than the 4 bytes a pass saves.
  * Both are stable: the onesweep passes are. The bitonic sort is not, so pairs always take the
  * radix sort. */
 #ifndef H5G_SORT_PAIRS_CUH

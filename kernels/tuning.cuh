@@ -60,13 +60,12 @@ constexpr int merge_max_rounds(unsigned width) {
   return width == 8 ? 6 : width == 4 ? 4 : width == 2 ? 2 : 1;
 }
 
-/* Key+value (stable) radix sort: tile shapes of the onesweep pass with values (the value tile
- * takes shared memory beside the keys', so fewer blocks fit), and whether a width moves a 32-bit
- * index and gathers the uint64 values after the sort (kernels/sort_pairs.cuh) rather than moving
- * them every pass. Measured by bench_local_sort's "pairs" section (bench/RESULTS.md, "GPU record
- * sort"). */
+/* Key+value (stable) radix sort: tile shapes of the onesweep pass with uint64 values (the value
+ * tile takes shared memory beside the keys', so fewer blocks fit). The values move with their
+ * keys every pass (kernels/sort_pairs.cuh): measured faster than moving a 32-bit index and
+ * gathering the values afterwards (H200, 2^28 pairs: uint32 keys 13.1 ms vs 20.7, uint64 keys
+ * 29.2 ms vs 35.6; bench/RESULTS.md, "GPU record sort"). */
 template <int WIDTH> struct OnesweepPairsTuning { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 2; };
-constexpr bool pairs_via_index(unsigned width) { return width == 8; }
 
 } // namespace h5g
 #endif
