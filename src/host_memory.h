@@ -8,8 +8,15 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* *p = a resident buffer of `bytes` (NULL for 0 bytes). Returns an h5g status. */
 int h5g_resident_alloc(size_t bytes, void **p);
 void h5g_resident_free(void *p);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
