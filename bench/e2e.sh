@@ -4,11 +4,13 @@
 # today (h5py + numpy.sort on one core, h5py + cupy.sort on one GPU). Every figure is the median of
 # REPEATS runs after one warm-up run, files in the page cache, times measured inside each program
 # (process start-up excluded), printed as a Markdown table.
-#   bench/e2e.sh [WORKDIR]     env: BIN (build/bin), REPEATS (3), LOG2_U32 (30), LOG2_F64 (28)
+#   bench/e2e.sh [WORKDIR]     env: BIN (build/bin), REPEATS (3), PY_REPEATS (REPEATS: the h5py
+#                              rows, which do not change with h5gsort), LOG2_U32 (30), LOG2_F64 (28)
 set -euo pipefail
 bin=${BIN:-build/bin}
 work=${1:-/tmp/h5gsort-e2e}
 repeats=${REPEATS:-3}
+py_repeats=${PY_REPEATS:-$repeats}
 log2_u32=${LOG2_U32:-30}
 log2_f64=${LOG2_F64:-28}
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
@@ -18,18 +20,18 @@ export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
 mkdir -p "$work"
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-repeat() { # repeat LABEL CMD... -> median seconds of REPEATS runs after a warm-up
+repeat() { # repeat COUNT CMD... -> median seconds of COUNT runs after a warm-up
   "${@:2}" >/dev/null
-  for _ in $(seq "$repeats"); do "${@:2}"; done | median | xargs printf '%.3f\n'
+  for _ in $(seq "$1"); do "${@:2}"; done | median | xargs printf '%.3f\n'
 }
 h5gsort_seconds() { # ranks in out dataset
   rm -f "$3"
   "${mpirun[@]}" -np "$1" "$bin/h5gsort" "$2" "$3" -d "$4" -q --report "$work/report.json"
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds"]["total"])' "$work/report.json"
 }
-copy_seconds() { # ranks in out dataset
+copy_seconds() { # ranks in out dataset [mpio]
   rm -f "$3"
-  "${mpirun[@]}" -np "$1" "$bin/bench_h5copy" "$2" "$3" "$4" | awk '{print $8}'
+  "${mpirun[@]}" -np "$1" "$bin/bench_h5copy" "$2" "$3" "$4" ${5:-} | awk '{print $8}'
 }
 python_seconds() { # numpy|cupy in out dataset
   rm -f "$3"
@@ -51,7 +53,7 @@ print(time.perf_counter() - t)
 PY
 }
 phase_table() { # the last report's phases
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("  ".join("%s %.3f" % kv for kv in r["seconds"].items()))' "$work/report.json"
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("  ".join("%s %.3f" % kv for kv in list(r["seconds"].items()) + list(r["gpu_copy_seconds"].items())))' "$work/report.json"
 }
 
 gen() { # file type log2
@@ -69,29 +71,31 @@ for spec in "u4 $log2_u32" "f8 $log2_f64"; do
   in="$work/in_${type}_$log2.h5" out="$work/out.h5"
   gen "$in" "$type" "$log2"
   label="$type 2^$log2 ($(( (1 << log2) * ${type:1} / 1048576 )) MiB)"
-  copy1=$(repeat copy copy_seconds 1 "$in" "$out" /keys)
-  copy2=$(repeat copy copy_seconds 2 "$in" "$out" /keys)
+  copy1=$(repeat "$repeats" copy_seconds 1 "$in" "$out" /keys)
+  copy2=$(repeat "$repeats" copy_seconds 2 "$in" "$out" /keys)
+  copy_mpio=$(repeat "$repeats" copy_seconds 1 "$in" "$out" /keys mpio)
   ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
   echo "| $label | copy bound, 1 rank | $copy1 | 1.00 |"
   echo "| $label | copy bound, 2 ranks | $copy2 | $(ratio "$copy2" "$copy1") |"
+  echo "| $label | copy, 1 rank, collective MPI-IO (no direct I/O) | $copy_mpio | $(ratio "$copy_mpio" "$copy1") |"
   for ranks in 1 2; do # one rank per GPU; without GPUs (a dry run) the CPU backend
     [ "$gpus" -eq 0 ] || [ "$ranks" -le "$gpus" ] || continue
     what="h5gsort, $ranks $([ "$gpus" -eq 0 ] && echo "rank(s), CPU" || echo "GPU(s)")"
-    t=$(repeat sort h5gsort_seconds "$ranks" "$in" "$out" /keys)
+    t=$(repeat "$repeats" h5gsort_seconds "$ranks" "$in" "$out" /keys)
     echo "| $label | $what | $t | $(ratio "$t" "$copy1") |"
     echo "$label $what: $(phase_table)" >>"$work/phases.txt"
   done
-  t=$(repeat numpy python_seconds numpy "$in" "$out" /keys)
+  t=$(repeat "$py_repeats" python_seconds numpy "$in" "$out" /keys)
   echo "| $label | h5py + numpy.sort | $t | $(ratio "$t" "$copy1") |"
   [ "$gpus" -ge 1 ] || continue
-  t=$(repeat cupy python_seconds cupy "$in" "$out" /keys)
+  t=$(repeat "$py_repeats" python_seconds cupy "$in" "$out" /keys)
   echo "| $label | h5py + cupy.sort | $t | $(ratio "$t" "$copy1") |"
 done
 if [ "$gpus" -ge 2 ]; then # weak scaling: half the u32 data on 1 GPU, all of it on 2
   half="$work/in_u4_$((log2_u32 - 1)).h5"
   gen "$half" u4 $((log2_u32 - 1))
-  t1=$(repeat sort h5gsort_seconds 1 "$half" "$work/out.h5" /keys)
-  t2=$(repeat sort h5gsort_seconds 2 "$work/in_u4_$log2_u32.h5" "$work/out.h5" /keys)
+  t1=$(repeat "$repeats" h5gsort_seconds 1 "$half" "$work/out.h5" /keys)
+  t2=$(repeat "$repeats" h5gsort_seconds 2 "$work/in_u4_$log2_u32.h5" "$work/out.h5" /keys)
   echo
   echo "Weak scaling (u4, 2^$((log2_u32 - 1)) keys per GPU): 1 GPU $t1 s, 2 GPUs $t2 s, efficiency $(python3 -c "import sys; print('%.0f%%' % (100 * float(sys.argv[1]) / float(sys.argv[2])))" "$t1" "$t2")"
 fi
