@@ -514,13 +514,15 @@ int h5g_io_close(h5g_dset *d) {
 void h5g_io_allow_direct(h5g_dset *d) { d->direct = 1; }
 
 /* File offset of a dataset a direct transfer may move: contiguous, allocated, stored in the
- * memory layout (no conversion), not external, in a file without a user block, on one node. */
+ * memory layout (no conversion), not external, in a file without a user block, on one node,
+ * unless H5GSORT_IO=mpio asks for collective MPI-IO everywhere. */
 static int direct_offset(h5g_dset *d, off_t *offset) {
   hid_t dcpl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
   hsize_t userblock = 1;
   int external = 1;
   haddr_t address = HADDR_UNDEF;
-  if (d->direct && d->file->one_node && H5Tequal(d->file_type, d->mem_type) > 0 &&
+  const char *mode = getenv("H5GSORT_IO");
+  if (d->direct && !(mode && strcmp(mode, "mpio") == 0) && d->file->one_node && H5Tequal(d->file_type, d->mem_type) > 0 &&
       (dcpl = H5Dget_create_plist(d->id)) >= 0 && (fcpl = H5Fget_create_plist(d->file->id)) >= 0 &&
       H5Pget_userblock(fcpl, &userblock) >= 0)
     external = H5Pget_external_count(dcpl) != 0;
