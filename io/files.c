@@ -171,22 +171,24 @@ done:
   return rc;
 }
 
-int h5g_files_commit(const char *tmp, const char *output) {
+int h5g_files_commit(const char *tmp, const char *output, int durable) {
   int rc = H5G_OK;
   char dir[PATH_MAX];
   struct stat written;
+  int fd = open(tmp, O_WRONLY);
   /* give back blocks h5g_files_reserve held past the end: a truncate to the size does that */
-  if (stat(tmp, &written) != 0 || truncate(tmp, written.st_size) != 0)
+  if (fd < 0 || fstat(fd, &written) != 0 || ftruncate(fd, written.st_size) != 0 ||
+      (durable && fsync(fd) != 0))
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot finish the temporary file: %s (%s)", strerror(errno), tmp);
+  close(fd);
+  fd = -1;
   if (rename(tmp, output) != 0)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot rename the finished output into place: %s (%s)",
              strerror(errno), output);
   directory_of(output, dir, sizeof dir);
-  int fd = open(dir, O_RDONLY);
-  if (fd >= 0) { /* make the rename durable; a failure here loses nothing already renamed */
-    fsync(fd);
-    close(fd);
-  }
+  fd = open(dir, O_RDONLY);
+  if (fd >= 0) fsync(fd); /* makes the rename durable; a failure loses nothing already renamed */
 done:
+  if (fd >= 0) close(fd);
   return rc;
 }

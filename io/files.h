@@ -27,7 +27,8 @@ int h5g_files_check_space(const char *output, unsigned long long bytes);
  * the space is not there. */
 int h5g_files_reserve(const char *path, unsigned long long bytes);
 /* Atomically replaces `output` with `tmp` (blocks reserved past its end given back, rename,
- * then fsync of the directory). */
-int h5g_files_commit(const char *tmp, const char *output);
+ * then fsync of the directory). With `durable`, tmp's data reaches the disk before the rename:
+ * in-place sorts use it, so a crash can never leave the input replaced by unwritten data. */
+int h5g_files_commit(const char *tmp, const char *output, int durable);
 
 #endif

@@ -469,7 +469,7 @@ static int close_output(run_state *st) {
 
 static int commit_output(run_state *st) {
   int rc = H5G_OK;
-  if (st->rank == 0) CHECK(h5g_files_commit(st->v.tmp_path, st->opt->output));
+  if (st->rank == 0) CHECK(h5g_files_commit(st->v.tmp_path, st->opt->output, st->v.in_place));
   st->tmp_created = 0;
 done:
   return rc;
