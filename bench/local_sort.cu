@@ -8,8 +8,10 @@
  * included) against the host's memcpy loop.
  *
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
- *   sections: comma-separated of crossover, merge, tune, main, pairs (default
- *   crossover,merge,main);
+ *   sections: comma-separated of crossover, merge, variants, main, pairs (default
+ *   crossover,merge,main); "variants" times onesweep variants (tile shape, warp match, index
+ *   width: the measurements behind tuning.cuh) and CUB side by side at 2^26..2^max_log2_n (at
+ *   most 2^28);
  *   "profile" alone sorts 2^max_log2_n random uint32 keys once (for a profiler). */
 #include <algorithm>
 #include <chrono>
@@ -216,35 +218,9 @@ template <typename T> static void bench_merge(int log2n, cudaStream_t stream) {
 }
 
 
-/* Tile shapes of the onesweep pass (block threads x keys per thread) and the upfront histogram
- * alone, on 2^log2n random keys: the measurement behind tuning.cuh. */
-template <typename T, int BLOCK, int ITEMS, int MIN_BLOCKS> static void bench_shape(int log2n, cudaStream_t stream) {
-  const size_t n = (size_t)1 << log2n, bytes = n * sizeof(T);
-  T *src, *keys, *alt;
-  void *temp;
-  size_t temp_bytes = 0;
-  MUST_OK((h5g::onesweep::sort<T, BLOCK, ITEMS, MIN_BLOCKS>(NULL, &temp_bytes, (T *)NULL, (T *)NULL, n, stream)));
-  MUST_CUDA(cudaMalloc(&src, bytes));
-  MUST_CUDA(cudaMalloc(&keys, bytes));
-  MUST_CUDA(cudaMalloc(&alt, bytes));
-  MUST_CUDA(cudaMalloc(&temp, temp_bytes));
-  fill_kernel<T><<<1024, 256, 0, stream>>>(src, n, 5);
-  auto reset = [&] { MUST_CUDA(cudaMemcpyAsync(keys, src, bytes, cudaMemcpyDeviceToDevice, stream)); };
-  const float ms = time_median(stream, REPS, reset, [&] {
-    MUST_OK((h5g::onesweep::sort<T, BLOCK, ITEMS, MIN_BLOCKS>(temp, &temp_bytes, keys, alt, n, stream)));
-  });
-  h5g::onesweep::Scratch s;
-  s.layout(temp, n, BLOCK * ITEMS);
-  const float hist_ms = time_median(stream, REPS, [] {}, [&] {
-    MUST_OK(h5g::onesweep::launch_histogram(keys, n, s, stream));
-  });
-  printf("%-8s 2^%-3d %5d %5d %4d %6d %10.3f %9.2f %10.3f\n", KeyInfo<T>::name, log2n, BLOCK, ITEMS,
-         MIN_BLOCKS, BLOCK * ITEMS, ms, n / ms / 1e6, hist_ms);
-  fflush(stdout);
-  cudaFree(temp);
-  cudaFree(alt);
-  cudaFree(keys);
-  cudaFree(src);
+template <typename T> __global__ void mask_kernel(T *keys, uint64_t n, T mask) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+    keys[i] &= mask;
 }
 
 static unsigned long long count_diff(const void *a, const void *b, size_t bytes, unsigned long long *diff,
@@ -410,18 +386,132 @@ static bool bench_pairs(int max_log2, cudaStream_t stream) {
   return mismatch;
 }
 
-static void bench_tune(int log2n, cudaStream_t stream) {
-  printf("\nonesweep tile shapes, random keys (ms; hist = upfront histogram kernel alone)\n");
-  printf("%-8s %-5s %5s %5s %4s %6s %10s %9s %10s\n", "type", "n", "block", "items", "minb", "tile", "sort ms", "G keys/s", "hist ms");
-  bench_shape<uint32_t, 256, 16, 4>(log2n, stream);
-  bench_shape<uint32_t, 256, 20, 4>(log2n, stream);
-  bench_shape<uint32_t, 256, 24, 3>(log2n, stream);
-  bench_shape<uint32_t, 384, 16, 3>(log2n, stream);
-  bench_shape<uint32_t, 512, 16, 2>(log2n, stream);
-  bench_shape<uint64_t, 256, 12, 4>(log2n, stream);
-  bench_shape<uint64_t, 256, 16, 3>(log2n, stream);
-  bench_shape<uint64_t, 384, 12, 3>(log2n, stream);
-  bench_shape<uint64_t, 512, 12, 2>(log2n, stream);
+/* Pass-kernel variants (tile shape, warp match, index width) against CUB on the same keys: each
+ * variant's output must equal CUB's bit for bit before it is timed, on the timed keys and (once
+ * per variant) on edge cases: sizes around tiles and masked keys (trivial passes, few distinct
+ * digits, all keys equal). */
+template <typename T> struct VariantBench {
+  size_t n, temp_bytes;
+  T *src, *keys, *alt, *ref;
+  void *temp;
+  unsigned long long *diff;
+  cudaStream_t stream;
+  int log2n;
+  float cub_ms;
+  bool *mismatch, check_edges;
+
+  void reset() { MUST_CUDA(cudaMemcpyAsync(keys, src, n * sizeof(T), cudaMemcpyDeviceToDevice, stream)); }
+  void reset_ref() {
+    size_t bytes = temp_bytes;
+    MUST_CUDA(cub::DeviceRadixSort::SortKeys(temp, bytes, (const T *)src, ref, n, 0, 8 * (int)sizeof(T), stream));
+  }
+  /* Bytes of keys[0, m) that differ from ref[0, m). */
+  unsigned long long count_diff(size_t m) {
+    MUST_CUDA(cudaMemsetAsync(diff, 0, sizeof(*diff), stream));
+    count_diff_kernel<<<1024, 256, 0, stream>>>((const uint8_t *)keys, (const uint8_t *)ref, m * sizeof(T), diff);
+    unsigned long long host_diff = 0;
+    MUST_CUDA(cudaMemcpyAsync(&host_diff, diff, sizeof(host_diff), cudaMemcpyDeviceToHost, stream));
+    MUST_CUDA(cudaStreamSynchronize(stream));
+    return host_diff;
+  }
+
+  template <int BLOCK, int ITEMS, int MIN_BLOCKS, h5g::WarpMatch MATCH, bool WIDE_INDEX = false>
+  void run() {
+    auto sort = [&] {
+      size_t bytes = temp_bytes;
+      MUST_OK((h5g::onesweep::sort<T, BLOCK, ITEMS, MIN_BLOCKS, h5g::NoValue, MATCH, WIDE_INDEX>(temp, &bytes, keys, alt, n, stream)));
+    };
+    reset();
+    sort();
+    unsigned long long host_diff = count_diff(n);
+    if (check_edges) {
+      const T masks[] = {(T)~(T)0, (T)0xff00ff00ff00ff00ull, (T)0x0301, (T)0};
+      for (size_t m : {(size_t)1, (size_t)2, (size_t)3, (size_t)1000, (size_t)4097, (size_t)9217,
+                       (size_t)100003, ((size_t)1 << 20) + 17}) {
+        for (T mask : masks) {
+          MUST_CUDA(cudaMemcpyAsync(keys, src, m * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+          mask_kernel<T><<<256, 256, 0, stream>>>(keys, m, mask);
+          size_t cub_bytes = temp_bytes, bytes = temp_bytes;
+          MUST_CUDA(cub::DeviceRadixSort::SortKeys(temp, cub_bytes, (const T *)keys, ref, m, 0, 8 * (int)sizeof(T), stream));
+          MUST_OK((h5g::onesweep::sort<T, BLOCK, ITEMS, MIN_BLOCKS, h5g::NoValue, MATCH, WIDE_INDEX>(temp, &bytes, keys, alt, m, stream)));
+          const unsigned long long d = count_diff(m);
+          if (d) printf("edge case n = %zu, mask %llx: %llu bytes differ\n", m, (unsigned long long)mask, d);
+          host_diff += d;
+        }
+      }
+      reset_ref();
+    }
+    if (host_diff) *mismatch = true;
+    const float ms = time_median(stream, REPS, [&] { reset(); }, sort);
+    static const char *match_name[] = {"ballot", "atomic_or"};
+    printf("%-8s 2^%-3d %5d %5d %4d %-9s %-6s %9.3f %9.3f %7.3f%s\n", KeyInfo<T>::name, log2n, BLOCK,
+           ITEMS, MIN_BLOCKS, match_name[(int)MATCH],
+           WIDE_INDEX ? "64" : "32", ms, cub_ms, cub_ms / ms, host_diff ? "  MISMATCH" : "");
+    fflush(stdout);
+  }
+};
+
+template <typename T, typename Variants>
+static void bench_variants(int log2n, bool check_edges, cudaStream_t stream, bool *mismatch, Variants variants) {
+  VariantBench<T> b;
+  b.n = (size_t)1 << log2n;
+  b.check_edges = check_edges;
+  b.stream = stream;
+  b.log2n = log2n;
+  b.mismatch = mismatch;
+  const size_t bytes = b.n * sizeof(T);
+  size_t cub_temp = 0;
+  MUST_CUDA(cub::DeviceRadixSort::SortKeys(NULL, cub_temp, (const T *)NULL, (T *)NULL, b.n, 0, 8 * (int)sizeof(T), stream));
+  b.temp_bytes = std::max(cub_temp, b.n / 1024 * 1024 + ((size_t)64 << 20)); /* >= look-back table of 1024-key tiles */
+  MUST_CUDA(cudaMalloc(&b.src, bytes));
+  MUST_CUDA(cudaMalloc(&b.keys, bytes));
+  MUST_CUDA(cudaMalloc(&b.alt, bytes));
+  MUST_CUDA(cudaMalloc(&b.ref, bytes));
+  MUST_CUDA(cudaMalloc(&b.temp, b.temp_bytes));
+  MUST_CUDA(cudaMalloc(&b.diff, sizeof(*b.diff)));
+  fill_kernel<T><<<1024, 256, 0, stream>>>(b.src, b.n, 777 + log2n);
+  auto cub_sort = [&] {
+    MUST_CUDA(cub::DeviceRadixSort::SortKeys(b.temp, cub_temp, (const T *)b.src, b.ref, b.n, 0, 8 * (int)sizeof(T), stream));
+  };
+  b.cub_ms = time_median(stream, REPS, [] {}, cub_sort); /* leaves CUB's output in ref */
+  printf("%-8s 2^%-3d %5s %5s %4s %-9s %-6s %9s %9.3f\n", KeyInfo<T>::name, log2n, "cub", "", "", "", "", "", b.cub_ms);
+  variants(b);
+  cudaFree(b.diff);
+  cudaFree(b.temp);
+  cudaFree(b.ref);
+  cudaFree(b.alt);
+  cudaFree(b.keys);
+  cudaFree(b.src);
+}
+
+static bool bench_all_variants(int max_log2, cudaStream_t stream) {
+  using M = h5g::WarpMatch;
+  bool mismatch = false;
+  printf("\npass-kernel variants vs cub::DeviceRadixSort::SortKeys (ms; ratio = cub / ours)\n");
+  printf("%-8s %-5s %5s %5s %4s %-9s %-6s %9s %9s %7s\n", "type", "n", "block", "items", "minb", "match",
+         "index", "ours ms", "cub ms", "ratio");
+  for (int log2n = 26; log2n <= std::min(max_log2, 28); ++log2n) {
+    bench_variants<uint32_t>(log2n, log2n == 26, stream, &mismatch, [](auto &b) {
+      b.template run<512, 16, 2, M::BALLOT>();
+      b.template run<512, 16, 2, M::ATOMIC_OR>();
+      b.template run<384, 28, 2, M::ATOMIC_OR, true>();
+      b.template run<384, 28, 2, M::ATOMIC_OR>();
+      b.template run<256, 28, 3, M::ATOMIC_OR>();
+      b.template run<512, 20, 2, M::ATOMIC_OR>();
+      b.template run<512, 24, 2, M::ATOMIC_OR>();
+    });
+    bench_variants<uint64_t>(log2n, log2n == 26, stream, &mismatch, [](auto &b) {
+      b.template run<256, 16, 3, M::BALLOT>();
+      b.template run<256, 16, 3, M::ATOMIC_OR>();
+      b.template run<256, 32, 2, M::ATOMIC_OR, true>();
+      b.template run<256, 32, 2, M::ATOMIC_OR>();
+      b.template run<256, 28, 2, M::ATOMIC_OR>();
+      b.template run<256, 30, 2, M::ATOMIC_OR>();
+      b.template run<384, 20, 2, M::ATOMIC_OR>();
+    });
+  }
+  printf("%s\n", mismatch ? "MISMATCH: some output differs from CUB's" : "every output equals CUB's bit for bit");
+  return mismatch;
 }
 
 int main(int argc, char **argv) {
@@ -451,7 +541,7 @@ int main(int argc, char **argv) {
     MUST_CUDA(cudaStreamSynchronize(stream));
     return 0;
   }
-  if (strstr(sections, "tune")) bench_tune(max_log2 < 28 ? max_log2 : 28, stream);
+  if (strstr(sections, "variants") && bench_all_variants(max_log2, stream)) return 1;
   if (strstr(sections, "crossover")) {
   printf("\nbitonic vs radix (ms)\n%-8s %6s %10s %10s\n", "type", "n", "bitonic", "radix");
   bench_crossover<uint32_t>(stream);

@@ -1,10 +1,14 @@
 /* Block primitive of the onesweep radix sort: stable rank of a tile's keys by one 8-bit digit.
  *
- * Keys are held warp-striped (item i of lane l of warp w is tile key w*ITEMS*32 + i*32 + l). Each
- * warp counts digits in its own shared-memory histogram, one item at a time; lanes holding the same
- * digit find each other (match_digit), so one leader per digit and item adds the group's size
- * with a shared atomic and shares the old value. After the block scan, key i's position in the
- * digit-sorted tile is warp_hist[warp][digit] + rank[i]. */
+ * Keys are held warp-striped (item i of lane l of warp w is tile key w*ITEMS*32 + i*32 + l).
+ * Counts come first ("early counts", as in CUB's BlockRadixRankMatchEarlyCounts): each warp counts
+ * its digits in its own shared-memory histogram, threads t < RADIX sum digit t over the warps and
+ * hand the tile's count to the caller (the onesweep kernel publishes it for its successors before
+ * any ranking work), and the block scan turns each warp's counters into the tile position of its
+ * first key of each digit. Then each warp ranks its keys item by item: lanes holding the same
+ * digit find each other (WarpMatch), one leader per digit adds the group's size to the warp's
+ * counter with a shared atomic and shares the old value, so a key's rank is its final tile
+ * position without a second lookup. */
 #ifndef H5G_BLOCK_RADIX_RANK_CUH
 #define H5G_BLOCK_RADIX_RANK_CUH
 
@@ -19,9 +23,10 @@ template <typename K> __device__ __forceinline__ uint32_t digit_of(K key, int sh
   return (uint32_t)(key >> shift) & (RADIX - 1);
 }
 
-/* Lanes of the warp whose digit equals d: one ballot per digit bit (cheaper on sm_90 than
- * __match_any_sync, CUB's MatchAny does the same). */
-__device__ __forceinline__ uint32_t match_digit(uint32_t d) {
+/* WarpMatch (tuning.cuh): how the lanes of a warp that hold the same digit find each other.
+ * BALLOT: one ballot per digit bit (CUB's MatchAny); ATOMIC_OR: each lane ORs its bit into a
+ * per-warp per-digit shared mask and reads the mask back. */
+__device__ __forceinline__ uint32_t match_digit_ballot(uint32_t d) {
   uint32_t peers = 0xffffffffu;
 #pragma unroll
   for (int b = 0; b < RADIX_BITS; ++b) {
@@ -32,40 +37,36 @@ __device__ __forceinline__ uint32_t match_digit(uint32_t d) {
   return peers;
 }
 
-template <int BLOCK, int ITEMS> struct BlockRadixRank {
+template <int BLOCK, int ITEMS, WarpMatch MATCH = ONESWEEP_MATCH> struct BlockRadixRank {
   static constexpr int WARPS = BLOCK / 32;
   static_assert(BLOCK >= RADIX && BLOCK % 32 == 0, "one thread per digit in the digit scans");
 
   struct Storage {
-    uint32_t warp_hist[WARPS][RADIX]; /* counts, then the warp's first position per digit */
+    uint32_t warp_hist[WARPS][RADIX]; /* counts, then the warp's next tile position per digit */
+    uint32_t match_mask[MATCH == WarpMatch::ATOMIC_OR ? WARPS : 1][RADIX];
     uint32_t scan[WARPS + 1];
   };
 
-  /* Ranks keys[] within their warp and digit, then turns warp_hist into tile positions: key i
-   * goes to tile position ranks[i]. Threads t < RADIX call on_counts(count of digit t in the
-   * tile) as soon as the counts are known, before the block scan (the onesweep kernel publishes
-   * them for its successors there), and receive in *digit_start the tile position of digit t's
-   * first key. Contains barriers: every thread must call it. */
+  /* Ranks keys[]: key i goes to tile position ranks[i]. Threads t < RADIX call on_counts(count
+   * of digit t in the tile) as soon as the counts are known, before the block scan and the
+   * ranking, and receive in *digit_start the tile position of digit t's first key. Contains
+   * barriers: every thread must call it. */
   template <typename K, typename OnCounts>
   static __device__ __forceinline__ void rank(Storage &s, const K (&keys)[ITEMS], int shift,
                                               uint32_t (&ranks)[ITEMS], uint32_t *digit_start,
                                               OnCounts on_counts) {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    for (int i = tid; i < WARPS * RADIX; i += BLOCK) (&s.warp_hist[0][0])[i] = 0;
-    __syncthreads();
     uint32_t *hist = s.warp_hist[warp];
-    const uint32_t lanes_below = (1u << lane) - 1;
-    /* Items are counted in order and one warp's shared atomics execute in issue order, so ranks
-     * are stable without barriers between items. */
+    uint32_t *masks = s.match_mask[MATCH == WarpMatch::ATOMIC_OR ? warp : 0];
+    /* Each warp clears and fills its own counters: no block barrier before counting. */
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
-      const uint32_t d = digit_of(keys[i], shift);
-      const uint32_t peers = match_digit(d);
-      const int leader = 31 - __clz(peers);
-      uint32_t before = 0;
-      if (lane == leader) before = atomicAdd(&hist[d], __popc(peers));
-      ranks[i] = __shfl_sync(0xffffffffu, before, leader) + __popc(peers & lanes_below);
+    for (int d = lane; d < RADIX; d += 32) {
+      hist[d] = 0;
+      if (MATCH == WarpMatch::ATOMIC_OR) masks[d] = 0;
     }
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) atomicAdd(&hist[digit_of(keys[i], shift)], 1u);
     __syncthreads();
     uint32_t count = 0;
     if (tid < RADIX) {
@@ -85,8 +86,33 @@ template <int BLOCK, int ITEMS> struct BlockRadixRank {
     }
     *digit_start = start;
     __syncthreads();
+
+    const uint32_t lanes_upto_me = 0xffffffffu >> (31 - lane);
+    /* Items are ranked in order and one warp's shared atomics execute in issue order, so ranks
+     * are stable without barriers between items. */
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) ranks[i] += s.warp_hist[warp][digit_of(keys[i], shift)];
+    for (int i = 0; i < ITEMS; ++i) {
+      const uint32_t d = digit_of(keys[i], shift);
+      uint32_t peers;
+      if (MATCH == WarpMatch::BALLOT) {
+        peers = match_digit_ballot(d);
+      } else {
+        atomicOr(&masks[d], 1u << lane);
+        __syncwarp();
+        peers = masks[d];
+      }
+      /* The leader is the group's highest lane: its count up to itself is the group's size. */
+      const int leader = 31 - __clz(peers);
+      const uint32_t upto_me = __popc(peers & lanes_upto_me);
+      uint32_t before = 0;
+      if (lane == leader) before = atomicAdd(&hist[d], upto_me);
+      if (MATCH == WarpMatch::ATOMIC_OR) {
+        __syncwarp(); /* every lane has read the mask before its leader clears it */
+        if (lane == leader) masks[d] = 0;
+        __syncwarp();
+      }
+      ranks[i] = __shfl_sync(0xffffffffu, before, leader) + upto_me - 1;
+    }
   }
 };
 

@@ -8,9 +8,10 @@
  * 3. pass_kernel, once per pass (and per portion of at most ONESWEEP_PORTION keys): a block
  *    takes the next tile (atomic counter, so tiles start in order), ranks it by the digit in
  *    shared memory (BlockRadixRank), publishes its digit counts to the look-back table as soon as
- *    they are known, before the block scan (so successors rarely wait), adds
+ *    they are known, before the ranking (so successors rarely wait), adds
  *    up its predecessors' counts (decoupled look-back: a tile's inclusive prefix, once published,
- *    ends the walk), and scatters the digit-sorted tile to the output in coalesced runs.
+ *    ends the walk; the digit-sorted tile is written to shared memory meanwhile), and scatters
+ *    the digit-sorted tile to the output in coalesced runs.
  * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back.
  * Key+value sorts (V other than NoValue) load each key's value right after ranking, park it in
  * the tile's own value area at the key's rank, and write it where the key goes: the pass stays
@@ -91,11 +92,13 @@ __global__ void bins_kernel(const unsigned long long *counts, uint64_t n, uint64
 template <typename V, int TILE> struct ValueTile { V tile_vals[TILE]; };
 template <int TILE> struct ValueTile<NoValue, TILE> {};
 
-template <typename K, int BLOCK, int ITEMS, typename V = NoValue> struct Pass {
-  using Rank = BlockRadixRank<BLOCK, ITEMS>;
+/* Index: type of output indices, uint32_t when n <= 2^32 (cheaper per key than uint64_t). */
+template <typename K, int BLOCK, int ITEMS, WarpMatch MATCH, typename Index, typename V = NoValue>
+struct Pass {
+  using Rank = BlockRadixRank<BLOCK, ITEMS, MATCH>;
   static constexpr int TILE = BLOCK * ITEMS;
   struct Storage : ValueTile<V, TILE> {
-    uint64_t out_base[RADIX]; /* output index of tile position 0, per digit */
+    Index out_base[RADIX]; /* output index of tile position 0, per digit */
     uint32_t tile_id;
     union {
       typename Rank::Storage rank;
@@ -104,19 +107,22 @@ template <typename K, int BLOCK, int ITEMS, typename V = NoValue> struct Pass {
   };
 };
 
-template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, typename V = NoValue>
+template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, WarpMatch MATCH, typename Index,
+          typename V = NoValue>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     pass_kernel(const K *__restrict__ in, K *__restrict__ out, uint64_t portion_begin,
                 uint64_t portion_end, uint32_t *tile_counter, uint32_t *lookback,
                 const uint64_t *bins_in, uint64_t *bins_out, int shift,
                 const V *__restrict__ in_vals, V *__restrict__ out_vals) {
-  using P = Pass<K, BLOCK, ITEMS, V>;
+  using P = Pass<K, BLOCK, ITEMS, MATCH, Index, V>;
   constexpr int TILE = P::TILE;
   extern __shared__ __align__(16) char smem_raw[];
   typename P::Storage &s = *reinterpret_cast<typename P::Storage *>(smem_raw);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   if (tid == 0) s.tile_id = atomicAdd(tile_counter, 1u);
+  /* Loaded now, so that its latency does not follow the look-back's. */
+  const uint64_t bin = tid < RADIX ? bins_in[tid] : 0;
   __syncthreads();
   const uint32_t tile = s.tile_id;
   const uint32_t ntiles = (uint32_t)((portion_end - portion_begin + TILE - 1) / TILE);
@@ -153,6 +159,10 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
       if (first + i * 32 < valid) s.tile_vals[ranks[i]] = vsrc[i * 32];
   }
 
+  __syncthreads(); /* rank storage is dead: the tile reuses it */
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) s.tile_keys[ranks[i]] = keys[i];
+
   if (tid < RADIX) {
     uint32_t exclusive = 0;
     if (tile > 0) {
@@ -178,29 +188,29 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
       }
       table[(uint64_t)tile * RADIX + tid] = LOOKBACK_INCLUSIVE | (exclusive + mine);
     }
-    s.out_base[tid] = bins_in[tid] + exclusive - digit_start;
-    if (tile == ntiles - 1) bins_out[tid] = bins_in[tid] + exclusive + mine;
+    /* Never negative: no more keys of this tile precede digit tid than keys of all tiles. */
+    s.out_base[tid] = (Index)(bin + exclusive - digit_start);
+    if (tile == ntiles - 1) bins_out[tid] = bin + exclusive + mine;
   }
-  __syncthreads(); /* rank storage is dead: the tile reuses it */
-#pragma unroll
-  for (int i = 0; i < ITEMS; ++i) s.tile_keys[ranks[i]] = keys[i];
   __syncthreads();
+  /* Written as (out + base)[position], so the position's constant part stays an immediate
+   * offset of the store with 32-bit indices too. */
   if (valid == TILE) {
     K k[ITEMS];
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) k[i] = s.tile_keys[tid + i * BLOCK];
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) out[s.out_base[digit_of(k[i], shift)] + tid + i * BLOCK] = k[i];
+    for (int i = 0; i < ITEMS; ++i) (out + s.out_base[digit_of(k[i], shift)])[tid + i * BLOCK] = k[i];
     if constexpr (has_values<V>) {
 #pragma unroll
       for (int i = 0; i < ITEMS; ++i)
-        out_vals[s.out_base[digit_of(k[i], shift)] + tid + i * BLOCK] = s.tile_vals[tid + i * BLOCK];
+        (out_vals + s.out_base[digit_of(k[i], shift)])[tid + i * BLOCK] = s.tile_vals[tid + i * BLOCK];
     }
   } else {
     for (uint32_t j = tid; j < valid; j += BLOCK) {
       const K k = s.tile_keys[j];
-      out[s.out_base[digit_of(k, shift)] + j] = k;
-      if constexpr (has_values<V>) out_vals[s.out_base[digit_of(k, shift)] + j] = s.tile_vals[j];
+      (out + s.out_base[digit_of(k, shift)])[j] = k;
+      if constexpr (has_values<V>) (out_vals + s.out_base[digit_of(k, shift)])[j] = s.tile_vals[j];
     }
   }
 }
@@ -246,14 +256,21 @@ done:
 }
 
 /* Sorts keys[0..n) (alt: n keys of scratch); with values, vals[i] moves with keys[i] (alt_vals:
- * n values of scratch) and equal keys keep their order. */
-template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, typename V = NoValue>
+ * n values of scratch) and equal keys keep their order. WIDE_INDEX forces 64-bit output indices
+ * (bench_local_sort measures what 32-bit ones save). */
+template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, typename V = NoValue,
+          WarpMatch MATCH = ONESWEEP_MATCH, bool WIDE_INDEX = false>
 int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t stream,
          V *vals = nullptr, V *alt_vals = nullptr) {
-  using P = Pass<K, BLOCK, ITEMS, V>;
-  constexpr size_t TILE = P::TILE;
+  using Narrow = Pass<K, BLOCK, ITEMS, MATCH, uint32_t, V>;
+  using Wide = Pass<K, BLOCK, ITEMS, MATCH, uint64_t, V>;
+  constexpr size_t TILE = Narrow::TILE;
   constexpr int PASSES = sizeof(K);
-  constexpr size_t SMEM = sizeof(typename P::Storage);
+  /* 32-bit output indices whenever they address every key. */
+  const bool narrow = !WIDE_INDEX && n <= ((size_t)1 << 32);
+  const auto kernel = narrow ? pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint32_t, V>
+                             : pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint64_t, V>;
+  const size_t smem = narrow ? sizeof(typename Narrow::Storage) : sizeof(typename Wide::Storage);
   int rc = H5G_OK;
   Scratch s;
   const size_t bytes = s.layout(temp, n, TILE);
@@ -275,8 +292,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaMemcpyAsync(trivial, s.trivial, PASSES * sizeof(uint32_t), cudaMemcpyDeviceToHost,
                              stream));
-  CHECK_CUDA(cudaFuncSetAttribute(pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, V>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM));
+  CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   CHECK_CUDA(cudaStreamSynchronize(stream));
 
   for (int pass = 0; pass < PASSES; ++pass) {
@@ -287,7 +303,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
       const size_t end = n - begin < portion ? n : begin + portion;
       uint64_t *bins_out = s.portion_bins + (p & 1) * RADIX;
       CHECK_CUDA(cudaMemsetAsync(s.tile_counter, 0, s.lookback_words * sizeof(uint32_t), stream));
-      pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, V><<<(unsigned)((end - begin + TILE - 1) / TILE), BLOCK, SMEM, stream>>>(
+      kernel<<<(unsigned)((end - begin + TILE - 1) / TILE), BLOCK, smem, stream>>>(
           src, dst, begin, end, s.tile_counter, s.lookback, bins_in, bins_out, pass * RADIX_BITS,
           vsrc, vdst);
       CHECK_CUDA(cudaGetLastError());

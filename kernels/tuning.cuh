@@ -10,11 +10,17 @@ namespace h5g {
 /* Onesweep radix sort. RADIX_BITS 8: 4 passes for 32-bit keys, 8 for 64-bit (CUB's choice too).
  * Tile = BLOCK * ITEMS keys per thread block (dynamic shared memory holds the tile);
  * MIN_BLOCKS is __launch_bounds__' blocks per SM, which caps registers (occupancy mattered most:
- * 32-bit 512x16 went from 13.1 ms at 1 block/SM to 7.4 ms at 2, 2^28 keys).
- * Measured on H200, 2^28 random keys (bench_local_sort tune, bench/RESULTS.md):
- *   32-bit: 256x16/4 7.37 ms, 256x20/4 7.15, 256x24/3 6.98 (spills 72 bytes: refused by the
- *           -warn-spills -Werror build), 384x16/3 7.23, 512x16/2 7.11  -> 512x16/2
- *   64-bit: 256x12/4 19.46 ms, 256x16/3 17.86, 384x12/3 18.56, 512x12/2 18.03 -> 256x16/3
+ * 32-bit 512x16 went from 13.1 ms at 1 block/SM to 7.4 ms at 2, 2^28 keys; CUB-like 384x20 at
+ * 1 block/SM: 10.1 ms against 7.0 at 2, ballot ranking).
+ * Measured on H200, 2^28 random keys, total sort ms (bench_local_sort variants, bench/RESULTS.md;
+ * CUB 5.43 ms for 32-bit keys, 16.38 ms for 64-bit), ATOMIC_OR ranking, 32-bit output indices:
+ *   32-bit: 512x16/2 5.58, 512x20/2 5.15, 512x24/2 5.23, 384x16/3 5.54, 384x20/2 5.71,
+ *           384x24/2 5.30, 384x28/2 5.01, 256x20/3 5.82, 256x24/3 5.33, 256x32/2 5.49;
+ *           a second run: 384x28/2 5.01, 256x28/3 5.00 (a tie), 384x32/2 spills 32 bytes
+ *           -> 384x28/2
+ *   64-bit: 256x12/4 16.37, 256x16/3 15.15, 256x20/2 16.20, 256x24/2 14.99, 256x32/2 13.74,
+ *           384x16/2 14.95, 512x12/2 15.30; a second run: 256x32/2 13.75, 256x30/2 13.89,
+ *           384x20/2 13.85, 256x40/2 spills 100 bytes -> 256x32/2 (128 registers, no spills)
  *   8/16-bit keys (not measured) take 256x16/3, which does not spill. */
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
@@ -22,11 +28,20 @@ constexpr int RADIX = 1 << RADIX_BITS;
 template <int WIDTH> struct OnesweepTuning;
 template <> struct OnesweepTuning<1> { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 3; };
 template <> struct OnesweepTuning<2> { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 3; };
-template <> struct OnesweepTuning<4> { static constexpr int BLOCK = 512, ITEMS = 16, MIN_BLOCKS = 2; };
-template <> struct OnesweepTuning<8> { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 3; };
+template <> struct OnesweepTuning<4> { static constexpr int BLOCK = 384, ITEMS = 28, MIN_BLOCKS = 2; };
+template <> struct OnesweepTuning<8> { static constexpr int BLOCK = 256, ITEMS = 32, MIN_BLOCKS = 2; };
+
+/* How the ranking finds the lanes of a warp that hold the same digit (block_radix_rank.cuh).
+ * H200, 2^28 random keys, early-counts ranking, 64-bit output indices, total sort ms:
+ *   32-bit 512x16/2: BALLOT 6.74, ATOMIC_OR 5.64 (__match_any_sync: 10.95);
+ *   64-bit 256x16/3: BALLOT 16.78, ATOMIC_OR 15.24 (__match_any_sync: 23.42).
+ * Output indices: 32-bit ones (n <= 2^32) against 64-bit, ATOMIC_OR: 0.3-1.1% faster for 32-bit
+ * keys, within noise for 64-bit keys (radix_sort.cuh picks them whenever they fit). */
+enum class WarpMatch { BALLOT, ATOMIC_OR };
+constexpr WarpMatch ONESWEEP_MATCH = WarpMatch::ATOMIC_OR;
 
 /* Keys one pass kernel launch covers at most: look-back counts fit in 30 bits and the look-back
- * table (tiles x 256 x 4 bytes) stays at 32 MB for 2^28 keys in 8192-key tiles. */
+ * table (tiles x 256 x 4 bytes) stays at most 32 MB for 2^28 keys in tiles of >= 8192 keys. */
 constexpr size_t ONESWEEP_PORTION = (size_t)1 << 28;
 
 /* Upfront histogram kernel: threads per block, keys loaded per thread before counting, blocks
