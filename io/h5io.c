@@ -273,7 +273,8 @@ static int node_share(h5g_file *f) {
       MPI_Allreduce(&node_ranks, &ranks_here, 1, MPI_INT, MPI_MIN, f->comm) != MPI_SUCCESS)
     H5G_FAIL(H5G_ERR_RUNTIME, "MPI failed while finding the ranks of this node (%s)", f->path);
   f->one_node = ranks_here == size;
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN) / node_ranks;
+  const char *env = getenv("H5GSORT_IO_THREADS"); /* tests: more threads than cores */
+  long cpus = env && *env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN) / node_ranks;
   f->io_threads = cpus < 1 ? 1 : cpus > MAX_IO_THREADS ? MAX_IO_THREADS : (int)cpus;
 done:
   if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
@@ -562,7 +563,8 @@ static int move_bytes(h5g_dset *d, off_t offset, char *buf, size_t bytes, int wr
   io_part parts[MAX_IO_THREADS];
   int started[MAX_IO_THREADS] = {0};
   if (bytes == 0) return rc;
-  size_t nparts = (size_t)d->file->io_threads, part = (bytes / nparts + 4095) / 4096 * 4096;
+  size_t nparts = (size_t)d->file->io_threads;
+  size_t part = ((bytes + nparts - 1) / nparts + 4095) / 4096 * 4096; /* > 0: covers all bytes */
   int fd = open(d->file->path, writing ? O_WRONLY : O_RDONLY);
   if (fd < 0) error = errno;
   for (size_t i = 0; fd >= 0 && i < nparts; i++) {

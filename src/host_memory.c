@@ -34,7 +34,7 @@ static void touch_in_parallel(char *p, size_t bytes) {
   int started[MAX_TOUCH_THREADS] = {0};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t parts = cpus < 1 ? 1 : cpus > MAX_TOUCH_THREADS ? MAX_TOUCH_THREADS : (size_t)cpus;
-  size_t part = (bytes / parts + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  size_t part = ((bytes + parts - 1) / parts + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
   for (size_t i = 0; i < parts; i++) {
     size_t begin = i * part < bytes ? i * part : bytes;
     ranges[i].begin = p + begin;
