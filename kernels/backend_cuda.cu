@@ -340,7 +340,15 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   CHECK_ALLOC(cb, sizeof(*cb));
   be->impl = cb;
   cb->device = (local_rank < 0 ? 0 : local_rank) % count;
-  CHECK_CUDA(cudaSetDevice(cb->device));
+  {
+    /* The first call on a device creates its context, which needs device memory of its own. */
+    const cudaError_t err = cudaSetDevice(cb->device);
+    if (err == cudaErrorMemoryAllocation)
+      H5G_FAIL(H5G_ERR_RUNTIME,
+               "GPU %d: no device memory left to start CUDA on it (another process holds it?); "
+               "free the GPU or use --backend cpu", cb->device);
+    CHECK_CUDA(err);
+  }
   CHECK_CUDA(cudaGetDeviceProperties(&props, cb->device));
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));

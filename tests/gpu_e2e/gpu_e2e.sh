@@ -92,7 +92,7 @@ env CUDA_VISIBLE_DEVICES=0 $launcher 1 "$bin/h5gsort" "$work/big.h5" "$work/big_
 rc=$?
 unhold
 expect "GPU memory all held by another process: exit 1 (got $rc)" test "$rc" -eq 1
-expect "  one error line" test "$(grep -c 'h5gsort: error:' "$work/log")" -eq 1
+expect "  one error line, naming the memory" test "$(grep -ciE 'h5gsort: error:.*memory' "$work/log")" -eq 1
 grep 'h5gsort: error:' "$work/log"
 expect "  no output, no temp file" test ! -e "$work/big_out.h5" -a -z "$(ls -a "$work" | grep '\.h5gsort-.*\.tmp$')"
 # A rank killed on the GPU path: no output, input untouched, and a rerun succeeds.
