@@ -29,9 +29,9 @@ h5gsort_seconds() { # ranks in out dataset
   "${mpirun[@]}" -np "$1" "$bin/h5gsort" "$2" "$3" -d "$4" -q --report "$work/report.json"
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds"]["total"])' "$work/report.json"
 }
-copy_seconds() { # ranks in out dataset [mpio]
+copy_seconds() { # ranks in out dataset
   rm -f "$3"
-  "${mpirun[@]}" -np "$1" "$bin/bench_h5copy" "$2" "$3" "$4" ${5:-} | awk '{print $8}'
+  "${mpirun[@]}" -np "$1" "$bin/bench_h5copy" "$2" "$3" "$4" | awk '{print $8}'
 }
 python_seconds() { # numpy|cupy in out dataset
   rm -f "$3"
@@ -73,11 +73,9 @@ for spec in "u4 $log2_u32" "f8 $log2_f64"; do
   label="$type 2^$log2 ($(( (1 << log2) * ${type:1} / 1048576 )) MiB)"
   copy1=$(repeat "$repeats" copy_seconds 1 "$in" "$out" /keys)
   copy2=$(repeat "$repeats" copy_seconds 2 "$in" "$out" /keys)
-  copy_mpio=$(repeat "$repeats" copy_seconds 1 "$in" "$out" /keys mpio)
   ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
   echo "| $label | copy bound, 1 rank | $copy1 | 1.00 |"
   echo "| $label | copy bound, 2 ranks | $copy2 | $(ratio "$copy2" "$copy1") |"
-  echo "| $label | copy, 1 rank, collective MPI-IO (no direct I/O) | $copy_mpio | $(ratio "$copy_mpio" "$copy1") |"
   for ranks in 1 2; do # one rank per GPU; without GPUs (a dry run) the CPU backend
     [ "$gpus" -eq 0 ] || [ "$ranks" -le "$gpus" ] || continue
     what="h5gsort, $ranks $([ "$gpus" -eq 0 ] && echo "rank(s), CPU" || echo "GPU(s)")"

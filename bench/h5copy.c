@@ -1,12 +1,10 @@
 /* The copy bound of bench/e2e.sh: h5gsort's own I/O with every sort phase skipped. Each rank
  * reads its slice of a dataset with the same collective reads h5gsort uses and writes it to a
  * new file at the same path with the same collective writes.
- *   mpiexec -n P bench_h5copy IN.h5 OUT.h5 /path [mpio]
- * With `mpio` the collective MPI-IO path is forced (h5g_io_allow_direct not called), to compare. */
+ *   mpiexec -n P bench_h5copy IN.h5 OUT.h5 /path */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "io/h5io.h"
 #include "mpi/agree.h"
@@ -14,8 +12,7 @@
 #include "src/error.h"
 #include "src/host_memory.h"
 
-static int copy(const char *in_path, const char *out_path, const char *dataset, int direct,
-                double t[2]) {
+static int copy(const char *in_path, const char *out_path, const char *dataset, double t[2]) {
   int rc = H5G_OK, rank, size;
   h5g_file *in = NULL, *out = NULL;
   h5g_dset *src = NULL, *dst = NULL;
@@ -35,14 +32,12 @@ static int copy(const char *in_path, const char *out_path, const char *dataset, 
   size_t bytes = n * h5g_io_row_bytes(src);
   /* The same host buffers as h5gsort's slices (resident before the read), so the bound is fair. */
   CHECK(h5g_agree(MPI_COMM_WORLD, h5g_resident_alloc(bytes, &rows)));
-  if (direct) h5g_io_allow_direct(src);
   CHECK(h5g_io_read(src, first, n, rows));
   MPI_Barrier(MPI_COMM_WORLD);
   t[0] = MPI_Wtime() - start;
   start = MPI_Wtime();
   CHECK(h5g_io_create_file(MPI_COMM_WORLD, out_path, &out));
   CHECK(h5g_io_create_like(out, dataset, src, &dst));
-  if (direct) h5g_io_allow_direct(dst);
   CHECK(h5g_io_write(dst, first, n, rows));
   CHECK(h5g_io_close(dst));
   dst = NULL;
@@ -65,12 +60,10 @@ int main(int argc, char **argv) {
   int rank, rc = H5G_ERR_USAGE;
   double t[2] = {0, 0};
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int direct = argc == 4;
-  if (argc == 4 || (argc == 5 && strcmp(argv[4], "mpio") == 0))
-    rc = copy(argv[1], argv[2], argv[3], direct, t);
-  else if (rank == 0) fprintf(stderr, "usage: mpiexec -n P bench_h5copy IN.h5 OUT.h5 /path [mpio]\n");
+  if (argc == 4) rc = copy(argv[1], argv[2], argv[3], t);
+  else if (rank == 0) fprintf(stderr, "usage: mpiexec -n P bench_h5copy IN.h5 OUT.h5 /path\n");
   if (rc == H5G_OK && rank == 0) printf("read %.3f s write %.3f s total %.3f s\n", t[0], t[1], t[0] + t[1]);
-  if (rc != H5G_OK && rank == 0 && argc >= 4) fprintf(stderr, "bench_h5copy: error: %s\n", h5g_error_message());
+  if (rc != H5G_OK && rank == 0 && argc == 4) fprintf(stderr, "bench_h5copy: error: %s\n", h5g_error_message());
   MPI_Finalize();
   return rc;
 }

@@ -1,13 +1,8 @@
-#define _GNU_SOURCE
 #include "io/h5io.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <hdf5.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "src/error.h"
 
@@ -27,8 +22,6 @@
 struct h5g_file {
   MPI_Comm comm;
   hid_t id;
-  int one_node;   /* every rank of comm runs on this node */
-  int io_threads; /* threads per rank for direct transfers */
   char path[WHERE_MAX];
 };
 
@@ -39,7 +32,6 @@ struct h5g_dset {
   hsize_t dims[H5S_MAX_RANK];
   uint64_t row_elems; /* elements per row: product of dims[1..] */
   size_t elem_size;   /* bytes of one element in memory */
-  int direct;         /* h5g_io_allow_direct was called */
   char where[WHERE_MAX];
 };
 
@@ -261,26 +253,6 @@ static hid_t mpio_fapl(MPI_Comm comm) {
   return fapl;
 }
 
-/* Whether every rank runs on this node, and the threads each rank's direct transfers may use:
- * the node's cores shared among its ranks, at most MAX_IO_THREADS. */
-enum { MAX_IO_THREADS = 16 };
-static int node_share(h5g_file *f) {
-  int rc = H5G_OK, size = 1, node_ranks = 1, ranks_here = 0;
-  MPI_Comm node = MPI_COMM_NULL;
-  if (MPI_Comm_size(f->comm, &size) != MPI_SUCCESS ||
-      MPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
-      MPI_Comm_size(node, &node_ranks) != MPI_SUCCESS ||
-      MPI_Allreduce(&node_ranks, &ranks_here, 1, MPI_INT, MPI_MIN, f->comm) != MPI_SUCCESS)
-    H5G_FAIL(H5G_ERR_RUNTIME, "MPI failed while finding the ranks of this node (%s)", f->path);
-  f->one_node = ranks_here == size;
-  const char *env = getenv("H5GSORT_IO_THREADS"); /* tests: more threads than cores */
-  long cpus = env && *env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN) / node_ranks;
-  f->io_threads = cpus < 1 ? 1 : cpus > MAX_IO_THREADS ? MAX_IO_THREADS : (int)cpus;
-done:
-  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
-  return rc;
-}
-
 static int open_file(MPI_Comm comm, const char *path, int create, int writable, h5g_file **out) {
   int rc = H5G_OK;
   hid_t fapl = H5I_INVALID_HID;
@@ -289,7 +261,6 @@ static int open_file(MPI_Comm comm, const char *path, int create, int writable, 
   f->comm = comm;
   f->id = H5I_INVALID_HID;
   snprintf(f->path, sizeof f->path, "%s", path);
-  CHECK(node_share(f));
   CHECK_H5(fapl = mpio_fapl(comm), "cannot set up MPI-IO (%s)", path);
   if (create)
     CHECK_H5(f->id = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
@@ -512,96 +483,6 @@ int h5g_io_close(h5g_dset *d) {
   return rc;
 }
 
-void h5g_io_allow_direct(h5g_dset *d) { d->direct = 1; }
-
-/* File offset of a dataset a direct transfer may move: contiguous, allocated, stored in the
- * memory layout (no conversion), not external, in a file without a user block, on one node,
- * unless H5GSORT_IO=mpio asks for collective MPI-IO everywhere. */
-static int direct_offset(h5g_dset *d, off_t *offset) {
-  hid_t dcpl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
-  hsize_t userblock = 1;
-  int external = 1;
-  haddr_t address = HADDR_UNDEF;
-  const char *mode = getenv("H5GSORT_IO");
-  if (d->direct && !(mode && strcmp(mode, "mpio") == 0) && d->file->one_node && H5Tequal(d->file_type, d->mem_type) > 0 &&
-      (dcpl = H5Dget_create_plist(d->id)) >= 0 && (fcpl = H5Fget_create_plist(d->file->id)) >= 0 &&
-      H5Pget_userblock(fcpl, &userblock) >= 0)
-    external = H5Pget_external_count(dcpl) != 0;
-  if (!external && userblock == 0) address = H5Dget_offset(d->id);
-  CLOSE_ID(H5Pclose, dcpl);
-  CLOSE_ID(H5Pclose, fcpl);
-  *offset = (off_t)address;
-  return address != HADDR_UNDEF;
-}
-
-typedef struct {
-  int fd, writing, error;
-  char *buf;
-  size_t bytes;
-  off_t offset;
-} io_part;
-
-static void *move_part(void *arg) {
-  io_part *p = arg;
-  for (size_t done = 0; done < p->bytes;) {
-    ssize_t n = p->writing ? pwrite(p->fd, p->buf + done, p->bytes - done, p->offset + (off_t)done)
-                           : pread(p->fd, p->buf + done, p->bytes - done, p->offset + (off_t)done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      p->error = n < 0 ? errno : EIO; /* 0: the file ends inside the dataset */
-      break;
-    }
-    done += (size_t)n;
-  }
-  return NULL;
-}
-
-/* Moves `bytes` at file offset `offset` with pread/pwrite, split among the rank's I/O threads. */
-static int move_bytes(h5g_dset *d, off_t offset, char *buf, size_t bytes, int writing) {
-  int rc = H5G_OK, error = 0;
-  pthread_t threads[MAX_IO_THREADS];
-  io_part parts[MAX_IO_THREADS];
-  int started[MAX_IO_THREADS] = {0};
-  if (bytes == 0) return rc;
-  size_t nparts = (size_t)d->file->io_threads;
-  size_t part = ((bytes + nparts - 1) / nparts + 4095) / 4096 * 4096; /* > 0: covers all bytes */
-  int fd = open(d->file->path, writing ? O_WRONLY : O_RDONLY);
-  if (fd < 0) error = errno;
-  for (size_t i = 0; fd >= 0 && i < nparts; i++) {
-    size_t begin = i * part < bytes ? i * part : bytes;
-    parts[i] = (io_part){fd, writing, 0, buf + begin, bytes - begin < part ? bytes - begin : part,
-                         offset + (off_t)begin};
-    if (i > 0) started[i] = pthread_create(&threads[i], NULL, move_part, &parts[i]) == 0;
-  }
-  if (fd >= 0) {
-    move_part(&parts[0]);
-    for (size_t i = 0; i < nparts; i++) {
-      if (i > 0 && started[i]) pthread_join(threads[i], NULL);
-      else if (i > 0) move_part(&parts[i]);
-      if (!error) error = parts[i].error;
-    }
-    if (close(fd) != 0 && !error) error = errno;
-  }
-  if (error)
-    H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the dataset: %s (%s)", writing ? "write" : "read",
-             strerror(error), d->where);
-done:
-  return rc;
-}
-
-/* Every rank learns whether a transfer failed anywhere (local_status: an h5g status whose
- * message is already set), so that none waits in a later collective call. */
-static int agree_transfer(h5g_dset *d, int local_status, int writing) {
-  int rc = local_status, any_failed = 0, failed = local_status != H5G_OK;
-  if (MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, d->file->comm) != MPI_SUCCESS)
-    H5G_FAIL(H5G_ERR_RUNTIME, "MPI_Allreduce failed during I/O (%s)", d->where);
-  if (!failed && any_failed)
-    H5G_FAIL(H5G_ERR_RUNTIME, "%s failed on another rank (%s)", writing ? "write" : "read",
-             d->where);
-done:
-  return rc;
-}
-
 /* Collective transfer of rows [row, row + rows) in pieces of at most h5g_io_piece_bytes().
  * Every rank makes the same number of H5Dread/H5Dwrite calls (empty selections where it has
  * nothing left) and the ranks agree after each piece, so a failure on one rank never leaves the
@@ -612,15 +493,6 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
   size_t row_bytes = h5g_io_row_bytes(d);
   if (row_bytes == 0) goto done; /* rows of zero elements: nothing to move, on every rank */
-  off_t offset = 0;
-  int direct = direct_offset(d, &offset), all_direct = 0;
-  if (MPI_Allreduce(&direct, &all_direct, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-    H5G_FAIL(H5G_ERR_RUNTIME, "MPI_Allreduce failed during I/O (%s)", d->where);
-  if (all_direct) {
-    CHECK(agree_transfer(d, move_bytes(d, offset + (off_t)(row * row_bytes), buf,
-                                       rows * row_bytes, writing), writing));
-    goto done;
-  }
   uint64_t piece = h5g_io_piece_bytes() / row_bytes;
   if (piece == 0) piece = 1;
   uint64_t my_pieces = (rows + piece - 1) / piece, pieces = 0;
@@ -651,10 +523,14 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
     }
     H5Sclose(mem_space);
     mem_space = H5I_INVALID_HID;
+    int any_failed = 0;
+    if (MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+      H5G_FAIL(H5G_ERR_RUNTIME, "MPI_Allreduce failed during I/O (%s)", d->where);
     if (failed)
-      failed = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot %s the dataset (%s)",
-                             writing ? "write" : "read", d->where);
-    CHECK(agree_transfer(d, failed, writing));
+      H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the dataset (%s)", writing ? "write" : "read", d->where);
+    if (any_failed)
+      H5G_FAIL(H5G_ERR_RUNTIME, "%s failed on another rank (%s)", writing ? "write" : "read",
+               d->where);
   }
 done:
   CLOSE_ID(H5Sclose, mem_space);

@@ -57,11 +57,6 @@ int h5g_io_read(h5g_dset *d, uint64_t row, uint64_t rows, void *buf);
 int h5g_io_write(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf);
 /* Bytes of one row in memory. */
 size_t h5g_io_row_bytes(const h5g_dset *d);
-/* Lets h5g_io_read/h5g_io_write move this dataset's rows with pread/pwrite (several threads per
- * rank) instead of collective MPI-IO, where that is exact: every rank on one node, a contiguous
- * allocated dataset stored in the memory layout, no external storage, no user block. Elsewhere
- * the collective path is taken. On the H200 machine, 4 GiB from the page cache: see README. */
-void h5g_io_allow_direct(h5g_dset *d);
 /* Collective close; an error if closing failed. Safe with NULL. */
 int h5g_io_close(h5g_dset *d);
 

@@ -218,7 +218,6 @@ static int read_slice(run_state *st) {
   int rc = H5G_OK;
   CHECK(h5g_io_open_file(st->comm, st->opt->input, 0, &st->in_file));
   CHECK(h5g_io_open_keys(st->in_file, st->opt->dataset, st->opt->key_field, &st->keys_in));
-  h5g_io_allow_direct(st->keys_in);
   CHECK(h5g_io_read(st->keys_in, st->offset, st->n, st->a));
   for (uint64_t i = 0; st->va && i < st->n; i++) st->va[i] = st->offset + i; /* source index */
 done:
@@ -360,13 +359,11 @@ static int write_keys(run_state *st) {
   h5g_dset *keys = NULL, *index = NULL;
   if (!st->opt->key_field) {
     CHECK(h5g_io_create_like(st->out_file, st->opt->output_dataset, st->keys_in, &keys));
-    h5g_io_allow_direct(keys);
     fault_point(st, "write-data");
     CHECK(h5g_io_write(keys, st->offset, st->n, st->sorted));
   }
   if (st->opt->index_out) {
     CHECK(h5g_io_create_index(st->out_file, st->opt->index_out, st->v.info.n, &index));
-    h5g_io_allow_direct(index);
     CHECK(h5g_io_write(index, st->offset, st->n, st->sorted_values));
   }
 done:
@@ -381,8 +378,6 @@ static int carry_open(run_state *st, const char *src, const char *dst) {
   int rc = H5G_OK;
   CHECK(h5g_io_open_rows(st->in_file, src, &st->carry_src));
   CHECK(h5g_io_create_like(st->out_file, dst, st->carry_src, &st->carry_dst));
-  h5g_io_allow_direct(st->carry_src);
-  h5g_io_allow_direct(st->carry_dst);
 done:
   return rc;
 }
@@ -475,17 +470,8 @@ done:
   return rc;
 }
 
-/* The input's checksum for --verify, from a second read of the slice through HDF5 (never the
- * direct path: h5g_io_allow_direct), so that verify catches a wrong read as well. */
 static int checksum_input(run_state *st) {
-  int rc = H5G_OK;
-  h5g_dset *source = NULL;
-  CHECK(h5g_io_open_keys(st->in_file, st->opt->dataset, st->opt->key_field, &source));
-  CHECK(h5g_io_read(source, st->offset, st->n, st->b)); /* b: allocated for --verify, unused yet */
-  CHECK(h5g_checksum_share(st->comm, st->b, st->n, st->ks.width, &st->checksum_in));
-done:
-  if (h5g_io_close(source) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
-  return rc;
+  return h5g_checksum_share(st->comm, st->a, st->n, st->ks.width, &st->checksum_in);
 }
 
 static int fill_report(run_state *st, h5g_report *rep, double total) {

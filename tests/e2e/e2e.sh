@@ -70,28 +70,6 @@ case_layouts() {
   done
 }
 
-# Direct pread/pwrite (the default on one node) and collective MPI-IO (H5GSORT_IO=mpio) read and
-# write the same bytes: outputs byte-identical, keys, index and carried N-D rows, 1 and 3 ranks,
-# with as many I/O threads as cores and with 16 (more threads than bytes for n = 3).
-case_io_paths() {
-  for n in 3 100003; do
-    rm -f "$W"/*.h5
-    gen 2 "$W/in.h5" -d /keys --count "$n" --type f8 --dist special --seed 5
-    gen 1 "$W/in.h5" -d /nd/pay --count "$n" --type u2 --dist uniform --row-shape 3,2 --append
-    for p in 1 3; do
-      H5GSORT_IO=mpio sort_check "$p" "$W/in.h5" /keys "$W/mpio_$p.h5" /keys --carry /nd/pay \
-        --index-out /idx
-      for threads in "" 16; do
-        H5GSORT_IO_THREADS=$threads sort_check "$p" "$W/in.h5" /keys "$W/direct_$p$threads.h5" \
-          /keys --carry /nd/pay --index-out /idx
-        cmp "$W/direct_$p$threads.h5" "$W/mpio_$p.h5" ||
-          die "direct (threads '$threads') and MPI-IO outputs differ (n=$n, $p ranks)"
-      done
-    done
-    cmp "$W/direct_1.h5" "$W/direct_3.h5" || die "1- and 3-rank outputs differ (n=$n)"
-  done
-}
-
 # Nested groups in and out: /a/b/keys -> /out/sorted/keys (groups created), and the default.
 case_groups() {
   gen 2 "$W/in.h5" -d /a/b/keys --count 1009 --type i4 --dist uniform
