@@ -5,3 +5,4 @@ target_link_libraries(bench_local_sort PRIVATE h5g_cuda)
 target_include_directories(bench_local_sort PRIVATE ${CMAKE_SOURCE_DIR})
 # bench_host_buffers: ways of getting pinned host slice buffers, and the H2D rate from each.
 add_executable(bench_host_buffers ${CMAKE_CURRENT_SOURCE_DIR}/host_buffers.cu)
+target_include_directories(bench_host_buffers PRIVATE ${CMAKE_SOURCE_DIR})

@@ -17,14 +17,7 @@
 
 #include <cuda_runtime.h>
 
-#define CUDA_OK(call)                                                                             \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_));       \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
+#include "bench/must_cuda.cuh"
 
 static double now(void) {
   struct timespec ts;
@@ -64,31 +57,31 @@ static void run(Way way, size_t bytes, int threads, void *dev, double out[3]) {
   const size_t huge = (size_t)2 << 20;
   double t0 = now();
   switch (way) {
-  case MALLOC_HOST: CUDA_OK(cudaMallocHost((void **)&p, bytes)); break;
+  case MALLOC_HOST: MUST_CUDA(cudaMallocHost((void **)&p, bytes)); break;
   case MALLOC_REGISTER:
     p = (char *)malloc(bytes);
-    CUDA_OK(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
+    MUST_CUDA(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
     break;
   case TOUCH_REGISTER:
     p = (char *)malloc(bytes);
     touch(p, bytes, threads);
-    CUDA_OK(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
+    MUST_CUDA(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
     break;
   case THP_TOUCH_REGISTER:
   case THP_TOUCH:
     p = (char *)aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
     madvise(p, bytes, MADV_HUGEPAGE);
     touch(p, bytes, threads);
-    if (way == THP_TOUCH_REGISTER) CUDA_OK(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
+    if (way == THP_TOUCH_REGISTER) MUST_CUDA(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
     break;
   default: break;
   }
   double t1 = now();
-  CUDA_OK(cudaMemcpy(dev, p, bytes, cudaMemcpyHostToDevice));
+  MUST_CUDA(cudaMemcpy(dev, p, bytes, cudaMemcpyHostToDevice));
   double t2 = now();
-  if (way == MALLOC_HOST) CUDA_OK(cudaFreeHost(p));
+  if (way == MALLOC_HOST) MUST_CUDA(cudaFreeHost(p));
   else {
-    if (way != THP_TOUCH) CUDA_OK(cudaHostUnregister(p));
+    if (way != THP_TOUCH) MUST_CUDA(cudaHostUnregister(p));
     free(p);
   }
   out[0] = t1 - t0;
@@ -107,9 +100,9 @@ int main(int argc, char **argv) {
   const size_t bytes = (size_t)(gib * (double)(1ull << 30));
   void *dev = NULL;
   cudaDeviceProp prop;
-  CUDA_OK(cudaGetDeviceProperties(&prop, 0));
-  CUDA_OK(cudaMalloc(&dev, bytes));
-  CUDA_OK(cudaFree(0));
+  MUST_CUDA(cudaGetDeviceProperties(&prop, 0));
+  MUST_CUDA(cudaMalloc(&dev, bytes));
+  MUST_CUDA(cudaFree(0));
   printf("%s, %.1f GiB host buffer, %d touch threads, median of 3 after a warm-up\n\n", prop.name,
          gib, threads);
   printf("| way | allocate + resident s | GiB/s to resident | H2D GB/s | free s |\n|---|---:|---:|---:|---:|\n");
@@ -124,6 +117,6 @@ int main(int argc, char **argv) {
     printf("| %s | %.3f | %.1f | %.1f | %.3f |\n", way_name[w], col[0][1], gib / col[0][1], col[1][1],
            col[2][1]);
   }
-  CUDA_OK(cudaFree(dev));
+  MUST_CUDA(cudaFree(dev));
   return 0;
 }

@@ -23,19 +23,12 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
+#include "bench/must_cuda.cuh"
 #include "kernels/kernels.h"
 #include "kernels/radix_sort.cuh"
 #include "kernels/sort_pairs.cuh"
 #include "src/error.h"
 
-#define MUST_CUDA(call)                                                                           \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_));        \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
 #define MUST_OK(call)                                                                             \
   do {                                                                                            \
     if ((call) != H5G_OK) {                                                                       \

@@ -43,6 +43,14 @@ sort_ok() {
   fi
 }
 
+# rcheck ARGS...: the independent record checker (h5gsort_check_records) must accept the output.
+rcheck() {
+  "$BIN/h5gsort_check_records" "$@" >"$WORK/check.log" 2>&1 || {
+    cat "$WORK/check.log" >&2
+    die "h5gsort_check_records $* rejected the output"
+  }
+}
+
 # check ARGS...: the independent checker (h5gsort_check) must accept the output.
 check() {
   "$BIN/h5gsort_check" "$@" >"$WORK/check.log" 2>&1 || {

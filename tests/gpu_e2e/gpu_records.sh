@@ -21,13 +21,6 @@ fi
 source "$(dirname "$0")/../e2e/lib.sh"
 W=$WORK
 
-rcheck() {
-  "$BIN/h5gsort_check_records" "$@" >"$W/check.log" 2>&1 || {
-    cat "$W/check.log" >&2
-    die "h5gsort_check_records $* rejected the output"
-  }
-}
-
 # make_records IN.h5 N TYPE DIST: /keys, /id (row ids), /pay (1-D, another type), /nd/pay
 # (N x 3 x 2), as tests/records/records.sh makes them.
 make_records() {

@@ -12,14 +12,6 @@ ARG=${4:-}
 source "$(dirname "$0")/../e2e/lib.sh"
 W=$WORK
 
-# rcheck ARGS...: h5gsort_check_records must accept the output.
-rcheck() {
-  "$BIN/h5gsort_check_records" "$@" >"$W/check.log" 2>&1 || {
-    cat "$W/check.log" >&2
-    die "h5gsort_check_records $* rejected the output"
-  }
-}
-
 # same A.h5 B.h5 PATH...: the datasets are byte-identical in both files.
 same() { rcheck --identical "$@"; }
 
