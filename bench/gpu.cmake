@@ -6,3 +6,9 @@ target_include_directories(bench_local_sort PRIVATE ${CMAKE_SOURCE_DIR})
 # bench_host_buffers: ways of getting pinned host slice buffers, and the H2D rate from each.
 add_executable(bench_host_buffers ${CMAKE_CURRENT_SOURCE_DIR}/host_buffers.cu)
 target_include_directories(bench_host_buffers PRIVATE ${CMAKE_SOURCE_DIR})
+# bench_nccl_alltoall: NCCL's all-to-all between the GPUs, the bound for h5gsort's exchange.
+if(H5G_HAVE_NCCL)
+  add_executable(bench_nccl_alltoall ${CMAKE_CURRENT_SOURCE_DIR}/nccl_alltoall.cu)
+  target_include_directories(bench_nccl_alltoall PRIVATE ${CMAKE_SOURCE_DIR} ${H5G_NCCL_INCLUDE_DIR})
+  target_link_libraries(bench_nccl_alltoall PRIVATE MPI::MPI_C CUDA::cudart ${H5G_NCCL_LIBRARY})
+endif()
