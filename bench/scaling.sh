@@ -152,7 +152,7 @@ for line in open(sys.argv[1]):
 def ordered_keys(reports, field):
     keys = []
     for r in reports:
-        keys += [k for k in r[field] if k not in keys]
+        keys += [k for k in r.get(field, {}) if k not in keys]
     return keys
 
 def table(part):
@@ -164,11 +164,11 @@ def table(part):
              else "Strong scaling: %d uint32 keys (%.2f GiB) on every GPU count") % (n, n * 4 / 2**30)
     reps = [r["report"] for r in body]
     phases = [k for k in ordered_keys(reps, "seconds") if k != "total" and any(r["seconds"].get(k, 0) for r in reps)]
-    copies = ordered_keys(reps, "gpu_copy_seconds")
+    gpu = [(f, k) for f in ("gpu_copy_seconds", "gpu_overlap_seconds") for k in ordered_keys(reps, f)]
     one = next((r for r in body if r["g"] == 1), None)
     weak = part == "weak"
     head = ["GPUs", "exchange", "keys", "total s", "speed-up (keys/s vs 1 GPU)"] + (["efficiency"] if weak else [])
-    head += phases + ["copy " + k for k in copies] + ["exchange GB/s per rank", "NCCL a2a s", "ratio"]
+    head += phases + ["gpu " + k for f, k in gpu] + ["exchange GB/s per rank", "NCCL a2a s", "ratio"]
     print("\n## %s\n" % title)
     print("devices: %s\n" % "; ".join(sorted({r["devices"] or r["backend"] for r in reps})))
     print("| " + " | ".join(head) + " |")
@@ -185,7 +185,7 @@ def table(part):
         else:
             cells += ["-"] * (2 if weak else 1)
         cells += ["%.3f" % rep["seconds"].get(k, 0) for k in phases]
-        cells += ["%.3f" % rep["gpu_copy_seconds"].get(k, 0) for k in copies]
+        cells += ["%.3f" % rep.get(f, {}).get(k, 0) for f, k in gpu]
         exchange_s = rep["seconds"].get("exchange", 0)
         cells.append("%.1f" % (rep["exchanged_bytes"] / r["g"] / exchange_s / 1e9) if r["g"] > 1 and exchange_s > 0 else "-")
         cells.append("%.4f" % r["nccl"] if r["nccl"] is not None else "-")

@@ -487,7 +487,8 @@ int h5g_io_close(h5g_dset *d) {
  * Every rank makes the same number of H5Dread/H5Dwrite calls (empty selections where it has
  * nothing left) and the ranks agree after each piece, so a failure on one rank never leaves the
  * others waiting inside the next collective call. */
-static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int writing) {
+static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int writing,
+                    h5g_io_piece_fn each, void *ctx) {
   int rc = H5G_OK;
   MPI_Comm comm = d->file->comm;
   hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
@@ -516,18 +517,22 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
       failed = H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL) < 0;
     char *ptr = (char *)buf + (len ? done_rows * row_bytes : 0);
     static char dummy[64];
+    int piece_rc = H5G_OK; /* the caller's own status for this piece, its error already recorded */
+    if (!failed && writing && each && len) failed = (piece_rc = each(ctx, done_rows, len)) != H5G_OK;
     if (!failed) {
       herr_t st = writing ? H5Dwrite(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy)
                           : H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy);
       failed = st < 0;
     }
+    if (!failed && !writing && each && len) failed = (piece_rc = each(ctx, done_rows, len)) != H5G_OK;
     H5Sclose(mem_space);
     mem_space = H5I_INVALID_HID;
     int any_failed = 0;
     if (MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
       H5G_FAIL(H5G_ERR_RUNTIME, "MPI_Allreduce failed during I/O (%s)", d->where);
     if (failed)
-      H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the dataset (%s)", writing ? "write" : "read", d->where);
+      H5G_FAIL(piece_rc != H5G_OK ? piece_rc : H5G_ERR_RUNTIME, "cannot %s the dataset (%s)",
+               writing ? "write" : "read", d->where);
     if (any_failed)
       H5G_FAIL(H5G_ERR_RUNTIME, "%s failed on another rank (%s)", writing ? "write" : "read",
                d->where);
@@ -539,9 +544,19 @@ done:
 }
 
 int h5g_io_read(h5g_dset *d, uint64_t row, uint64_t rows, void *buf) {
-  return transfer(d, row, rows, buf, 0);
+  return transfer(d, row, rows, buf, 0, NULL, NULL);
 }
 
 int h5g_io_write(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf) {
-  return transfer(d, row, rows, (void *)buf, 1);
+  return transfer(d, row, rows, (void *)buf, 1, NULL, NULL);
+}
+
+int h5g_io_read_each(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, h5g_io_piece_fn after,
+                     void *ctx) {
+  return transfer(d, row, rows, buf, 0, after, ctx);
+}
+
+int h5g_io_write_each(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf,
+                      h5g_io_piece_fn before, void *ctx) {
+  return transfer(d, row, rows, (void *)buf, 1, before, ctx);
 }

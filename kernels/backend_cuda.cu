@@ -18,12 +18,40 @@ namespace {
 
 /* Merge scratch is reserved for up to this many runs when capacity() is computed. */
 constexpr size_t RESERVED_MERGE_RUNS = 1 << 16;
+/* The resident path copies results back in pieces of this size, so the host can write the first
+ * piece while the rest is still on its way. */
+constexpr size_t COPY_BACK_PIECE_BYTES = (size_t)256 << 20;
+
+/* Where the keys, the values (pair calls), their ping-pong buffers and the scratch of one call
+ * lie in the pool. */
+struct CallBuffers {
+  void *keys, *alt, *temp;
+  uint64_t *vals, *alt_vals;
+  size_t temp_bytes;
+};
+
+/* One piece of stream work timed by a pair of events: a copy or the kernels of one call. */
+enum OpKind { OP_H2D, OP_D2H, OP_KERNELS };
+struct StreamOp {
+  cudaEvent_t start, stop;
+  OpKind kind;
+  size_t copy_back;   /* OP_D2H: which copy back it is part of (CudaBackend::copy_backs) */
+  size_t copied_back; /* OP_D2H: keys of that copy back on the host once this op is done */
+};
 
 struct CudaBackend {
   int device;
   cudaStream_t stream;
   void *pool;
   size_t pool_bytes;
+  /* the resident run (src/backend.h: load ... wait_copied) */
+  CallBuffers run;
+  size_t run_n;
+  unsigned run_width;
+  size_t copy_backs;      /* copies back started so far */
+  size_t copy_back_total; /* keys the last one moves in all */
+  StreamOp *ops;          /* timed stream work not yet waited for, in stream order */
+  size_t nops, ops_capacity;
 };
 
 CudaBackend *impl_of(h5g_backend *be) { return (CudaBackend *)be->impl; }
@@ -44,7 +72,9 @@ int timed_copy(h5g_backend *be, void *dst, const void *src, size_t bytes, cudaMe
     const double start = now_seconds();
     CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, cb->stream));
     CHECK_CUDA(cudaStreamSynchronize(cb->stream));
-    (kind == cudaMemcpyHostToDevice ? be->h2d_seconds : be->d2h_seconds) += now_seconds() - start;
+    const double seconds = now_seconds() - start;
+    (kind == cudaMemcpyHostToDevice ? be->h2d_seconds : be->d2h_seconds) += seconds;
+    be->waited_seconds += seconds; /* nothing overlaps it */
   }
 done:
   return rc;
@@ -143,14 +173,6 @@ void cuda_host_free(h5g_backend *be, void *p) {
   cudaHostUnregister(p);
   h5g_resident_free(p);
 }
-
-/* Where the keys, the values (pair calls), their ping-pong buffers and the scratch of one call
- * lie in the pool. */
-struct CallBuffers {
-  void *keys, *alt, *temp;
-  uint64_t *vals, *alt_vals;
-  size_t temp_bytes;
-};
 
 int prepare(h5g_backend *be, size_t n, unsigned width, size_t nruns, CallBuffers *b) {
   int rc = H5G_OK;
@@ -290,12 +312,200 @@ done:
   return rc;
 }
 
+/* The resident path: stream work is timed by events and only waited for where the host needs
+ * its result, so the copies and kernels run while the host reads or writes the file. */
+
+int op_begin(CudaBackend *cb, OpKind kind, size_t *index) {
+  int rc = H5G_OK;
+  if (cb->nops == cb->ops_capacity) {
+    const size_t grown = cb->ops_capacity ? 2 * cb->ops_capacity : 64;
+    StreamOp *ops = (StreamOp *)realloc(cb->ops, grown * sizeof *ops);
+    CHECK_ALLOC(ops, grown * sizeof *ops);
+    cb->ops = ops;
+    cb->ops_capacity = grown;
+  }
+  {
+    StreamOp *op = &cb->ops[cb->nops];
+    op->kind = kind;
+    op->copy_back = cb->copy_backs;
+    op->copied_back = 0;
+    CHECK_CUDA(cudaEventCreate(&op->start));
+    if (cudaEventCreate(&op->stop) != cudaSuccess) {
+      cudaEventDestroy(op->start);
+      CHECK_CUDA(cudaGetLastError());
+    }
+    *index = cb->nops++;
+    CHECK_CUDA(cudaEventRecord(op->start, cb->stream));
+  }
+done:
+  return rc;
+}
+
+int op_end(CudaBackend *cb, size_t index) {
+  int rc = H5G_OK;
+  CHECK_CUDA(cudaEventRecord(cb->ops[index].stop, cb->stream));
+done:
+  return rc;
+}
+
+/* Ops [0, count) are done (the host waited for a later one): their times go to the report. */
+void settle_ops(h5g_backend *be, size_t count) {
+  CudaBackend *cb = impl_of(be);
+  for (size_t i = 0; i < count; i++) {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, cb->ops[i].start, cb->ops[i].stop) == cudaSuccess) {
+      double *sum = cb->ops[i].kind == OP_H2D   ? &be->h2d_seconds
+                    : cb->ops[i].kind == OP_D2H ? &be->d2h_seconds
+                                                : &be->kernel_seconds;
+      *sum += 1e-3 * ms;
+    }
+    cudaEventDestroy(cb->ops[i].start);
+    cudaEventDestroy(cb->ops[i].stop);
+  }
+  memmove(cb->ops, cb->ops + count, (cb->nops - count) * sizeof *cb->ops);
+  cb->nops -= count;
+}
+
+int copy_async(CudaBackend *cb, void *dst, const void *src, size_t bytes, OpKind kind,
+               size_t copied_back) {
+  int rc = H5G_OK;
+  size_t op = 0;
+  CHECK(op_begin(cb, kind, &op));
+  cb->ops[op].copied_back = copied_back;
+  CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, kind == OP_H2D ? cudaMemcpyHostToDevice
+                                                             : cudaMemcpyDeviceToHost, cb->stream));
+  CHECK(op_end(cb, op));
+done:
+  return rc;
+}
+
+/* Starts copying n device keys back to the host in pieces. */
+int copy_back(CudaBackend *cb, void *host, const void *device, size_t n, unsigned width) {
+  int rc = H5G_OK;
+  const size_t piece = COPY_BACK_PIECE_BYTES / width;
+  cb->copy_backs++;
+  cb->copy_back_total = n;
+  for (size_t begin = 0; begin < n; begin += piece) {
+    const size_t count = n - begin < piece ? n - begin : piece;
+    CHECK(copy_async(cb, (char *)host + begin * width, (const char *)device + begin * width,
+                     count * width, OP_D2H, begin + count));
+  }
+done:
+  return rc;
+}
+
+bool transform_is_identity(const h5g_keyspec *ks) {
+  return ks->cls == H5G_KEY_UNSIGNED && !ks->descending;
+}
+
+int cuda_load(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,
+              unsigned width) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  if (first == 0) { /* a new run: its buffers, with merge scratch for the runs it may receive */
+    CHECK(check_fits(be, n, width));
+    CHECK(prepare(be, n, width, RESERVED_MERGE_RUNS, &cb->run));
+    cb->run_n = n;
+    cb->run_width = width;
+  }
+  if (cb->run_n != n || cb->run_width != width || first + count > n)
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: load of keys [%zu, %zu) outside the run of %zu",
+             first, first + count, n);
+  CHECK(copy_async(cb, (char *)cb->run.keys + first * width, piece, count * width, OP_H2D, 0));
+done:
+  return rc;
+}
+
+int cuda_sort_loaded(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks, int final) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  const unsigned width = ks->width;
+  const double start = now_seconds();
+  size_t op = 0;
+  cb->copy_back_total = 0;
+  if (n == 0) goto done;
+  if (cb->run_n != n || cb->run_width != width)
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: sorting %zu keys on the GPU, %zu loaded", n,
+             cb->run_n);
+  CHECK(op_begin(cb, OP_KERNELS, &op));
+  if (!transform_is_identity(ks))
+    CHECK(h5g_cuda_keys_transform(cb->run.keys, n, ks, 0, cb->stream));
+  if (n > 1) {
+    size_t temp_bytes = cb->run.temp_bytes;
+    CHECK(h5g_cuda_sort(cb->run.temp, &temp_bytes, cb->run.keys, cb->run.alt, n, width, cb->stream));
+  }
+  if (final && !transform_is_identity(ks))
+    CHECK(h5g_cuda_keys_transform(cb->run.keys, n, ks, 1, cb->stream));
+  CHECK(op_end(cb, op));
+  CHECK(copy_back(cb, keys, cb->run.keys, n, width));
+done:
+  be->waited_seconds += now_seconds() - start; /* the sort waits once for its pass plan */
+  return rc;
+}
+
+int cuda_run_buffers(h5g_backend *be, void **run, void **spare) {
+  CudaBackend *cb = impl_of(be);
+  *run = cb->run.keys;
+  *spare = cb->run.alt;
+  return H5G_OK;
+}
+
+int cuda_merge_received(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks,
+                        const uint64_t *run_offsets, size_t nruns) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  const unsigned width = ks->width;
+  const double start = now_seconds();
+  size_t op = 0, temp_bytes = cb->run.temp_bytes;
+  cb->copy_back_total = 0;
+  if (n == 0) goto done;
+  if (cb->run_n != n || cb->run_width != width || nruns > RESERVED_MERGE_RUNS)
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: merging %zu keys in %zu runs on the GPU, %zu loaded",
+             n, nruns, cb->run_n);
+  CHECK(op_begin(cb, OP_KERNELS, &op));
+  /* received into the spare buffer; the kept run, sent away, is now the ping-pong buffer */
+  if (nruns > 1 && h5g_cuda_merge_rounds(nruns) <= (size_t)h5g::merge_max_rounds(width))
+    CHECK(h5g_cuda_merge_runs(cb->run.temp, &temp_bytes, cb->run.alt, cb->run.keys, n, width,
+                              run_offsets, nruns, cb->stream));
+  else if (nruns > 1) /* many runs: a re-sort is faster than the rounds of merges (tuning.cuh) */
+    CHECK(h5g_cuda_sort(cb->run.temp, &temp_bytes, cb->run.alt, cb->run.keys, n, width, cb->stream));
+  if (!transform_is_identity(ks))
+    CHECK(h5g_cuda_keys_transform(cb->run.alt, n, ks, 1, cb->stream));
+  CHECK(op_end(cb, op));
+  CHECK(copy_back(cb, keys, cb->run.alt, n, width));
+done:
+  be->waited_seconds += now_seconds() - start;
+  return rc;
+}
+
+int cuda_wait_copied(h5g_backend *be, size_t count) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  const double start = now_seconds();
+  size_t i = 0;
+  if (count > cb->copy_back_total)
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: waiting for %zu keys, %zu are being copied back",
+             count, cb->copy_back_total);
+  if (count == 0) goto done;
+  while (i < cb->nops && !(cb->ops[i].kind == OP_D2H && cb->ops[i].copy_back == cb->copy_backs &&
+                           cb->ops[i].copied_back >= count))
+    i++;
+  if (i == cb->nops) goto done; /* waited for before (its op is settled) */
+  CHECK_CUDA(cudaEventSynchronize(cb->ops[i].stop));
+  settle_ops(be, i + 1);
+done:
+  be->waited_seconds += now_seconds() - start;
+  return rc;
+}
+
 void cuda_destroy(h5g_backend *be) {
   if (!be) return;
   CudaBackend *cb = impl_of(be);
   if (cb) {
     cudaSetDevice(cb->device);
     if (cb->stream) cudaStreamSynchronize(cb->stream);
+    settle_ops(be, cb->nops);
+    free(cb->ops);
     cudaFree(cb->pool);
     if (cb->stream) cudaStreamDestroy(cb->stream);
     free(cb);
@@ -363,6 +573,11 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   be->merge = cuda_merge;
   be->sort_pairs = cuda_sort_pairs;
   be->merge_pairs = cuda_merge_pairs;
+  be->load = cuda_load;
+  be->sort_loaded = cuda_sort_loaded;
+  be->run_buffers = cuda_run_buffers;
+  be->merge_received = cuda_merge_received;
+  be->wait_copied = cuda_wait_copied;
   be->destroy = cuda_destroy;
   *out = be;
   be = NULL;

@@ -19,8 +19,8 @@
 struct h5g_nccl {
   ncclComm_t comm;
   cudaStream_t stream;
-  char *d_send, *d_recv;
-  size_t slot_bytes; /* staging per peer and direction */
+  char *d_send, *d_recv; /* staging for host buffers, allocated on first need */
+  size_t slot_bytes;     /* staging per peer and direction */
   int rank, size, device;
   uint64_t *offsets; /* [2 * (size + 1)]: byte offsets of the blocks */
 };
@@ -31,6 +31,24 @@ extern "C" int h5g_nccl_make_id(void *id) {
   int rc = H5G_OK;
   CHECK_NCCL(ncclGetUniqueId((ncclUniqueId *)id));
 done:
+  return rc;
+}
+
+/* Sends and receives one byte to and from every peer: NCCL connects peers on first use, and that
+ * set-up belongs to the connection, not to the first exchange's time. */
+static int connect_peers(h5g_nccl *c) {
+  int rc = H5G_OK;
+  char *bytes = NULL;
+  CHECK_CUDA(cudaMalloc((void **)&bytes, 2 * (size_t)c->size));
+  CHECK_NCCL(ncclGroupStart());
+  for (int p = 0; p < c->size; p++) {
+    CHECK_NCCL(ncclSend(bytes + p, 1, ncclUint8, p, c->comm, c->stream));
+    CHECK_NCCL(ncclRecv(bytes + c->size + p, 1, ncclUint8, p, c->comm, c->stream));
+  }
+  CHECK_NCCL(ncclGroupEnd());
+  CHECK_CUDA(cudaStreamSynchronize(c->stream));
+done:
+  cudaFree(bytes);
   return rc;
 }
 
@@ -51,9 +69,8 @@ extern "C" int h5g_nccl_create(h5g_nccl **out, const void *id, int rank, int siz
   memcpy(&unique, id, sizeof unique);
   CHECK_CUDA(cudaSetDevice(device));
   CHECK_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-  CHECK_CUDA(cudaMalloc((void **)&c->d_send, c->slot_bytes * (size_t)size));
-  CHECK_CUDA(cudaMalloc((void **)&c->d_recv, c->slot_bytes * (size_t)size));
   CHECK_NCCL(ncclCommInitRank(&c->comm, size, unique, rank));
+  CHECK(connect_peers(c));
   *out = c;
   c = NULL;
 done:
@@ -85,6 +102,10 @@ extern "C" int h5g_nccl_exchange(h5g_nccl *c, const void *send, const uint64_t *
   }
   if (send_counts[me] != recv_counts[me])
     H5G_FAIL(H5G_ERR_RUNTIME, "exchange counts disagree for the local block");
+  if (!c->d_send) {
+    CHECK_CUDA(cudaMalloc((void **)&c->d_send, c->slot_bytes * (size_t)P));
+    CHECK_CUDA(cudaMalloc((void **)&c->d_recv, c->slot_bytes * (size_t)P));
+  }
   if (send_counts[me])
     memcpy(dst + recv_off[me], src + send_off[me], send_counts[me] * elem_size);
   /* Round r moves the r-th slot of every block: stage in, one NCCL group of sends and receives,
@@ -119,6 +140,34 @@ extern "C" int h5g_nccl_exchange(h5g_nccl *c, const void *send, const uint64_t *
     }
     CHECK_CUDA(cudaStreamSynchronize(c->stream));
   }
+done:
+  return rc;
+}
+
+extern "C" int h5g_nccl_exchange_device(h5g_nccl *c, const void *send, const uint64_t *send_counts,
+                                        void *recv, const uint64_t *recv_counts, size_t elem_size) {
+  int rc = H5G_OK;
+  const int P = c->size, me = c->rank;
+  uint64_t send_at = 0, recv_at = 0;
+  CHECK_CUDA(cudaSetDevice(c->device));
+  if (send_counts[me] != recv_counts[me])
+    H5G_FAIL(H5G_ERR_RUNTIME, "exchange counts disagree for the local block");
+  CHECK_NCCL(ncclGroupStart());
+  for (int p = 0; p < P; p++) {
+    const char *out = (const char *)send + send_at * elem_size;
+    char *in = (char *)recv + recv_at * elem_size;
+    if (p == me && send_counts[p])
+      CHECK_CUDA(cudaMemcpyAsync(in, out, send_counts[p] * elem_size, cudaMemcpyDeviceToDevice,
+                                 c->stream));
+    else if (p != me) { /* NCCL counts are size_t: any 64-bit block in one call */
+      if (send_counts[p]) CHECK_NCCL(ncclSend(out, send_counts[p] * elem_size, ncclUint8, p, c->comm, c->stream));
+      if (recv_counts[p]) CHECK_NCCL(ncclRecv(in, recv_counts[p] * elem_size, ncclUint8, p, c->comm, c->stream));
+    }
+    send_at += send_counts[p];
+    recv_at += recv_counts[p];
+  }
+  CHECK_NCCL(ncclGroupEnd());
+  CHECK_CUDA(cudaStreamSynchronize(c->stream));
 done:
   return rc;
 }

@@ -25,6 +25,8 @@ struct h5g_backend {
   uint64_t mem_budget;    /* bytes of working memory the backend may use */
   double h2d_seconds;     /* host->device and device->host copy time so far (GPU backends), */
   double d2h_seconds;     /* part of the transform, sort and merge phases of the report */
+  double kernel_seconds;  /* device time of the resident path's kernels (below) */
+  double waited_seconds;  /* host time spent blocked on the resident path's device work */
   void *impl;
 
   /* Largest n that one sort/merge call accepts for elements of `width` bytes (>= 1). For
@@ -47,6 +49,26 @@ struct h5g_backend {
   int (*sort_pairs)(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width);
   int (*merge_pairs)(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width,
                      const uint64_t *run_offsets, size_t nruns);
+  /* The device-resident path, keys only (all NULL in a backend without device memory of its
+   * own, as the CPU one). The calls are stream-ordered and return before the device is done, so
+   * the host reads the next piece of the file while the device copies and sorts the last one,
+   * and writes one piece while the next comes back:
+   * load: starts copying `count` host keys to position `first` of a device run of n keys.
+   * sort_loaded: forward transform and sort of the loaded run on the device, then starts
+   *   copying it back into `keys` (n host keys): ordered bits, or with `final` inverse
+   *   transformed (the output). The device keeps the sorted ordered bits.
+   * run_buffers: the device addresses of the kept run and of a spare run of as many keys that
+   *   an exchange between devices can receive into.
+   * merge_received: merges the nruns sorted runs in the spare buffer on the device, inverse
+   *   transform, then starts copying the result into `keys`.
+   * wait_copied: blocks until the first `count` keys of the last copy back are in host memory. */
+  int (*load)(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,
+              unsigned width);
+  int (*sort_loaded)(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks, int final);
+  int (*run_buffers)(h5g_backend *be, void **run, void **spare);
+  int (*merge_received)(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks,
+                        const uint64_t *run_offsets, size_t nruns);
+  int (*wait_copied)(h5g_backend *be, size_t count);
   void (*destroy)(h5g_backend *be);
 };
 

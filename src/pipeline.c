@@ -41,6 +41,12 @@ typedef struct {
   h5g_transport *transport;
   int use_cuda, device;   /* this rank's backend and GPU */
   int device_sharers;     /* ranks of this node on the same GPU */
+  int gpu_per_rank;       /* every rank runs the CUDA backend on a GPU of its own */
+  /* The device-resident path (src/backend.h: load ... wait_copied), keys only: pieces of the
+   * file go to the GPU as they are read (device_sort); with one run per rank and NCCL the keys
+   * stay there through the exchange and merge (resident); the output then comes back while
+   * the previous piece is written (copy_back_pending). */
+  int device_sort, resident, copy_back_pending;
   h5g_file *in_file, *out_file;
   h5g_dset *keys_in;
   int tmp_created;
@@ -55,6 +61,7 @@ typedef struct {
   void *carry_rows, *carry_out;
   unsigned long long output_bytes; /* what the temporary file will hold, at most (rank 0) */
   uint64_t checksum_in, exchanged_bytes;
+  size_t reading_run; /* the run whose pieces read_piece hands to the backend */
   double seconds[H5G_PHASE_COUNT];
 } run_state;
 
@@ -138,9 +145,8 @@ static uint64_t nccl_staging_bytes(const run_state *st) {
   return budget && budget / 4 < staging ? budget / 4 : staging;
 }
 
-/* Collective: each rank's backend and GPU, then the exchange transport (which takes its device
- * memory before the CUDA backend sizes itself from what is free). */
-static int choose_transport(run_state *st) {
+/* Collective: each rank's backend and GPU. */
+static int choose_devices(run_state *st) {
   int rc = H5G_OK, local_rank = 0, local_size = 1;
   int devices = h5g_cuda_device_count();
   /* auto: the GPU when there is one (keys and records alike) */
@@ -149,12 +155,17 @@ static int choose_transport(run_state *st) {
   CHECK(h5g_local_rank(st->comm, &local_rank, &local_size));
   st->device = devices > 0 ? local_rank % devices : 0;
   st->device_sharers = devices > 0 ? (local_size - st->device + devices - 1) / devices : 1;
-  int own_gpu = st->use_cuda && devices > 0 && st->device_sharers == 1, all_own_gpu = 0;
-  CHECK_MPI(MPI_Allreduce(&own_gpu, &all_own_gpu, 1, MPI_INT, MPI_MIN, st->comm));
-  CHECK(h5g_transport_open(st->comm, st->opt->exchange, all_own_gpu, st->device,
-                           nccl_staging_bytes(st), &st->transport));
+  int own_gpu = st->use_cuda && devices > 0 && st->device_sharers == 1;
+  CHECK_MPI(MPI_Allreduce(&own_gpu, &st->gpu_per_rank, 1, MPI_INT, MPI_MIN, st->comm));
 done:
   return rc;
+}
+
+/* Collective: the exchange transport, before the CUDA backend sizes itself from the free device
+ * memory (NCCL takes its own first). Keys without records may stay on the GPUs. */
+static int connect_transport(run_state *st) {
+  return h5g_transport_open(st->comm, st->opt->exchange, st->gpu_per_rank, !st->records,
+                            st->device, nccl_staging_bytes(st), &st->transport);
 }
 
 /* The CUDA backend's budget: its share of 90% of the GPU's free memory (ranks sharing a GPU
@@ -202,6 +213,9 @@ static int plan_runs(run_state *st) {
   CHECK_ALLOC(st->cuts, table);
   CHECK_ALLOC(st->recv_offsets, table);
   for (size_t j = 0; j <= st->nruns; j++) st->run_offsets[j] = h5g_share_begin(j, st->n, st->nruns);
+  st->device_sort = st->be->load && !st->records;
+  st->resident = st->device_sort && st->nruns == 1 &&
+                 (st->size == 1 || h5g_transport_moves_device_buffers(st->transport));
   CHECK(st->be->host_alloc(st->be, st->n * w, &st->a));
   if (st->size > 1 || st->nruns > 1 || st->opt->verify)
     CHECK(st->be->host_alloc(st->be, st->n * w, &st->b));
@@ -214,12 +228,58 @@ done:
   return rc;
 }
 
-static int read_slice(run_state *st) {
+static int open_input(run_state *st) {
   int rc = H5G_OK;
   CHECK(h5g_io_open_file(st->comm, st->opt->input, 0, &st->in_file));
   CHECK(h5g_io_open_keys(st->in_file, st->opt->dataset, st->opt->key_field, &st->keys_in));
-  CHECK(h5g_io_read(st->keys_in, st->offset, st->n, st->a));
-  for (uint64_t i = 0; st->va && i < st->n; i++) st->va[i] = st->offset + i; /* source index */
+done:
+  return rc;
+}
+
+/* Called as each piece of run `reading_run` arrives from the file: its checksum for --verify,
+ * and on the device-resident path its copy to the GPU, which runs while the next piece is read. */
+static int read_piece(void *ctx, uint64_t first, uint64_t count) {
+  run_state *st = ctx;
+  uint64_t run_begin = st->run_offsets[st->reading_run];
+  unsigned w = st->ks.width;
+  const char *piece = (const char *)st->a + (run_begin + first) * w;
+  if (st->opt->verify) st->checksum_in += h5g_keys_checksum(piece, count, w);
+  if (!st->device_sort) return H5G_OK;
+  return st->be->load(st->be, piece, first, count, st->run_offsets[st->reading_run + 1] - run_begin, w);
+}
+
+/* Reads run j of the slice; the device-resident path then starts its sort on the GPU. */
+static int read_run(run_state *st, size_t j) {
+  int rc = H5G_OK;
+  uint64_t begin = st->run_offsets[j], len = st->run_offsets[j + 1] - begin;
+  st->reading_run = j;
+  CHECK(h5g_io_read_each(st->keys_in, st->offset + begin, len, (char *)st->a + begin * st->ks.width,
+                         read_piece, st));
+  for (uint64_t i = begin; st->va && i < begin + len; i++) st->va[i] = st->offset + i; /* source index */
+done:
+  return rc;
+}
+
+/* Sorts run j on the GPU while the next one is read. With one rank and one run the keys come
+ * back as the output; otherwise as ordered bits for the splitters or the merge. */
+static int sort_loaded_run(run_state *st, size_t j) {
+  uint64_t begin = st->run_offsets[j];
+  int final = st->size == 1 && st->nruns == 1;
+  st->copy_back_pending = final;
+  return st->be->sort_loaded(st->be, (char *)st->a + begin * st->ks.width,
+                             st->run_offsets[j + 1] - begin, &st->ks, final);
+}
+
+/* The host needs the sorted runs: waits for the last one, the others came back before it. */
+static int wait_sorted_runs(run_state *st) {
+  return st->be->wait_copied(st->be, st->run_offsets[st->nruns] - st->run_offsets[st->nruns - 1]);
+}
+
+/* Collective: the input checksum for --verify, from the pieces as they were read. */
+static int sum_checksums(run_state *st) {
+  int rc = H5G_OK;
+  uint64_t mine = st->checksum_in;
+  CHECK_MPI(MPI_Allreduce(&mine, &st->checksum_in, 1, MPI_UINT64_T, MPI_SUM, st->comm));
 done:
   return rc;
 }
@@ -310,7 +370,13 @@ static int exchange(run_state *st) {
     H5G_FAIL(H5G_ERR_RUNTIME, "internal error: rank %d would receive %llu keys at %llu, not %llu at %llu",
              st->rank, (unsigned long long)received, (unsigned long long)before,
              (unsigned long long)st->n, (unsigned long long)st->offset);
-  CHECK(h5g_transport_exchange(st->transport, sendbuf, send_total, recvbuf, recv_total, w));
+  if (st->resident) { /* device to device; the host keeps its copy of the sorted run */
+    void *run = NULL, *spare = NULL;
+    CHECK(st->be->run_buffers(st->be, &run, &spare));
+    CHECK(h5g_transport_exchange_device(st->transport, run, send_total, spare, recv_total, w));
+  } else {
+    CHECK(h5g_transport_exchange(st->transport, sendbuf, send_total, recvbuf, recv_total, w));
+  }
   if (st->records)
     CHECK(h5g_transport_exchange(st->transport, send_values, send_total, recv_values, recv_total,
                                  sizeof(uint64_t)));
@@ -323,8 +389,18 @@ done:
 }
 
 static int merge_received(run_state *st) {
-  return merge_runs(st, st->sorted, st->sorted_values, st->recv_offsets,
-                    (size_t)st->size * st->nruns);
+  size_t nruns = (size_t)st->size * st->nruns;
+  if (st->resident) { /* on the GPU, then the output comes back while it is written */
+    st->copy_back_pending = 1;
+    return st->be->merge_received(st->be, st->sorted, st->n, &st->ks, st->recv_offsets, nruns);
+  }
+  return merge_runs(st, st->sorted, st->sorted_values, st->recv_offsets, nruns);
+}
+
+/* Before each piece is written: the GPU has copied it back. */
+static int piece_copied_back(void *ctx, uint64_t first, uint64_t count) {
+  run_state *st = ctx;
+  return st->be->wait_copied(st->be, first + count);
 }
 
 /* Rank 0 checks that the output fits, then (in place) copies the input beside OUTPUT. */
@@ -360,7 +436,9 @@ static int write_keys(run_state *st) {
   if (!st->opt->key_field) {
     CHECK(h5g_io_create_like(st->out_file, st->opt->output_dataset, st->keys_in, &keys));
     fault_point(st, "write-data");
-    CHECK(h5g_io_write(keys, st->offset, st->n, st->sorted));
+    CHECK(h5g_io_write_each(keys, st->offset, st->n, st->sorted,
+                            st->copy_back_pending ? piece_copied_back : NULL, st));
+    st->copy_back_pending = 0;
   }
   if (st->opt->index_out) {
     CHECK(h5g_io_create_index(st->out_file, st->opt->index_out, st->v.info.n, &index));
@@ -470,20 +548,23 @@ done:
   return rc;
 }
 
-static int checksum_input(run_state *st) {
-  return h5g_checksum_share(st->comm, st->a, st->n, st->ks.width, &st->checksum_in);
-}
-
 static int fill_report(run_state *st, h5g_report *rep, double total) {
   int rc = H5G_OK;
   char *names = NULL;
   memset(rep, 0, sizeof *rep);
   CHECK_MPI(MPI_Reduce(st->seconds, rep->seconds, H5G_PHASE_COUNT, MPI_DOUBLE, MPI_MAX, 0, st->comm));
   CHECK_MPI(MPI_Reduce(&total, &rep->total_seconds, 1, MPI_DOUBLE, MPI_MAX, 0, st->comm));
-  double copies[2] = {st->be->h2d_seconds, st->be->d2h_seconds}, slowest[2] = {0, 0};
-  CHECK_MPI(MPI_Reduce(copies, slowest, 2, MPI_DOUBLE, MPI_MAX, 0, st->comm));
+  const h5g_backend *be = st->be;
+  double device = be->h2d_seconds + be->d2h_seconds + be->kernel_seconds;
+  double gpu[5] = {be->h2d_seconds, be->d2h_seconds, be->kernel_seconds, be->waited_seconds,
+                   device > be->waited_seconds ? device - be->waited_seconds : 0},
+         slowest[5] = {0, 0, 0, 0, 0};
+  CHECK_MPI(MPI_Reduce(gpu, slowest, 5, MPI_DOUBLE, MPI_MAX, 0, st->comm));
   rep->h2d_seconds = slowest[0];
   rep->d2h_seconds = slowest[1];
+  rep->kernel_seconds = slowest[2];
+  rep->waited_seconds = slowest[3];
+  rep->hidden_seconds = slowest[4];
   CHECK_MPI(MPI_Reduce(&st->exchanged_bytes, &rep->exchanged_bytes, 1, MPI_UINT64_T, MPI_SUM, 0,
                        st->comm));
   enum { NAME = sizeof st->be->device_name };
@@ -528,14 +609,22 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
 
   STEP(st, H5G_PHASE_VALIDATE, validate(st));
   STEP(st, H5G_PHASE_VALIDATE, share_verdict(st));
-  /* setup: GPU contexts, the exchange transport, host buffers (pinned for the GPU) */
-  STEP(st, H5G_PHASE_SETUP, choose_transport(st));
+  STEP(st, H5G_PHASE_SETUP, choose_devices(st));
+  STEP(st, H5G_PHASE_CONNECT, connect_transport(st));
   STEP(st, H5G_PHASE_SETUP, create_backend(st));
-  STEP(st, H5G_PHASE_SETUP, plan_runs(st));
-  STEP(st, H5G_PHASE_READ, read_slice(st));
-  if (opt->verify) STEP(st, H5G_PHASE_VERIFY, checksum_input(st));
-  STEP(st, H5G_PHASE_TRANSFORM, st->be->transform(st->be, st->a, st->n, &st->ks, 0));
-  STEP(st, H5G_PHASE_SORT, sort_runs(st));
+  STEP(st, H5G_PHASE_BUFFERS, plan_runs(st));
+  STEP(st, H5G_PHASE_READ, open_input(st));
+  for (size_t j = 0; j < st->nruns; j++) { /* the GPU sorts run j while run j + 1 is read */
+    STEP(st, H5G_PHASE_READ, read_run(st, j));
+    if (st->device_sort) STEP(st, H5G_PHASE_SORT, sort_loaded_run(st, j));
+  }
+  if (opt->verify) STEP(st, H5G_PHASE_VERIFY, sum_checksums(st));
+  if (!st->device_sort) {
+    STEP(st, H5G_PHASE_TRANSFORM, st->be->transform(st->be, st->a, st->n, &st->ks, 0));
+    STEP(st, H5G_PHASE_SORT, sort_runs(st));
+  } else if (!st->copy_back_pending) {
+    STEP(st, H5G_PHASE_SORT, wait_sorted_runs(st));
+  }
   st->sorted = st->a;
   if (st->size > 1) {
     STEP(st, H5G_PHASE_SPLITTERS, h5g_exact_cuts(comm, st->a, st->ks.width, st->run_offsets,
@@ -546,7 +635,8 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
     st->sorted_values = st->va;
     STEP(st, H5G_PHASE_MERGE, merge_runs(st, st->a, st->va, st->run_offsets, st->nruns));
   }
-  STEP(st, H5G_PHASE_TRANSFORM, st->be->transform(st->be, st->sorted, st->n, &st->ks, 1));
+  if (!st->copy_back_pending) /* else the GPU did it */
+    STEP(st, H5G_PHASE_TRANSFORM, st->be->transform(st->be, st->sorted, st->n, &st->ks, 1));
   st->tmp_created = 1;
   STEP(st, H5G_PHASE_WRITE, prepare_output(st));
   STEP(st, H5G_PHASE_WRITE, open_output(st));

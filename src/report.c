@@ -7,7 +7,7 @@
 #include "src/error.h"
 
 static const char *const phase_names[H5G_PHASE_COUNT] = {
-    "validate", "setup", "read", "transform", "local_sort", "splitters", "exchange", "merge", "write",
+    "validate", "setup", "connect", "buffers", "read", "transform", "local_sort", "splitters", "exchange", "merge", "write",
     "carry", "verify"};
 
 const char *h5g_phase_name(h5g_phase phase) { return phase_names[phase]; }
@@ -49,6 +49,8 @@ int h5g_report_write_json(const h5g_report *rep, const char *path) {
   fprintf(f, "    \"total\": %.6f\n  },\n", rep->total_seconds);
   fprintf(f, "  \"gpu_copy_seconds\": {\"h2d\": %.6f, \"d2h\": %.6f},\n", rep->h2d_seconds,
           rep->d2h_seconds);
+  fprintf(f, "  \"gpu_overlap_seconds\": {\"kernels\": %.6f, \"host_waited\": %.6f, \"hidden\": %.6f},\n",
+          rep->kernel_seconds, rep->waited_seconds, rep->hidden_seconds);
   fprintf(f, "  \"keys_per_second\": %.1f\n}\n", rate);
   if (fclose(f) != 0) {
     f = NULL;

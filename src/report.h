@@ -6,7 +6,9 @@
 
 typedef enum {
   H5G_PHASE_VALIDATE,
-  H5G_PHASE_SETUP,
+  H5G_PHASE_SETUP,   /* backend: GPU context */
+  H5G_PHASE_CONNECT, /* exchange transport: NCCL communicator */
+  H5G_PHASE_BUFFERS, /* host slice buffers: made resident, pinned */
   H5G_PHASE_READ,
   H5G_PHASE_TRANSFORM,
   H5G_PHASE_SORT,
@@ -22,7 +24,10 @@ typedef enum {
 typedef struct {
   double seconds[H5G_PHASE_COUNT]; /* slowest rank's time in each phase */
   double total_seconds;
-  double h2d_seconds, d2h_seconds; /* GPU copies inside transform, local_sort and merge */
+  double h2d_seconds, d2h_seconds; /* GPU copies inside read, transform, local_sort, merge, write */
+  double kernel_seconds;           /* GPU time of the device-resident path's kernels */
+  double waited_seconds;           /* host time blocked on the GPU */
+  double hidden_seconds;           /* GPU time the host did not wait for: overlapped with I/O */
   uint64_t n;                /* keys sorted */
   uint64_t bytes;            /* n * element size */
   uint64_t exchanged_bytes;  /* sent to other ranks, summed over ranks */

@@ -11,8 +11,10 @@
 
 struct h5g_transport {
   MPI_Comm comm;
+  int host_via_nccl; /* host buffers too go through NCCL (--exchange nccl) */
+  int used_device;   /* an exchange of device buffers took place */
 #ifdef H5G_HAVE_NCCL
-  h5g_nccl *nccl; /* NULL: MPI */
+  h5g_nccl *nccl; /* NULL: MPI only */
 #endif
 };
 
@@ -32,8 +34,9 @@ done:
 }
 #endif
 
-int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_rank, int device,
-                       uint64_t staging_bytes, h5g_transport **out) {
+int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_rank,
+                       int device_buffers, int device, uint64_t staging_bytes,
+                       h5g_transport **out) {
   int rc = H5G_OK, size;
   MPI_Comm_size(comm, &size);
   h5g_transport *t = calloc(1, sizeof *t);
@@ -44,14 +47,16 @@ int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_ra
   if (choice == H5G_EXCHANGE_NCCL && !gpu_per_rank)
     H5G_FAIL(H5G_ERR_USAGE, "--exchange nccl needs the CUDA backend on every rank, each rank on a "
              "GPU of its own");
-  /* Only when asked: auto takes MPI, which measured faster. NCCL here stages host buffers through
-   * the GPUs and pays its connection set-up in the first exchange: 2^30 uint32 keys on 2 H200s
-   * exchanged in 1.44 s with NCCL, 0.44 s with MPI (bench/RESULTS.md). One rank exchanges
-   * nothing: no communicator to build. */
-  if (choice == H5G_EXCHANGE_NCCL && size > 1)
+  /* auto: NCCL for keys that stay on the GPUs, MPI for host buffers, which NCCL would stage
+   * through the GPUs (2^30 uint32 keys on 2 H200s: 1.44 s staged through NCCL, 0.44 s with MPI,
+   * bench/RESULTS.md). One rank exchanges nothing: no communicator to build. */
+  t->host_via_nccl = choice == H5G_EXCHANGE_NCCL;
+  if (size > 1 && (choice == H5G_EXCHANGE_NCCL ||
+                   (choice == H5G_EXCHANGE_AUTO && gpu_per_rank && device_buffers)))
     CHECK(connect_nccl(comm, device, staging_bytes, &t->nccl));
 #else
   (void)gpu_per_rank;
+  (void)device_buffers;
   (void)device;
   (void)staging_bytes;
   if (choice == H5G_EXCHANGE_NCCL)
@@ -67,17 +72,39 @@ done:
 int h5g_transport_exchange(h5g_transport *t, const void *send, const uint64_t *send_counts,
                            void *recv, const uint64_t *recv_counts, size_t elem_size) {
 #ifdef H5G_HAVE_NCCL
-  if (t->nccl) return h5g_nccl_exchange(t->nccl, send, send_counts, recv, recv_counts, elem_size);
+  if (t->nccl && t->host_via_nccl)
+    return h5g_nccl_exchange(t->nccl, send, send_counts, recv, recv_counts, elem_size);
 #endif
   return h5g_exchange(t->comm, send, send_counts, recv, recv_counts, elem_size);
 }
 
-const char *h5g_transport_name(const h5g_transport *t) {
+int h5g_transport_moves_device_buffers(const h5g_transport *t) {
 #ifdef H5G_HAVE_NCCL
-  if (t && t->nccl) return "nccl";
-#endif
+  return t->nccl != NULL;
+#else
   (void)t;
-  return "mpi";
+  return 0;
+#endif
+}
+
+int h5g_transport_exchange_device(h5g_transport *t, const void *send, const uint64_t *send_counts,
+                                  void *recv, const uint64_t *recv_counts, size_t elem_size) {
+  int rc = H5G_OK;
+#ifdef H5G_HAVE_NCCL
+  if (t->nccl) {
+    t->used_device = 1;
+    return h5g_nccl_exchange_device(t->nccl, send, send_counts, recv, recv_counts, elem_size);
+  }
+#endif
+  (void)send, (void)send_counts, (void)recv, (void)recv_counts, (void)elem_size;
+  H5G_FAIL(H5G_ERR_RUNTIME, "internal error: the %s transport cannot move device buffers",
+           h5g_transport_name(t));
+done:
+  return rc;
+}
+
+const char *h5g_transport_name(const h5g_transport *t) {
+  return t && (t->host_via_nccl || t->used_device) ? "nccl" : "mpi";
 }
 
 void h5g_transport_close(h5g_transport *t) {

@@ -11,15 +11,24 @@ typedef enum { H5G_EXCHANGE_AUTO, H5G_EXCHANGE_MPI, H5G_EXCHANGE_NCCL } h5g_exch
 
 typedef struct h5g_transport h5g_transport;
 
-/* Collective. Picks the transport (auto: MPI, measured faster; NCCL when asked for, which needs
- * every rank on a GPU of its own and a build with NCCL) and connects it; `device` is this rank's GPU and
- * `staging_bytes` the device memory NCCL may use. Asking for NCCL where it cannot run is a usage
- * error. */
-int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_rank, int device,
-                       uint64_t staging_bytes, h5g_transport **t);
-/* Collective all-to-all: as h5g_exchange (mpi/exchange.h). */
+/* Collective. Picks the transport and connects it: with `choice` nccl every exchange goes
+ * through NCCL (which needs every rank on a GPU of its own, `gpu_per_rank`, and a build with
+ * NCCL: a usage error otherwise); with auto, NCCL is connected for exchanges of device buffers
+ * when every rank has its own GPU and the pipeline may keep its keys there (`device_buffers`),
+ * and host buffers go through MPI (measured faster than staging them through the GPUs); with
+ * mpi, MPI only. `device` is this rank's GPU and `staging_bytes` the device memory NCCL may
+ * stage host buffers through. */
+int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_rank,
+                       int device_buffers, int device, uint64_t staging_bytes, h5g_transport **t);
+/* Collective all-to-all of host buffers: as h5g_exchange (mpi/exchange.h). */
 int h5g_transport_exchange(h5g_transport *t, const void *send, const uint64_t *send_counts,
                            void *recv, const uint64_t *recv_counts, size_t elem_size);
+/* True when h5g_transport_exchange_device can run (NCCL is connected). */
+int h5g_transport_moves_device_buffers(const h5g_transport *t);
+/* Collective all-to-all of device buffers (same counts and layout), between the ranks' GPUs. */
+int h5g_transport_exchange_device(h5g_transport *t, const void *send, const uint64_t *send_counts,
+                                  void *recv, const uint64_t *recv_counts, size_t elem_size);
+/* "nccl" when NCCL moved (or, with --exchange nccl, will move) the keys, else "mpi". */
 const char *h5g_transport_name(const h5g_transport *t);
 void h5g_transport_close(h5g_transport *t);
 

@@ -1,5 +1,6 @@
 /* The CUDA backend through its interface (src/backend.h): sort, merge (few and many runs) and
- * transform of host keys, pinned host buffers, capacity under a small mem_budget (calls at capacity succeed, calls
+ * transform of host keys, the device-resident path (load in pieces, sort, kept run, merge of
+ * received runs, copy back waited for piece by piece), pinned host buffers, capacity under a small mem_budget (calls at capacity succeed, calls
  * above it are refused), and the device count. */
 #include "src/backend.h"
 #include "tests/gpu/gpu_test.cuh"
@@ -27,6 +28,72 @@ template <typename K> void check_sort_merge(h5g_backend *be, size_t n, Dist dist
     EXPECT(check_sorted(input, got), "backend merge %u-byte n %zu runs %zu %s", width, n, nruns,
            dist_name[dist]);
   }
+  be->host_free(be, host);
+}
+
+/* The CPU reference: keys of class ks sorted by their ordered bits, as ordered bits (ordered) or
+ * as the keys themselves. */
+template <typename K> std::vector<K> reference(std::vector<K> keys, const h5g_keyspec &ks, bool ordered) {
+  h5g_keys_to_ordered(keys.data(), keys.size(), &ks);
+  std::sort(keys.begin(), keys.end());
+  if (!ordered) h5g_keys_from_ordered(keys.data(), keys.size(), &ks);
+  return keys;
+}
+
+/* Loads n host keys to the device in `pieces` uneven pieces, as the pipeline does while reading. */
+template <typename K> void load_in_pieces(h5g_backend *be, const K *host, size_t n, size_t pieces) {
+  for (size_t first = 0, i = 0; first < n; ++i) {
+    size_t count = i + 1 < pieces ? (n / pieces) * (i % 2 ? 3 : 1) / 2 + 1 : n - first;
+    if (count > n - first) count = n - first;
+    MUST_OK(be->load(be, host + first, first, count, n, sizeof(K)));
+    first += count;
+  }
+}
+
+/* The device-resident path: load in pieces, sort (the output, or ordered bits kept on the
+ * device), receive runs into the spare buffer and merge them, each copy back waited for piece by
+ * piece; every result against the CPU reference. */
+template <typename K> void check_resident(h5g_backend *be, size_t n, Dist dist, h5g_key_class cls,
+                                          int descending) {
+  const unsigned width = sizeof(K);
+  const h5g_keyspec ks = {cls, width, descending};
+  const std::vector<K> input = make_keys<K>(n, dist, 33), other = make_keys<K>(n, dist, 34);
+  K *host = NULL;
+  MUST_OK(be->host_alloc(be, n * width, (void **)&host));
+  if (n) memcpy(host, input.data(), n * width);
+  load_in_pieces(be, host, n, 3);
+  MUST_OK(be->sort_loaded(be, host, n, &ks, 1));
+  for (size_t upto = 0; upto <= n; upto += n / 5 + 1) MUST_OK(be->wait_copied(be, upto));
+  MUST_OK(be->wait_copied(be, n));
+  EXPECT(std::vector<K>(host, host + n) == reference(input, ks, false),
+         "resident sort, output: %u-byte class %d desc %d n %zu %s", width, cls, descending, n,
+         dist_name[dist]);
+
+  if (n) memcpy(host, input.data(), n * width);
+  load_in_pieces(be, host, n, 1);
+  MUST_OK(be->sort_loaded(be, host, n, &ks, 0));
+  MUST_OK(be->wait_copied(be, n));
+  const std::vector<K> sorted_bits = reference(input, ks, true);
+  EXPECT(std::vector<K>(host, host + n) == sorted_bits, "resident sort, ordered bits: %u-byte n %zu %s",
+         width, n, dist_name[dist]);
+  void *run = NULL, *spare = NULL;
+  MUST_OK(be->run_buffers(be, &run, &spare));
+  std::vector<K> kept(n);
+  if (n) MUST_CUDA(cudaMemcpy(kept.data(), run, n * width, cudaMemcpyDeviceToHost));
+  EXPECT(kept == sorted_bits, "resident run kept on the device: %u-byte n %zu", width, n);
+
+  /* what an exchange would deliver: 5 sorted runs of ordered bits (two empty) in the spare buffer */
+  const size_t nruns = 5;
+  std::vector<uint64_t> offsets = {0, 0, n / 3, n / 3, n / 2, n};
+  std::vector<K> runs(other);
+  h5g_keys_to_ordered(runs.data(), n, &ks);
+  for (size_t r = 0; r < nruns; ++r) std::sort(runs.begin() + offsets[r], runs.begin() + offsets[r + 1]);
+  if (n) MUST_CUDA(cudaMemcpy(spare, runs.data(), n * width, cudaMemcpyHostToDevice));
+  MUST_OK(be->merge_received(be, host, n, &ks, offsets.data(), nruns));
+  MUST_OK(be->wait_copied(be, n / 2));
+  MUST_OK(be->wait_copied(be, n));
+  EXPECT(std::vector<K>(host, host + n) == reference(other, ks, false),
+         "resident merge of received runs: %u-byte class %d n %zu %s", width, cls, n, dist_name[dist]);
   be->host_free(be, host);
 }
 
@@ -61,6 +128,27 @@ int main(void) {
       check_sort_merge<uint64_t>(be, n, (Dist)d);
     }
   check_transform(be);
+  for (size_t n : {(size_t)0, (size_t)1, (size_t)2, (size_t)4097, (size_t)3000017})
+    for (int d = 0; d < NDIST; ++d) {
+      check_resident<uint8_t>(be, n, (Dist)d, H5G_KEY_SIGNED, 0);
+      check_resident<uint16_t>(be, n, (Dist)d, H5G_KEY_UNSIGNED, 1);
+      check_resident<uint32_t>(be, n, (Dist)d, H5G_KEY_UNSIGNED, 0);
+      check_resident<uint32_t>(be, n, (Dist)d, H5G_KEY_FLOAT, 0);
+      check_resident<uint64_t>(be, n, (Dist)d, H5G_KEY_FLOAT, 1);
+      check_resident<uint64_t>(be, n, (Dist)d, H5G_KEY_SIGNED, 0);
+    }
+  EXPECT(be->h2d_seconds > 0 && be->d2h_seconds > 0 && be->kernel_seconds > 0 &&
+             be->waited_seconds > 0, "resident path timed: h2d %g d2h %g kernels %g waited %g",
+         be->h2d_seconds, be->d2h_seconds, be->kernel_seconds, be->waited_seconds);
+  /* a run of more keys than loaded is refused, not sorted from stale memory */
+  {
+    const h5g_keyspec ks = {H5G_KEY_UNSIGNED, 4, 0};
+    std::vector<uint32_t> keys = make_keys<uint32_t>(100, RANDOM, 5);
+    MUST_OK(be->load(be, keys.data(), 0, 100, 100, 4));
+    EXPECT(be->sort_loaded(be, keys.data(), 101, &ks, 1) != H5G_OK, "sort of unloaded keys accepted");
+    EXPECT(be->wait_copied(be, 1) != H5G_OK, "wait for keys never copied back accepted");
+    h5g_error_clear();
+  }
   be->destroy(be);
 
   /* A 64 MB budget: capacity keys sort; one more is refused. */

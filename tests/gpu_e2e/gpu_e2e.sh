@@ -62,6 +62,25 @@ expect "out of core: --device-memory 32M, 2 ranks" \
   run 2 "$work/big.h5" "$work/big_out.h5" -d /k --backend cuda --device-memory 32M --verify --report "$work/r.json"
 expect "  runs per rank > 1 in the report" python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["runs_per_rank"] < 2)' "$work/r.json"
 expect "  checked" check "$work/big.h5" -d /k "$work/big_out.h5" -o /k
+# The device-resident path in many pieces (1 MB per I/O call): each piece goes to the GPU while
+# the next is read, the output comes back while the previous piece is written; with --exchange
+# auto and a GPU per rank the keys stay on the GPUs through an NCCL exchange.
+export H5GSORT_IO_PIECE_BYTES=1000000
+for ranks in 1 2; do
+  [ "$ranks" -le "$gpus" ] || continue
+  expect "resident, 1 MB pieces: $ranks rank(s), --exchange auto" \
+    run "$ranks" "$work/big.h5" "$work/res.h5" -d /k --backend cuda --verify --report "$work/r.json"
+  expect "  checked" check "$work/big.h5" -d /k "$work/res.h5" -o /k
+  expect "  output identical to the out-of-core one" cmp "$work/big_out.h5" "$work/res.h5"
+  [ "$ranks" -eq 1 ] || expect "  exchange nccl in the report" grep -q '"exchange": "nccl"' "$work/r.json"
+  expect "  GPU work and the part hidden behind I/O in the report" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+g, c = r["gpu_overlap_seconds"], r["gpu_copy_seconds"]
+sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hidden"] <= g["kernels"] + c["h2d"] + c["d2h"]))' "$work/r.json"
+  rm -f "$work/res.h5"
+done
+unset H5GSORT_IO_PIECE_BYTES
 # A budget larger than the GPU: a clear error (exit 1), never a crash or a hang.
 $launcher 1 "$bin/h5gsort" "$work/big.h5" "$work/huge.h5" -d /k --backend cuda --device-memory 100T >"$work/log" 2>&1
 rc=$?
