@@ -518,13 +518,13 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
     char *ptr = (char *)buf + (len ? done_rows * row_bytes : 0);
     static char dummy[64];
     int piece_rc = H5G_OK; /* the caller's own status for this piece, its error already recorded */
-    if (!failed && writing && each && len) failed = (piece_rc = each(ctx, done_rows, len)) != H5G_OK;
+    if (!failed && each && len) failed = (piece_rc = each(ctx, done_rows, len, 0)) != H5G_OK;
     if (!failed) {
       herr_t st = writing ? H5Dwrite(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy)
                           : H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy);
       failed = st < 0;
     }
-    if (!failed && !writing && each && len) failed = (piece_rc = each(ctx, done_rows, len)) != H5G_OK;
+    if (!failed && each && len) failed = (piece_rc = each(ctx, done_rows, len, 1)) != H5G_OK;
     H5Sclose(mem_space);
     mem_space = H5I_INVALID_HID;
     int any_failed = 0;
@@ -551,12 +551,12 @@ int h5g_io_write(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf) {
   return transfer(d, row, rows, (void *)buf, 1, NULL, NULL);
 }
 
-int h5g_io_read_each(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, h5g_io_piece_fn after,
+int h5g_io_read_each(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, h5g_io_piece_fn each,
                      void *ctx) {
-  return transfer(d, row, rows, buf, 0, after, ctx);
+  return transfer(d, row, rows, buf, 0, each, ctx);
 }
 
 int h5g_io_write_each(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf,
-                      h5g_io_piece_fn before, void *ctx) {
-  return transfer(d, row, rows, (void *)buf, 1, before, ctx);
+                      h5g_io_piece_fn each, void *ctx) {
+  return transfer(d, row, rows, (void *)buf, 1, each, ctx);
 }

@@ -55,15 +55,16 @@ int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset
  * (rows may be 0); pieces of h5g_io_piece_bytes() keep MPI-IO counts below 2^31. */
 int h5g_io_read(h5g_dset *d, uint64_t row, uint64_t rows, void *buf);
 int h5g_io_write(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf);
-/* The same, calling `after` once each piece has been read, or `before` each piece is written,
- * with the piece's rows [first, first + count) counted from `row` (count > 0), so the caller can
- * work on one piece while the next one moves (the pipeline starts its GPU copies there). A status
- * other than H5G_OK fails the transfer on every rank, as a failed read does. */
-typedef int (*h5g_io_piece_fn)(void *ctx, uint64_t first, uint64_t count);
-int h5g_io_read_each(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, h5g_io_piece_fn after,
+/* The same, calling `each` before (moved == 0) and after (moved == 1) each piece this rank
+ * moves, with the piece's rows [first, first + count) counted from `row` (count > 0), so the
+ * caller can work on one piece while the next one moves (the pipeline waits for a piece's buffer
+ * and starts its GPU copies there). A status other than H5G_OK fails the transfer on every rank,
+ * as a failed read does. */
+typedef int (*h5g_io_piece_fn)(void *ctx, uint64_t first, uint64_t count, int moved);
+int h5g_io_read_each(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, h5g_io_piece_fn each,
                      void *ctx);
 int h5g_io_write_each(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf,
-                      h5g_io_piece_fn before, void *ctx);
+                      h5g_io_piece_fn each, void *ctx);
 /* Bytes of one row in memory. */
 size_t h5g_io_row_bytes(const h5g_dset *d);
 /* Collective close; an error if closing failed. Safe with NULL. */

@@ -32,9 +32,11 @@ struct h5g_backend {
   /* Largest n that one sort/merge call accepts for elements of `width` bytes (>= 1). For
    * key+value calls the pipeline asks for width + 8. */
   size_t (*capacity)(h5g_backend *be, unsigned width);
-  /* Host buffers for keys: pinned for a GPU backend. `*p` is NULL for 0 bytes. */
-  int (*host_alloc)(h5g_backend *be, size_t bytes, void **p);
-  void (*host_free)(h5g_backend *be, void *p);
+  /* Pins (page-locks for fast copies) resident host memory [p, p + bytes) and releases it:
+   * NULL where host memory needs no pinning (the CPU backend). Host buffers come from
+   * src/host_memory.h. */
+  int (*pin)(h5g_backend *be, void *p, size_t bytes);
+  void (*unpin)(h5g_backend *be, void *p);
   /* Forward (inverse == 0) or inverse key transform of n host keys, in place. */
   int (*transform)(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks, int inverse);
   /* Sorts n <= capacity ordered-bit keys in host memory ascending, in place. */

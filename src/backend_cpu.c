@@ -5,7 +5,6 @@
 
 #include "src/backend.h"
 #include "src/error.h"
-#include "src/host_memory.h"
 #include "src/merge.h"
 #include "src/radix_sort.h"
 
@@ -20,16 +19,6 @@ static size_t cpu_capacity(h5g_backend *be, unsigned width) {
   if (be->mem_budget == 0) return SIZE_MAX / (2 * (size_t)width);
   uint64_t n = be->mem_budget / (2 * (uint64_t)width);
   return n ? (size_t)n : 1;
-}
-
-static int cpu_host_alloc(h5g_backend *be, size_t bytes, void **p) {
-  (void)be;
-  return h5g_resident_alloc(bytes, p);
-}
-
-static void cpu_host_free(h5g_backend *be, void *p) {
-  (void)be;
-  h5g_resident_free(p);
 }
 
 static int cpu_transform(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks,
@@ -123,8 +112,6 @@ int h5g_backend_cpu_create(h5g_backend **out, uint64_t mem_budget) {
   snprintf(be->device_name, sizeof be->device_name, "host CPU");
   be->mem_budget = mem_budget;
   be->capacity = cpu_capacity;
-  be->host_alloc = cpu_host_alloc;
-  be->host_free = cpu_host_free;
   be->transform = cpu_transform;
   be->sort = cpu_sort;
   be->merge = cpu_merge;

@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static struct {
+/* One record per thread: a helper thread (src/transport.c) hands its error over explicitly. */
+static _Thread_local struct {
   int code;
   char message[H5G_MSG_MAX];
   char origin[2048];

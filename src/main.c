@@ -35,7 +35,8 @@ int main(int argc, char **argv) {
   h5g_report rep;
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
   signal(SIGXFSZ, SIG_IGN);
-  MPI_Init(&argc, &argv);
+  int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   h5g_io_quiet();
 

@@ -17,6 +17,7 @@
 #include "mpi/topology.h"
 #include "src/backend.h"
 #include "src/error.h"
+#include "src/host_memory.h"
 #include "src/keys.h"
 #include "src/merge.h"
 #include "src/transport.h"
@@ -55,6 +56,8 @@ typedef struct {
   uint64_t *run_offsets, *cuts, *recv_offsets;
   void *a, *b;        /* host buffers of n keys each; b only when needed */
   uint64_t *va, *vb;  /* their values, when records move */
+  h5g_buffer_spec buffer_specs[4]; /* a, b, va, vb: made ready in the background */
+  h5g_buffer_set *buffers;
   void *sorted;       /* a or b: where the rank's sorted share ends up */
   uint64_t *sorted_values;
   h5g_dset *carry_src, *carry_dst; /* the carried dataset being moved */
@@ -196,8 +199,36 @@ done:
   return rc;
 }
 
+static int pin_piece(void *be, void *p, size_t bytes) {
+  return ((h5g_backend *)be)->pin(be, p, bytes);
+}
+
+static void unpin_piece(void *be, void *p) { ((h5g_backend *)be)->unpin(be, p); }
+
+enum { BUFFER_A, BUFFER_B, BUFFER_VA, BUFFER_VB, BUFFER_COUNT };
+
+/* The host buffers, made resident and pinned by a helper thread in the pieces the reads and GPU
+ * copies use, while the pipeline reads into the pieces already made ready. */
+static int start_buffers(run_state *st) {
+  int rc = H5G_OK;
+  int spare = st->size > 1 || st->nruns > 1;
+  h5g_buffer_spec *specs = st->buffer_specs;
+  specs[BUFFER_A] = (h5g_buffer_spec){st->n, st->ks.width, NULL};
+  specs[BUFFER_B] = (h5g_buffer_spec){spare || st->opt->verify ? st->n : 0, st->ks.width, NULL};
+  specs[BUFFER_VA] = (h5g_buffer_spec){st->records ? st->n : 0, sizeof(uint64_t), NULL};
+  specs[BUFFER_VB] = (h5g_buffer_spec){st->records && spare ? st->n : 0, sizeof(uint64_t), NULL};
+  CHECK(h5g_buffers_start(specs, BUFFER_COUNT, st->run_offsets, st->nruns, h5g_io_piece_bytes(),
+                          st->be->pin ? pin_piece : NULL, unpin_piece, st->be, &st->buffers));
+  st->a = specs[BUFFER_A].p;
+  st->b = specs[BUFFER_B].p;
+  st->va = specs[BUFFER_VA].p;
+  st->vb = specs[BUFFER_VB].p;
+done:
+  return rc;
+}
+
 /* Cuts the share into the same number of runs on every rank, each within the backend's
- * capacity, and allocates the host buffers. */
+ * capacity, and starts making the host buffers ready. */
 static int plan_runs(run_state *st) {
   int rc = H5G_OK;
   unsigned w = st->ks.width;
@@ -216,14 +247,7 @@ static int plan_runs(run_state *st) {
   st->device_sort = st->be->load && !st->records;
   st->resident = st->device_sort && st->nruns == 1 &&
                  (st->size == 1 || h5g_transport_moves_device_buffers(st->transport));
-  CHECK(st->be->host_alloc(st->be, st->n * w, &st->a));
-  if (st->size > 1 || st->nruns > 1 || st->opt->verify)
-    CHECK(st->be->host_alloc(st->be, st->n * w, &st->b));
-  if (st->records) {
-    CHECK(st->be->host_alloc(st->be, st->n * sizeof(uint64_t), (void **)&st->va));
-    if (st->size > 1 || st->nruns > 1)
-      CHECK(st->be->host_alloc(st->be, st->n * sizeof(uint64_t), (void **)&st->vb));
-  }
+  CHECK(start_buffers(st));
 done:
   return rc;
 }
@@ -238,11 +262,12 @@ done:
 
 /* Called as each piece of run `reading_run` arrives from the file: its checksum for --verify,
  * and on the device-resident path its copy to the GPU, which runs while the next piece is read. */
-static int read_piece(void *ctx, uint64_t first, uint64_t count) {
+static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   run_state *st = ctx;
   uint64_t run_begin = st->run_offsets[st->reading_run];
   unsigned w = st->ks.width;
   const char *piece = (const char *)st->a + (run_begin + first) * w;
+  if (!moved) return h5g_buffers_wait(st->buffers, BUFFER_A, run_begin + first + count);
   if (st->opt->verify) st->checksum_in += h5g_keys_checksum(piece, count, w);
   if (!st->device_sort) return H5G_OK;
   return st->be->load(st->be, piece, first, count, st->run_offsets[st->reading_run + 1] - run_begin, w);
@@ -255,6 +280,7 @@ static int read_run(run_state *st, size_t j) {
   st->reading_run = j;
   CHECK(h5g_io_read_each(st->keys_in, st->offset + begin, len, (char *)st->a + begin * st->ks.width,
                          read_piece, st));
+  if (st->va) CHECK(h5g_buffers_wait(st->buffers, BUFFER_VA, begin + len));
   for (uint64_t i = begin; st->va && i < begin + len; i++) st->va[i] = st->offset + i; /* source index */
 done:
   return rc;
@@ -398,9 +424,9 @@ static int merge_received(run_state *st) {
 }
 
 /* Before each piece is written: the GPU has copied it back. */
-static int piece_copied_back(void *ctx, uint64_t first, uint64_t count) {
+static int piece_copied_back(void *ctx, uint64_t first, uint64_t count, int moved) {
   run_state *st = ctx;
-  return st->be->wait_copied(st->be, first + count);
+  return moved ? H5G_OK : st->be->wait_copied(st->be, first + count);
 }
 
 /* Rank 0 checks that the output fits, then (in place) copies the input beside OUTPUT. */
@@ -618,6 +644,7 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
     STEP(st, H5G_PHASE_READ, read_run(st, j));
     if (st->device_sort) STEP(st, H5G_PHASE_SORT, sort_loaded_run(st, j));
   }
+  STEP(st, H5G_PHASE_BUFFERS, h5g_buffers_wait_all(st->buffers)); /* what the read did not hide */
   if (opt->verify) STEP(st, H5G_PHASE_VERIFY, sum_checksums(st));
   if (!st->device_sort) {
     STEP(st, H5G_PHASE_TRANSFORM, st->be->transform(st->be, st->a, st->n, &st->ks, 0));
@@ -627,6 +654,7 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   }
   st->sorted = st->a;
   if (st->size > 1) {
+    STEP(st, H5G_PHASE_CONNECT, h5g_transport_wait(st->transport)); /* what the read did not hide */
     STEP(st, H5G_PHASE_SPLITTERS, h5g_exact_cuts(comm, st->a, st->ks.width, st->run_offsets,
                                                  st->nruns, st->v.info.n, st->cuts));
     STEP(st, H5G_PHASE_EXCHANGE, exchange(st));
@@ -655,13 +683,8 @@ done:
   if (st->tmp_created && st->rank == 0) unlink(st->v.tmp_path);
   h5g_io_close(st->keys_in);
   h5g_io_close_file(st->in_file);
-  if (st->be) {
-    st->be->host_free(st->be, st->a);
-    st->be->host_free(st->be, st->b);
-    st->be->host_free(st->be, st->va);
-    st->be->host_free(st->be, st->vb);
-    st->be->destroy(st->be);
-  }
+  h5g_buffers_free(st->buffers);
+  if (st->be) st->be->destroy(st->be);
   h5g_transport_close(st->transport);
   free(st->run_offsets);
   free(st->cuts);

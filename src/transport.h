@@ -20,6 +20,9 @@ typedef struct h5g_transport h5g_transport;
  * stage host buffers through. */
 int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_rank,
                        int device_buffers, int device, uint64_t staging_bytes, h5g_transport **t);
+/* NCCL connects in the background after h5g_transport_open; this waits for it and returns its
+ * status (H5G_OK without NCCL). Agree on it before the exchange. */
+int h5g_transport_wait(h5g_transport *t);
 /* Collective all-to-all of host buffers: as h5g_exchange (mpi/exchange.h). */
 int h5g_transport_exchange(h5g_transport *t, const void *send, const uint64_t *send_counts,
                            void *recv, const uint64_t *recv_counts, size_t elem_size);

@@ -1,16 +1,30 @@
 /* The CUDA backend through its interface (src/backend.h): sort, merge (few and many runs) and
  * transform of host keys, the device-resident path (load in pieces, sort, kept run, merge of
- * received runs, copy back waited for piece by piece), pinned host buffers, capacity under a small mem_budget (calls at capacity succeed, calls
+ * received runs, copy back waited for piece by piece), pinning host buffers, capacity under a small mem_budget (calls at capacity succeed, calls
  * above it are refused), and the device count. */
 #include "src/backend.h"
+#include "src/host_memory.h"
 #include "tests/gpu/gpu_test.cuh"
+
+/* A pinned host buffer as the pipeline makes one: resident memory the backend pins. */
+template <typename K> K *pinned_keys(h5g_backend *be, size_t n) {
+  void *p = NULL;
+  MUST_OK(h5g_resident_alloc(n * sizeof(K), &p));
+  if (p) MUST_OK(be->pin(be, p, n * sizeof(K)));
+  return (K *)p;
+}
+
+static void free_pinned(h5g_backend *be, void *p) {
+  if (!p) return;
+  be->unpin(be, p);
+  h5g_resident_free(p);
+}
 
 template <typename K> void check_sort_merge(h5g_backend *be, size_t n, Dist dist) {
   const unsigned width = sizeof(K);
   const std::vector<K> input = make_keys<K>(n, dist, 21);
-  K *host = NULL;
-  MUST_OK(be->host_alloc(be, n * width, (void **)&host));
-  EXPECT((n == 0) == (host == NULL), "host_alloc of %zu bytes", n * width);
+  K *host = pinned_keys<K>(be, n);
+  EXPECT((n == 0) == (host == NULL), "pinned buffer of %zu bytes", n * width);
   if (n) memcpy(host, input.data(), n * width);
   MUST_OK(be->sort(be, host, n, width));
   std::vector<K> got(host, host + n);
@@ -28,7 +42,7 @@ template <typename K> void check_sort_merge(h5g_backend *be, size_t n, Dist dist
     EXPECT(check_sorted(input, got), "backend merge %u-byte n %zu runs %zu %s", width, n, nruns,
            dist_name[dist]);
   }
-  be->host_free(be, host);
+  free_pinned(be, host);
 }
 
 /* The CPU reference: keys of class ks sorted by their ordered bits, as ordered bits (ordered) or
@@ -58,8 +72,7 @@ template <typename K> void check_resident(h5g_backend *be, size_t n, Dist dist, 
   const unsigned width = sizeof(K);
   const h5g_keyspec ks = {cls, width, descending};
   const std::vector<K> input = make_keys<K>(n, dist, 33), other = make_keys<K>(n, dist, 34);
-  K *host = NULL;
-  MUST_OK(be->host_alloc(be, n * width, (void **)&host));
+  K *host = pinned_keys<K>(be, n);
   if (n) memcpy(host, input.data(), n * width);
   load_in_pieces(be, host, n, 3);
   MUST_OK(be->sort_loaded(be, host, n, &ks, 1));
@@ -94,7 +107,7 @@ template <typename K> void check_resident(h5g_backend *be, size_t n, Dist dist, 
   MUST_OK(be->wait_copied(be, n));
   EXPECT(std::vector<K>(host, host + n) == reference(other, ks, false),
          "resident merge of received runs: %u-byte class %d n %zu %s", width, cls, n, dist_name[dist]);
-  be->host_free(be, host);
+  free_pinned(be, host);
 }
 
 static void check_transform(h5g_backend *be) {
