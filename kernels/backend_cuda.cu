@@ -34,6 +34,7 @@ enum OpKind { OP_H2D, OP_D2H, OP_KERNELS };
 struct StreamOp {
   cudaEvent_t start, stop;
   OpKind kind;
+  bool ended;         /* its stop event was recorded (not so when the work failed to start) */
   size_t copy_back;   /* OP_D2H: which copy back it is part of (CudaBackend::copy_backs) */
   size_t copied_back; /* OP_D2H: keys of that copy back on the host once this op is done */
 };
@@ -319,6 +320,7 @@ int op_begin(CudaBackend *cb, OpKind kind, size_t *index) {
   {
     StreamOp *op = &cb->ops[cb->nops];
     op->kind = kind;
+    op->ended = false;
     op->copy_back = cb->copy_backs;
     op->copied_back = 0;
     CHECK_CUDA(cudaEventCreate(&op->start));
@@ -336,6 +338,7 @@ done:
 int op_end(CudaBackend *cb, size_t index) {
   int rc = H5G_OK;
   CHECK_CUDA(cudaEventRecord(cb->ops[index].stop, cb->stream));
+  cb->ops[index].ended = true;
 done:
   return rc;
 }
@@ -345,7 +348,7 @@ void settle_ops(h5g_backend *be, size_t count) {
   CudaBackend *cb = impl_of(be);
   for (size_t i = 0; i < count; i++) {
     float ms = 0;
-    if (cudaEventElapsedTime(&ms, cb->ops[i].start, cb->ops[i].stop) == cudaSuccess) {
+    if (cb->ops[i].ended && cudaEventElapsedTime(&ms, cb->ops[i].start, cb->ops[i].stop) == cudaSuccess) {
       double *sum = cb->ops[i].kind == OP_H2D   ? &be->h2d_seconds
                     : cb->ops[i].kind == OP_D2H ? &be->d2h_seconds
                                                 : &be->kernel_seconds;

@@ -76,8 +76,7 @@ void h5g_resident_free(void *p) { free(p); }
 struct h5g_buffer_set {
   h5g_buffer_spec *bufs;
   int count;
-  const uint64_t *run_offsets;
-  size_t nruns, piece_bytes;
+  size_t piece_bytes;
   h5g_pin_fn pin;
   h5g_unpin_fn unpin;
   void *ctx;
@@ -85,18 +84,17 @@ struct h5g_buffer_set {
   int helper_running;
   pthread_mutex_t lock;
   pthread_cond_t progress;
-  int ready_buf;      /* buffers [0, ready_buf) are ready, and ready_elems elements of the next */
-  size_t ready_elems;
-  int rc;             /* the helper's status; its message in `error` */
+  int ready_buf;        /* buffers [0, ready_buf) are resident and pinned */
+  size_t resident_elems; /* elements of buffer ready_buf made resident so far */
+  int rc;               /* the helper's status; its message in `error` */
   char error[H5G_MSG_MAX];
-  void **pinned;      /* pinned pieces, to unpin */
-  size_t npinned;
+  int pinned;           /* buffers [0, pinned) hold a registration to release */
 };
 
 static void publish(h5g_buffer_set *set, int buf, size_t elems, int rc) {
   pthread_mutex_lock(&set->lock);
   set->ready_buf = buf;
-  set->ready_elems = elems;
+  set->resident_elems = elems;
   if (rc != H5G_OK) {
     set->rc = rc;
     snprintf(set->error, sizeof set->error, "%s", h5g_error_message());
@@ -105,58 +103,38 @@ static void publish(h5g_buffer_set *set, int buf, size_t elems, int rc) {
   pthread_mutex_unlock(&set->lock);
 }
 
-/* Makes piece [begin, end) of buffer i resident, then pinned. */
-static int prepare_piece(h5g_buffer_set *set, int i, size_t begin, size_t end) {
-  int rc = H5G_OK;
-  char *p = (char *)set->bufs[i].p + begin * set->bufs[i].elem_bytes;
-  size_t bytes = (end - begin) * set->bufs[i].elem_bytes;
-  touch_in_parallel(p, bytes);
-  if (set->pin) {
-    CHECK(set->pin(set->ctx, p, bytes));
-    set->pinned[set->npinned++] = p;
-  }
-done:
-  return rc;
-}
-
 static void *prepare_all(void *arg) {
   h5g_buffer_set *set = arg;
   int rc = H5G_OK;
   for (int i = 0; i < set->count; i++) {
-    const h5g_buffer_spec *b = &set->bufs[i];
+    h5g_buffer_spec *b = &set->bufs[i];
     size_t piece = set->piece_bytes / b->elem_bytes ? set->piece_bytes / b->elem_bytes : 1;
-    for (size_t j = 0; b->n && j < set->nruns; j++)
-      for (size_t at = set->run_offsets[j]; at < set->run_offsets[j + 1]; at += piece) {
-        size_t end = set->run_offsets[j + 1] - at < piece ? set->run_offsets[j + 1] : at + piece;
-        CHECK(prepare_piece(set, i, at, end));
-        publish(set, i, end, H5G_OK);
-      }
+    for (size_t at = 0; at < b->n; at += piece) {
+      size_t end = b->n - at < piece ? b->n : at + piece;
+      touch_in_parallel((char *)b->p + at * b->elem_bytes, (end - at) * b->elem_bytes);
+      publish(set, i, end, H5G_OK);
+    }
+    if (b->n && set->pin) {
+      CHECK(set->pin(set->ctx, b->p, b->n * b->elem_bytes));
+      set->pinned = i + 1;
+    }
     publish(set, i + 1, 0, H5G_OK);
   }
 done:
-  if (rc != H5G_OK) publish(set, set->ready_buf, set->ready_elems, rc);
+  if (rc != H5G_OK) publish(set, set->ready_buf, set->resident_elems, rc);
   return NULL;
 }
 
-int h5g_buffers_start(h5g_buffer_spec *bufs, int count, const uint64_t *run_offsets, size_t nruns,
-                      size_t piece_bytes, h5g_pin_fn pin, h5g_unpin_fn unpin, void *ctx,
-                      h5g_buffer_set **out) {
+int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, h5g_pin_fn pin,
+                      h5g_unpin_fn unpin, void *ctx, h5g_buffer_set **out) {
   int rc = H5G_OK;
-  size_t pieces = 0;
   h5g_buffer_set *set = calloc(1, sizeof *set);
   CHECK_ALLOC(set, sizeof *set);
-  *set = (h5g_buffer_set){.bufs = bufs, .count = count, .run_offsets = run_offsets,
-                          .nruns = nruns, .piece_bytes = piece_bytes, .pin = pin, .unpin = unpin,
-                          .ctx = ctx};
+  *set = (h5g_buffer_set){.bufs = bufs, .count = count, .piece_bytes = piece_bytes, .pin = pin,
+                          .unpin = unpin, .ctx = ctx};
   pthread_mutex_init(&set->lock, NULL);
   pthread_cond_init(&set->progress, NULL);
-  for (int i = 0; i < count; i++) {
-    size_t piece = piece_bytes / bufs[i].elem_bytes ? piece_bytes / bufs[i].elem_bytes : 1;
-    pieces += bufs[i].n / piece + nruns + 1; /* at most: one partial piece per run */
-    CHECK(huge_page_alloc(bufs[i].n * bufs[i].elem_bytes, &bufs[i].p));
-  }
-  set->pinned = calloc(pieces, sizeof *set->pinned);
-  CHECK_ALLOC(set->pinned, pieces * sizeof *set->pinned);
+  for (int i = 0; i < count; i++) CHECK(huge_page_alloc(bufs[i].n * bufs[i].elem_bytes, &bufs[i].p));
   set->helper_running = pthread_create(&set->helper, NULL, prepare_all, set) == 0;
   if (!set->helper_running) prepare_all(set); /* no thread: prepare them now */
   *out = set;
@@ -166,29 +144,43 @@ done:
   return rc;
 }
 
-int h5g_buffers_wait(h5g_buffer_set *set, int which, size_t upto) {
+/* Blocks until buffer `which` is pinned, or (upto > 0) its first upto elements are resident. */
+static int wait_for(h5g_buffer_set *set, int which, size_t upto) {
   int rc = H5G_OK;
   pthread_mutex_lock(&set->lock);
   while (set->rc == H5G_OK && set->ready_buf <= which &&
-         !(set->ready_buf == which && set->ready_elems >= upto))
+         !(upto && set->ready_buf == which && set->resident_elems >= upto))
     pthread_cond_wait(&set->progress, &set->lock);
+  int failed = set->rc;
   pthread_mutex_unlock(&set->lock);
-  if (set->rc != H5G_OK) H5G_FAIL(set->rc, "%s", set->error);
+  if (failed != H5G_OK) H5G_FAIL(failed, "%s", set->error);
 done:
   return rc;
 }
 
-int h5g_buffers_wait_all(h5g_buffer_set *set) { return h5g_buffers_wait(set, set->count, 0); }
+int h5g_buffers_wait(h5g_buffer_set *set, int which, size_t upto) {
+  return upto ? wait_for(set, which, upto) : H5G_OK;
+}
+
+int h5g_buffers_pinned(h5g_buffer_set *set, int which) {
+  pthread_mutex_lock(&set->lock);
+  int pinned = set->ready_buf > which;
+  pthread_mutex_unlock(&set->lock);
+  return pinned;
+}
+
+int h5g_buffers_wait_pinned(h5g_buffer_set *set, int which) { return wait_for(set, which, 0); }
+
+int h5g_buffers_wait_all(h5g_buffer_set *set) { return wait_for(set, set->count - 1, 0); }
 
 void h5g_buffers_free(h5g_buffer_set *set) {
   if (!set) return;
   if (set->helper_running) pthread_join(set->helper, NULL);
-  for (size_t i = 0; i < set->npinned; i++) set->unpin(set->ctx, set->pinned[i]);
   for (int i = 0; i < set->count; i++) {
+    if (i < set->pinned && set->bufs[i].p) set->unpin(set->ctx, set->bufs[i].p);
     free(set->bufs[i].p);
     set->bufs[i].p = NULL;
   }
-  free(set->pinned);
   pthread_cond_destroy(&set->progress);
   pthread_mutex_destroy(&set->lock);
   free(set);

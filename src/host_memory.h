@@ -17,13 +17,11 @@ extern "C" {
 int h5g_resident_alloc(size_t bytes, void **p);
 void h5g_resident_free(void *p);
 
-/* Buffers made ready in a background thread, piece by piece and in order, so the pipeline reads
- * into the first piece while later ones are still being made resident and pinned (16 GiB took
- * 3.2 s on an H200 machine, as long as reading them). Buffer i holds bufs[i].n elements of
- * bufs[i].elem_bytes; it is cut at the run boundaries run_offsets[0..nruns] (elements) and within
- * a run into pieces of at most piece_bytes, the pieces the pipeline reads and copies, so each
- * pinned range serves whole copies. `pin` (may be NULL) pins one piece, `unpin` releases it;
- * both run on the helper thread or in h5g_buffers_free. */
+/* Buffers made ready in a background thread, in order, so the pipeline reads into the first
+ * pieces while the rest is still being made resident and pinned (16 GiB took 3.2 s on an H200
+ * machine, as long as reading them). Buffer i holds bufs[i].n elements of bufs[i].elem_bytes;
+ * it is made resident in pieces of piece_bytes, then pinned whole by `pin` (may be NULL; one
+ * registration per buffer, as a GPU copy must not span two), and released by `unpin`. */
 typedef struct {
   size_t n, elem_bytes;
   void *p; /* set by h5g_buffers_start (NULL for n == 0); not to be touched before it is ready */
@@ -32,13 +30,16 @@ typedef int (*h5g_pin_fn)(void *ctx, void *p, size_t bytes);
 typedef void (*h5g_unpin_fn)(void *ctx, void *p);
 typedef struct h5g_buffer_set h5g_buffer_set;
 
-int h5g_buffers_start(h5g_buffer_spec *bufs, int count, const uint64_t *run_offsets, size_t nruns,
-                      size_t piece_bytes, h5g_pin_fn pin, h5g_unpin_fn unpin, void *ctx,
-                      h5g_buffer_set **set);
-/* Blocks until the first `upto` elements of buffer `which` are ready; the helper's error, if it
- * failed. */
+int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, h5g_pin_fn pin,
+                      h5g_unpin_fn unpin, void *ctx, h5g_buffer_set **set);
+/* Blocks until the first `upto` elements of buffer `which` are resident (they may be written);
+ * returns the helper's error, if it failed. */
 int h5g_buffers_wait(h5g_buffer_set *set, int which, size_t upto);
-/* Blocks until every buffer is ready. */
+/* True once buffer `which` is pinned; never blocks. */
+int h5g_buffers_pinned(h5g_buffer_set *set, int which);
+/* Blocks until buffer `which` is resident and pinned. */
+int h5g_buffers_wait_pinned(h5g_buffer_set *set, int which);
+/* Blocks until every buffer is resident and pinned. */
 int h5g_buffers_wait_all(h5g_buffer_set *set);
 /* Waits for the helper, unpins and frees every buffer. Safe with NULL. */
 void h5g_buffers_free(h5g_buffer_set *set);

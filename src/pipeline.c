@@ -65,6 +65,7 @@ typedef struct {
   unsigned long long output_bytes; /* what the temporary file will hold, at most (rank 0) */
   uint64_t checksum_in, exchanged_bytes;
   size_t reading_run; /* the run whose pieces read_piece hands to the backend */
+  uint64_t loaded;    /* keys of that run handed to the backend so far */
   double seconds[H5G_PHASE_COUNT];
 } run_state;
 
@@ -207,8 +208,8 @@ static void unpin_piece(void *be, void *p) { ((h5g_backend *)be)->unpin(be, p); 
 
 enum { BUFFER_A, BUFFER_B, BUFFER_VA, BUFFER_VB, BUFFER_COUNT };
 
-/* The host buffers, made resident and pinned by a helper thread in the pieces the reads and GPU
- * copies use, while the pipeline reads into the pieces already made ready. */
+/* The host buffers, made resident (piece by piece) and pinned by a helper thread while the
+ * pipeline reads into the pieces already resident. */
 static int start_buffers(run_state *st) {
   int rc = H5G_OK;
   int spare = st->size > 1 || st->nruns > 1;
@@ -217,8 +218,8 @@ static int start_buffers(run_state *st) {
   specs[BUFFER_B] = (h5g_buffer_spec){spare || st->opt->verify ? st->n : 0, st->ks.width, NULL};
   specs[BUFFER_VA] = (h5g_buffer_spec){st->records ? st->n : 0, sizeof(uint64_t), NULL};
   specs[BUFFER_VB] = (h5g_buffer_spec){st->records && spare ? st->n : 0, sizeof(uint64_t), NULL};
-  CHECK(h5g_buffers_start(specs, BUFFER_COUNT, st->run_offsets, st->nruns, h5g_io_piece_bytes(),
-                          st->be->pin ? pin_piece : NULL, unpin_piece, st->be, &st->buffers));
+  CHECK(h5g_buffers_start(specs, BUFFER_COUNT, h5g_io_piece_bytes(), st->be->pin ? pin_piece : NULL,
+                          unpin_piece, st->be, &st->buffers));
   st->a = specs[BUFFER_A].p;
   st->b = specs[BUFFER_B].p;
   st->va = specs[BUFFER_VA].p;
@@ -260,17 +261,31 @@ done:
   return rc;
 }
 
-/* Called as each piece of run `reading_run` arrives from the file: its checksum for --verify,
- * and on the device-resident path its copy to the GPU, which runs while the next piece is read. */
+/* Hands keys [loaded, upto) of run `reading_run` to the backend, which copies them to the GPU
+ * while the host reads on. */
+static int load_read_keys(run_state *st, uint64_t upto) {
+  int rc = H5G_OK;
+  uint64_t begin = st->run_offsets[st->reading_run], len = st->run_offsets[st->reading_run + 1] - begin;
+  if (upto > st->loaded)
+    CHECK(st->be->load(st->be, (char *)st->a + (begin + st->loaded) * st->ks.width, st->loaded,
+                       upto - st->loaded, len, st->ks.width));
+  st->loaded = upto;
+done:
+  return rc;
+}
+
+/* Called around each piece of run `reading_run` the file delivers: before it, its buffer must be
+ * resident; after it, its checksum for --verify and, once the buffer is pinned (a copy from it
+ * can then run in the background), its copy to the GPU. */
 static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   run_state *st = ctx;
   uint64_t run_begin = st->run_offsets[st->reading_run];
   unsigned w = st->ks.width;
-  const char *piece = (const char *)st->a + (run_begin + first) * w;
   if (!moved) return h5g_buffers_wait(st->buffers, BUFFER_A, run_begin + first + count);
-  if (st->opt->verify) st->checksum_in += h5g_keys_checksum(piece, count, w);
-  if (!st->device_sort) return H5G_OK;
-  return st->be->load(st->be, piece, first, count, st->run_offsets[st->reading_run + 1] - run_begin, w);
+  if (st->opt->verify)
+    st->checksum_in += h5g_keys_checksum((const char *)st->a + (run_begin + first) * w, count, w);
+  if (!st->device_sort || !h5g_buffers_pinned(st->buffers, BUFFER_A)) return H5G_OK;
+  return load_read_keys(st, first + count);
 }
 
 /* Reads run j of the slice; the device-resident path then starts its sort on the GPU. */
@@ -278,8 +293,13 @@ static int read_run(run_state *st, size_t j) {
   int rc = H5G_OK;
   uint64_t begin = st->run_offsets[j], len = st->run_offsets[j + 1] - begin;
   st->reading_run = j;
+  st->loaded = 0;
   CHECK(h5g_io_read_each(st->keys_in, st->offset + begin, len, (char *)st->a + begin * st->ks.width,
                          read_piece, st));
+  if (st->device_sort) { /* what waited for the buffer to be pinned */
+    CHECK(h5g_buffers_wait_pinned(st->buffers, BUFFER_A));
+    CHECK(load_read_keys(st, len));
+  }
   if (st->va) CHECK(h5g_buffers_wait(st->buffers, BUFFER_VA, begin + len));
   for (uint64_t i = begin; st->va && i < begin + len; i++) st->va[i] = st->offset + i; /* source index */
 done:
