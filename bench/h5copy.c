@@ -31,7 +31,9 @@ static int copy(const char *in_path, const char *out_path, const char *dataset, 
   uint64_t n = h5g_share_begin(rank + 1, n_total, size) - first;
   size_t bytes = n * h5g_io_row_bytes(src);
   /* The same host buffers as h5gsort's slices (resident before the read), so the bound is fair. */
-  CHECK(h5g_agree(MPI_COMM_WORLD, h5g_resident_alloc(bytes, &rows)));
+  int local_rank = 0, ranks_on_node = 1;
+  CHECK(h5g_local_rank(MPI_COMM_WORLD, &local_rank, &ranks_on_node));
+  CHECK(h5g_agree(MPI_COMM_WORLD, h5g_resident_alloc(bytes, ranks_on_node, &rows)));
   CHECK(h5g_io_read(src, first, n, rows));
   MPI_Barrier(MPI_COMM_WORLD);
   t[0] = MPI_Wtime() - start;

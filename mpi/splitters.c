@@ -71,32 +71,31 @@ static int select_values(MPI_Comm comm, const local_runs *lr, const uint64_t *ta
     for (int k = 0; k < m; k++)
       if (global[k] <= targets[k]) values[k] += step;
   }
-  for (int k = 0; k < m; k++) values[k] += glo;
+  /* a target of every key (or more) lifts past the span: its value is the largest key, and
+   * glo + x would wrap for 64-bit keys */
+  for (int k = 0; k < m; k++) values[k] = values[k] > ghi - glo ? ghi : glo + values[k];
 done:
   free(local);
   return rc;
 }
 
-int h5g_exact_cuts(MPI_Comm comm, const void *keys, unsigned width, const uint64_t *run_offsets,
-                   size_t nruns, uint64_t n_global, uint64_t *cuts) {
-  int rc = H5G_OK, rank, size;
-  uint64_t *work = NULL;
+int h5g_cuts_at(MPI_Comm comm, const void *keys, unsigned width, const uint64_t *run_offsets,
+                size_t nruns, const uint64_t *targets, int m, uint64_t *cuts) {
+  int rc = H5G_OK, rank;
+  uint64_t *work = NULL, n_local = run_offsets[nruns] - run_offsets[0], n_global = 0;
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  CHECK_MPI(MPI_Comm_size(comm, &size));
   for (size_t j = 0; j < nruns; j++) {
     cuts[j] = run_offsets[j];
-    cuts[(size_t)size * nruns + j] = run_offsets[j + 1];
+    cuts[((size_t)m + 1) * nruns + j] = run_offsets[j + 1];
   }
-  int m = size - 1;
   if (m == 0) goto done;
   local_runs lr = {keys, width, run_offsets, nruns};
-  size_t work_len = (size_t)m * 6;
+  size_t work_len = (size_t)m * 5;
   work = calloc(work_len, sizeof(uint64_t));
   CHECK_ALLOC(work, work_len * sizeof(uint64_t));
-  uint64_t *targets = work, *values = work + m, *lt_local = work + 2 * (size_t)m,
-           *lt_global = work + 3 * (size_t)m, *eq_local = work + 4 * (size_t)m,
-           *eq_before = work + 5 * (size_t)m;
-  for (int k = 0; k < m; k++) targets[k] = h5g_share_begin((uint64_t)k + 1, n_global, size);
+  uint64_t *values = work, *lt_local = work + (size_t)m, *lt_global = work + 2 * (size_t)m,
+           *eq_local = work + 3 * (size_t)m, *eq_before = work + 4 * (size_t)m;
+  CHECK_MPI(MPI_Allreduce(&n_local, &n_global, 1, MPI_UINT64_T, MPI_SUM, comm));
   if (n_global > 0) CHECK(select_values(comm, &lr, targets, m, values));
   for (int k = 0; k < m; k++) {
     lt_local[k] = count_keys(&lr, values[k], 0);
@@ -122,5 +121,19 @@ int h5g_exact_cuts(MPI_Comm comm, const void *keys, unsigned width, const uint64
   }
 done:
   free(work);
+  return rc;
+}
+
+int h5g_exact_cuts(MPI_Comm comm, const void *keys, unsigned width, const uint64_t *run_offsets,
+                   size_t nruns, uint64_t n_global, uint64_t *cuts) {
+  int rc = H5G_OK, size;
+  uint64_t *targets = NULL;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  targets = malloc(sizeof(uint64_t) * (size_t)size);
+  CHECK_ALLOC(targets, sizeof(uint64_t) * (size_t)size);
+  for (int k = 0; k < size - 1; k++) targets[k] = h5g_share_begin((uint64_t)k + 1, n_global, size);
+  CHECK(h5g_cuts_at(comm, keys, width, run_offsets, nruns, targets, size - 1, cuts));
+done:
+  free(targets);
   return rc;
 }

@@ -19,4 +19,12 @@
 int h5g_exact_cuts(MPI_Comm comm, const void *keys, unsigned width, const uint64_t *run_offsets,
                    size_t nruns, uint64_t n_global, uint64_t *cuts);
 
+/* The same cut at any m ascending global ranks targets[0..m) (each <= n_global): fills
+ * cuts[(m + 2) * nruns], row 0 the run starts, row m + 1 the run ends, row k + 1 where the keys
+ * of global ranks below targets[k] end in every run. Keys equal at a cut are taken in rank order,
+ * then run order, so cutting and merging in order is stable. On MPI_COMM_SELF it cuts local
+ * runs into pieces that merge independently (the pipeline's merge in chunks). */
+int h5g_cuts_at(MPI_Comm comm, const void *keys, unsigned width, const uint64_t *run_offsets,
+                size_t nruns, const uint64_t *targets, int m, uint64_t *cuts);
+
 #endif

@@ -13,8 +13,9 @@
 extern "C" {
 #endif
 
-/* *p = a resident buffer of `bytes` (NULL for 0 bytes). Returns an h5g status. */
-int h5g_resident_alloc(size_t bytes, void **p);
+/* *p = a resident buffer of `bytes` (NULL for 0 bytes), touched by this process's share of the
+ * cores when `ranks_on_node` processes of the node make buffers at once. Returns an h5g status. */
+int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p);
 void h5g_resident_free(void *p);
 
 /* Buffers made ready in a background thread, in order, so the pipeline reads into the first
@@ -30,8 +31,8 @@ typedef int (*h5g_pin_fn)(void *ctx, void *p, size_t bytes);
 typedef void (*h5g_unpin_fn)(void *ctx, void *p);
 typedef struct h5g_buffer_set h5g_buffer_set;
 
-int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, h5g_pin_fn pin,
-                      h5g_unpin_fn unpin, void *ctx, h5g_buffer_set **set);
+int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, int ranks_on_node,
+                      h5g_pin_fn pin, h5g_unpin_fn unpin, void *ctx, h5g_buffer_set **set);
 /* Blocks until the first `upto` elements of buffer `which` are resident (they may be written);
  * returns the helper's error, if it failed. */
 int h5g_buffers_wait(h5g_buffer_set *set, int which, size_t upto);

@@ -19,7 +19,6 @@
 #include "src/error.h"
 #include "src/host_memory.h"
 #include "src/keys.h"
-#include "src/merge.h"
 #include "src/transport.h"
 #include "src/verify.h"
 
@@ -42,6 +41,7 @@ typedef struct {
   h5g_transport *transport;
   int use_cuda, device;   /* this rank's backend and GPU */
   int device_sharers;     /* ranks of this node on the same GPU */
+  int ranks_on_node;
   int gpu_per_rank;       /* every rank runs the CUDA backend on a GPU of its own */
   /* The device-resident path (src/backend.h: load ... wait_copied), keys only: pieces of the
    * file go to the GPU as they are read (device_sort); with one run per rank and NCCL the keys
@@ -157,6 +157,7 @@ static int choose_devices(run_state *st) {
   st->use_cuda = st->opt->backend == H5G_BACKEND_CUDA ||
                  (st->opt->backend == H5G_BACKEND_AUTO && devices > 0);
   CHECK(h5g_local_rank(st->comm, &local_rank, &local_size));
+  st->ranks_on_node = local_size;
   st->device = devices > 0 ? local_rank % devices : 0;
   st->device_sharers = devices > 0 ? (local_size - st->device + devices - 1) / devices : 1;
   int own_gpu = st->use_cuda && devices > 0 && st->device_sharers == 1;
@@ -209,17 +210,18 @@ static void unpin_piece(void *be, void *p) { ((h5g_backend *)be)->unpin(be, p); 
 enum { BUFFER_A, BUFFER_B, BUFFER_VA, BUFFER_VB, BUFFER_COUNT };
 
 /* The host buffers, made resident (piece by piece) and pinned by a helper thread while the
- * pipeline reads into the pieces already resident. */
+ * pipeline reads into the pieces already resident. The resident path needs no spare: the output
+ * comes back into the slice buffer. */
 static int start_buffers(run_state *st) {
   int rc = H5G_OK;
-  int spare = st->size > 1 || st->nruns > 1;
+  int spare = (st->size > 1 || st->nruns > 1) && !st->resident;
   h5g_buffer_spec *specs = st->buffer_specs;
   specs[BUFFER_A] = (h5g_buffer_spec){st->n, st->ks.width, NULL};
   specs[BUFFER_B] = (h5g_buffer_spec){spare || st->opt->verify ? st->n : 0, st->ks.width, NULL};
   specs[BUFFER_VA] = (h5g_buffer_spec){st->records ? st->n : 0, sizeof(uint64_t), NULL};
   specs[BUFFER_VB] = (h5g_buffer_spec){st->records && spare ? st->n : 0, sizeof(uint64_t), NULL};
-  CHECK(h5g_buffers_start(specs, BUFFER_COUNT, h5g_io_piece_bytes(), st->be->pin ? pin_piece : NULL,
-                          unpin_piece, st->be, &st->buffers));
+  CHECK(h5g_buffers_start(specs, BUFFER_COUNT, h5g_io_piece_bytes(), st->ranks_on_node,
+                          st->be->pin ? pin_piece : NULL, unpin_piece, st->be, &st->buffers));
   st->a = specs[BUFFER_A].p;
   st->b = specs[BUFFER_B].p;
   st->va = specs[BUFFER_VA].p;
@@ -344,25 +346,59 @@ done:
   return rc;
 }
 
-/* Merges the runs of keys (and values, when records move; offsets has nruns + 1 entries) on
- * the backend when they fit its budget, else on the host with the spare buffers. */
-static int merge_runs(run_state *st, void *keys, uint64_t *values, const uint64_t *offsets,
-                      size_t nruns) {
+/* One backend merge of n keys (and values, when records move) in place. */
+static int merge_call(run_state *st, void *keys, uint64_t *values, size_t n,
+                      const uint64_t *offsets, size_t nruns) {
+  if (st->records) return st->be->merge_pairs(st->be, keys, values, n, st->ks.width, offsets, nruns);
+  return st->be->merge(st->be, keys, n, st->ks.width, offsets, nruns);
+}
+
+/* Merges the sorted runs of st->sorted (and st->sorted_values; offsets has nruns + 1 entries).
+ * Within the backend's budget this is one call. Beyond it the output is cut into chunks of one
+ * call each: exact cuts of the local runs (mpi/splitters.h on MPI_COMM_SELF, stable at equal keys)
+ * say which piece of every run a chunk takes; the pieces are packed at the chunk's own place in
+ * the spare buffer and merged there, which then holds the result. */
+static int merge_runs(run_state *st, const uint64_t *offsets, size_t nruns) {
   int rc = H5G_OK;
   unsigned w = st->ks.width;
-  void *scratch = keys == st->a ? st->b : st->a;
-  uint64_t *scratch_values = values == st->va ? st->vb : st->va;
+  uint64_t *cuts = NULL, *pieces = NULL;
   if (nruns < 2) goto done;
-  int fits = st->n <= st->be->capacity(st->be, st->records ? w + 8 : w);
-  if (st->records && fits)
-    CHECK(st->be->merge_pairs(st->be, keys, values, st->n, w, offsets, nruns));
-  else if (st->records)
-    h5g_merge_runs_pairs(keys, values, scratch, scratch_values, st->n, w, offsets, nruns);
-  else if (fits)
-    CHECK(st->be->merge(st->be, keys, st->n, w, offsets, nruns));
-  else
-    h5g_merge_runs(keys, scratch, st->n, w, offsets, nruns);
+  uint64_t cap = st->be->capacity(st->be, st->records ? w + 8 : w);
+  if (st->n <= cap) {
+    CHECK(merge_call(st, st->sorted, st->sorted_values, st->n, offsets, nruns));
+    goto done;
+  }
+  char *keys = st->sorted, *spare = st->sorted == st->a ? st->b : st->a;
+  uint64_t *values = st->sorted_values, *spare_values = values == st->va ? st->vb : st->va;
+  cuts = malloc(3 * nruns * sizeof(uint64_t)); /* row 1: where the chunk ends in every run */
+  pieces = malloc((2 * nruns + 1) * sizeof(uint64_t));
+  CHECK_ALLOC(cuts, 3 * nruns * sizeof(uint64_t));
+  CHECK_ALLOC(pieces, (2 * nruns + 1) * sizeof(uint64_t));
+  uint64_t *from = pieces, *piece_offsets = pieces + nruns; /* in the runs; in the chunk */
+  memcpy(from, offsets, nruns * sizeof(uint64_t));
+  for (uint64_t begin = 0; begin < st->n; begin += cap) {
+    uint64_t end = st->n - begin < cap ? st->n : begin + cap, at = begin;
+    CHECK(h5g_cuts_at(MPI_COMM_SELF, keys, w, offsets, nruns, &end, 1, cuts));
+    for (size_t j = 0; j < nruns; j++) {
+      uint64_t count = cuts[nruns + j] - from[j];
+      memcpy(spare + at * w, keys + from[j] * w, count * w);
+      if (values) memcpy(spare_values + at, values + from[j], count * sizeof(uint64_t));
+      piece_offsets[j] = at - begin;
+      at += count;
+      from[j] = cuts[nruns + j];
+    }
+    if (at != end)
+      H5G_FAIL(H5G_ERR_RUNTIME, "internal error: merge chunk [%llu, %llu) got %llu keys",
+               (unsigned long long)begin, (unsigned long long)end, (unsigned long long)(at - begin));
+    piece_offsets[nruns] = end - begin;
+    CHECK(merge_call(st, spare + begin * w, values ? spare_values + begin : NULL, end - begin,
+                     piece_offsets, nruns));
+  }
+  st->sorted = spare;
+  st->sorted_values = values ? spare_values : NULL;
 done:
+  free(cuts);
+  free(pieces);
   return rc;
 }
 
@@ -427,7 +463,8 @@ static int exchange(run_state *st) {
     CHECK(h5g_transport_exchange(st->transport, send_values, send_total, recv_values, recv_total,
                                  sizeof(uint64_t)));
   st->exchanged_bytes = (st->n - send_total[st->rank]) * (w + (st->records ? sizeof(uint64_t) : 0));
-  st->sorted = recvbuf;
+  /* resident: the merged output comes back into the slice buffer, whose keys the cuts were taken from */
+  st->sorted = st->resident ? st->a : recvbuf;
   st->sorted_values = recv_values;
 done:
   free(counts);
@@ -440,7 +477,7 @@ static int merge_received(run_state *st) {
     st->copy_back_pending = 1;
     return st->be->merge_received(st->be, st->sorted, st->n, &st->ks, st->recv_offsets, nruns);
   }
-  return merge_runs(st, st->sorted, st->sorted_values, st->recv_offsets, nruns);
+  return merge_runs(st, st->recv_offsets, nruns);
 }
 
 /* Before each piece is written: the GPU has copied it back. */
@@ -681,7 +718,7 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
     STEP(st, H5G_PHASE_MERGE, merge_received(st));
   } else {
     st->sorted_values = st->va;
-    STEP(st, H5G_PHASE_MERGE, merge_runs(st, st->a, st->va, st->run_offsets, st->nruns));
+    STEP(st, H5G_PHASE_MERGE, merge_runs(st, st->run_offsets, st->nruns));
   }
   if (!st->copy_back_pending) /* else the GPU did it */
     STEP(st, H5G_PHASE_TRANSFORM, st->be->transform(st->be, st->sorted, st->n, &st->ks, 1));

@@ -29,7 +29,14 @@ for step in $steps; do
       timeout 150 $sanitizer --tool $tool --error-exitcode 9 build/bin/h5gsort /tmp/san_in.h5 /tmp/san_out.h5 \
         -d /k --backend cuda --verify > $out/san_h5gsort_$tool.log 2>&1
       echo "h5gsort under $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/san_h5gsort_$tool.log | tail -1)"
-    done ;;
+    done
+    if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then # the device-resident path: NCCL between GPUs
+      rm -f /tmp/san_out.h5
+      timeout 200 mpirun --allow-run-as-root -np 2 -x LD_LIBRARY_PATH $sanitizer --tool memcheck \
+        --error-exitcode 9 build/bin/h5gsort /tmp/san_in.h5 /tmp/san_out.h5 -d /k --backend cuda \
+        --exchange nccl --verify > $out/san_h5gsort_nccl.log 2>&1
+      echo "h5gsort 2 ranks nccl under memcheck: rc=$? $(grep -E 'ERROR SUMMARY' $out/san_h5gsort_nccl.log | tr '\n' ' ')"
+    fi ;;
   e2e)
     BIN=build/bin REPEATS=${REPEATS:-3} bash bench/e2e.sh /tmp/h5gsort-e2e 2>&1 | tee $out/e2e.md ;;
   bench)

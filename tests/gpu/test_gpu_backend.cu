@@ -9,7 +9,7 @@
 /* A pinned host buffer as the pipeline makes one: resident memory the backend pins. */
 template <typename K> K *pinned_keys(h5g_backend *be, size_t n) {
   void *p = NULL;
-  MUST_OK(h5g_resident_alloc(n * sizeof(K), &p));
+  MUST_OK(h5g_resident_alloc(n * sizeof(K), 1, &p));
   if (p) MUST_OK(be->pin(be, p, n * sizeof(K)));
   return (K *)p;
 }

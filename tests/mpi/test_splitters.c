@@ -24,6 +24,14 @@ static int cmp_u64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* (key, run, position) triples in the order of a stable merge. */
+static int compare_triple(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  for (int i = 0; i < 3; i++)
+    if (x[i] != y[i]) return (x[i] > y[i]) - (x[i] < y[i]);
+  return 0;
+}
+
 enum { DIST_RANDOM, DIST_EQUAL, DIST_FEW, DIST_RANK_SORTED, DIST_RANK_REVERSED, DIST_SKEWED, DIST_COUNT };
 
 static uint64_t make_key(int dist, uint64_t *rng, unsigned width, uint64_t n_local) {
@@ -120,6 +128,51 @@ static void check_cuts(int dist, uint64_t n_target, unsigned width, size_t nruns
   free(keys);
 }
 
+/* h5g_cuts_at on this rank's runs alone (MPI_COMM_SELF), as the pipeline's merge in chunks uses
+ * it: for every target t, run j must give exactly its elements among the first t of the stable
+ * merge (by key, then run, then position), computed here by a sort of (key, run, position). */
+static void check_local_cuts(int dist, uint64_t n, unsigned width, size_t nruns, int m) {
+  uint64_t rng = 0x77 + (uint64_t)rank * 17 + (uint64_t)dist * 131 + n * 31 + width + nruns + (uint64_t)m;
+  void *keys = malloc(n * width + 1);
+  uint64_t *triples = malloc((3 * n + 1) * sizeof(uint64_t)), *wide = malloc((n + 1) * sizeof(uint64_t));
+  uint64_t *run_offsets = malloc((nruns + 1) * sizeof(uint64_t)), *targets = malloc(((size_t)m + 1) * sizeof(uint64_t));
+  uint64_t *cuts = malloc(((size_t)m + 2) * nruns * sizeof(uint64_t)), *taken = calloc(nruns, sizeof(uint64_t));
+  for (size_t j = 0; j <= nruns; j++) /* uneven runs, some empty */
+    run_offsets[j] = j == nruns ? n : h5g_share_begin(j * j, n, nruns * nruns);
+  for (uint64_t i = 0; i < n; i++) wide[i] = make_key(dist, &rng, width, n);
+  for (size_t j = 0; j < nruns; j++)
+    qsort(wide + run_offsets[j], run_offsets[j + 1] - run_offsets[j], sizeof(uint64_t), cmp_u64);
+  for (size_t j = 0; j < nruns; j++)
+    for (uint64_t i = run_offsets[j]; i < run_offsets[j + 1]; i++) {
+      test_store(keys, i, width, wide[i]);
+      triples[3 * i] = wide[i];
+      triples[3 * i + 1] = j;
+      triples[3 * i + 2] = i;
+    }
+  qsort(triples, n, 3 * sizeof(uint64_t), compare_triple);
+  for (int k = 0; k < m; k++) targets[k] = h5g_share_begin((uint64_t)k + 1, n, (uint64_t)m); /* last: n */
+  int status = h5g_cuts_at(MPI_COMM_SELF, keys, width, run_offsets, nruns, targets, m, cuts);
+  EXPECT(status == 0, "h5g_cuts_at failed: %s", h5g_error_message());
+  uint64_t merged = 0;
+  for (int k = 0; k <= m; k++) {
+    uint64_t target = k < m ? targets[k] : n;
+    for (; merged < target; merged++) taken[triples[3 * merged + 1]]++;
+    for (size_t j = 0; j < nruns; j++) {
+      uint64_t cut = cuts[(size_t)(k + 1) * nruns + j] - run_offsets[j];
+      EXPECT(cut == taken[j], "local cuts dist %d n=%llu w=%u runs=%zu: cut %d of run %zu at %llu, "
+             "the stable merge takes %llu", dist, (unsigned long long)n, width, nruns, k, j,
+             (unsigned long long)cut, (unsigned long long)taken[j]);
+    }
+  }
+  free(taken);
+  free(cuts);
+  free(targets);
+  free(run_offsets);
+  free(wide);
+  free(triples);
+  free(keys);
+}
+
 /* Element i from s to d encodes (s, d, i) so every misplaced element is caught. */
 static uint64_t pattern(int s, int d, uint64_t i) { return ((uint64_t)s << 56) | ((uint64_t)d << 48) | i; }
 static uint64_t pair_count(int s, int d, uint64_t scale) { return ((uint64_t)(s * 3 + d * 5) % 4) * scale + (uint64_t)(s == d); }
@@ -164,6 +217,12 @@ int main(int argc, char **argv) {
       for (size_t w = 0; w < 4; w++)
         for (size_t nruns = 1; nruns <= 3; nruns += 2)
           for (int uneven = 0; uneven <= 1; uneven++) check_cuts(dist, sizes[s], widths[w], nruns, uneven);
+  static const uint64_t local_sizes[] = {0, 1, 7, 1000, 30011};
+  for (int dist = 0; dist < DIST_COUNT; dist++)
+    for (size_t s = 0; s < sizeof local_sizes / sizeof *local_sizes; s++)
+      for (size_t w = 0; w < 4; w++)
+        for (size_t nruns = 1; nruns <= 9; nruns += 4)
+          for (int m = 0; m <= 13; m += 13) check_local_cuts(dist, local_sizes[s], widths[w], nruns, m);
   check_exchange(1000, NULL);
   check_exchange(1000, "3");
   check_exchange(7, "1");
