@@ -81,9 +81,10 @@ int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_ra
   if (choice == H5G_EXCHANGE_NCCL && !gpu_per_rank)
     H5G_FAIL(H5G_ERR_USAGE, "--exchange nccl needs the CUDA backend on every rank, each rank on a "
              "GPU of its own");
-  /* auto: NCCL for keys that stay on the GPUs, MPI for host buffers, which NCCL would stage
-   * through the GPUs (2^30 uint32 keys on 2 H200s: 1.44 s staged through NCCL, 0.44 s with MPI,
-   * bench/RESULTS.md). One rank exchanges nothing: no communicator to build. */
+  /* auto: NCCL for keys that stay on the GPUs (the pipeline asks for it across nodes), MPI for
+   * host buffers, which NCCL would stage through the GPUs (2^30 uint32 keys on 2 H200s: 1.44 s
+   * staged through NCCL, 0.44 s with MPI, bench/RESULTS.md). One rank exchanges nothing: no
+   * communicator to build. */
   t->host_via_nccl = choice == H5G_EXCHANGE_NCCL;
   if (size > 1 && (choice == H5G_EXCHANGE_NCCL ||
                    (choice == H5G_EXCHANGE_AUTO && gpu_per_rank && device_buffers)))

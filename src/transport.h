@@ -14,10 +14,10 @@ typedef struct h5g_transport h5g_transport;
 /* Collective. Picks the transport and connects it: with `choice` nccl every exchange goes
  * through NCCL (which needs every rank on a GPU of its own, `gpu_per_rank`, and a build with
  * NCCL: a usage error otherwise); with auto, NCCL is connected for exchanges of device buffers
- * when every rank has its own GPU and the pipeline may keep its keys there (`device_buffers`),
- * and host buffers go through MPI (measured faster than staging them through the GPUs); with
- * mpi, MPI only. `device` is this rank's GPU and `staging_bytes` the device memory NCCL may
- * stage host buffers through. */
+ * when every rank has its own GPU and the pipeline may keep its keys there (`device_buffers`:
+ * keys only, ranks on more than one node), and host buffers go through MPI; with mpi, MPI only.
+ * `device` is this rank's GPU and `staging_bytes` the device memory NCCL may stage host buffers
+ * through. */
 int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_rank,
                        int device_buffers, int device, uint64_t staging_bytes, h5g_transport **t);
 /* NCCL connects in the background after h5g_transport_open; this waits for it and returns its
