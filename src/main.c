@@ -21,6 +21,9 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
   if (opt->verbose) {
     for (int p = 0; p < H5G_PHASE_COUNT; p++)
       printf("  %-10s %9.3f s\n", h5g_phase_name((h5g_phase)p), rep->seconds[p]);
+    if (rep->runs_per_rank > 1)
+      printf("  (out of core: %llu sorted runs per rank, merged in chunks)\n",
+             (unsigned long long)rep->runs_per_rank);
     if (rep->h2d_seconds > 0 || rep->d2h_seconds > 0)
       printf("  (GPU work within those: h2d %.3f s, d2h %.3f s, kernels %.3f s; %.3f s of it "
              "hidden behind file I/O)\n", rep->h2d_seconds, rep->d2h_seconds, rep->kernel_seconds,
