@@ -145,19 +145,10 @@ int merge_runs(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n,
         CHECK_CUDA(cudaGetLastError());
       }
       e += npairs + 1;
-      K *t = src;
-      src = dst;
-      dst = t;
-      V *tv = vsrc;
-      vsrc = vdst;
-      vdst = tv;
+      swap_ping_pong(src, dst, vsrc, vdst);
     }
   }
-  if (src != keys)
-    CHECK_CUDA(cudaMemcpyAsync(keys, src, n * sizeof(K), cudaMemcpyDeviceToDevice, stream));
-  if constexpr (has_values<V>)
-    if (vsrc != vals)
-      CHECK_CUDA(cudaMemcpyAsync(vals, vsrc, n * sizeof(V), cudaMemcpyDeviceToDevice, stream));
+  CHECK(copy_back_ping_pong(keys, src, vals, vsrc, n, stream));
 done:
   free(host);
   return rc;

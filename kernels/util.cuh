@@ -6,6 +6,9 @@
 #include <stdint.h>
 
 #include <type_traits>
+#include <utility>
+
+#include "kernels/check_cuda.cuh"
 
 namespace h5g {
 
@@ -23,6 +26,25 @@ template <typename F> int dispatch_width(unsigned width, F &&f) {
   case 8: return f((uint64_t)0);
   default: return -1;
   }
+}
+
+/* Ping-pong passes (radix sort passes, merge rounds) read src and write dst, then swap them. */
+template <typename K, typename V> void swap_ping_pong(K *&src, K *&dst, V *&vsrc, V *&vdst) {
+  std::swap(src, dst);
+  std::swap(vsrc, vdst);
+}
+
+/* After the last pass the result is in src: copied into keys (and vals) where it is not there. */
+template <typename K, typename V>
+int copy_back_ping_pong(K *keys, const K *src, V *vals, const V *vsrc, size_t n, cudaStream_t stream) {
+  int rc = H5G_OK;
+  if (src != keys)
+    CHECK_CUDA(cudaMemcpyAsync(keys, src, n * sizeof(K), cudaMemcpyDeviceToDevice, stream));
+  if constexpr (has_values<V>)
+    if (vsrc != vals)
+      CHECK_CUDA(cudaMemcpyAsync(vals, vsrc, n * sizeof(V), cudaMemcpyDeviceToDevice, stream));
+done:
+  return rc;
 }
 
 /* Carves aligned pieces out of one scratch buffer; with base == NULL it only sums their sizes. */
