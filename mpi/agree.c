@@ -26,3 +26,10 @@ int h5g_agree(MPI_Comm comm, int local_status) {
   if (rank != first) h5g_error_adopt(verdict.code, verdict.message);
   return verdict.code;
 }
+
+int h5g_agree_alloc(MPI_Comm comm, const void *ptr, size_t bytes) {
+  int local = ptr || bytes == 0 ? H5G_OK
+                                : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                "out of host memory allocating %zu bytes", bytes);
+  return h5g_agree(comm, local);
+}

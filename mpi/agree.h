@@ -5,10 +5,15 @@
 #define H5G_MPI_AGREE_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 /* Collective. Returns H5G_OK when every rank passed `local_status == H5G_OK`, else the status of
  * the lowest failing rank, whose error message every rank adopts. */
 int h5g_agree(MPI_Comm comm, int local_status);
+
+/* Collective: h5g_agree on "the `bytes` allocated at `ptr` exist" (NULL with bytes > 0 fails),
+ * so a rank out of memory never leaves the others blocked in the collective that follows. */
+int h5g_agree_alloc(MPI_Comm comm, const void *ptr, size_t bytes);
 
 #define CHECK_MPI(call)                                                                           \
   do {                                                                                            \

@@ -36,8 +36,8 @@ int h5g_exchange(MPI_Comm comm, const void *sendbuf, const uint64_t *send_counts
   CHECK_MPI(MPI_Type_commit(&elem));
   offsets = calloc(2 * ((size_t)size + 1), sizeof(uint64_t));
   requests = malloc(2 * (size_t)size * sizeof(MPI_Request));
-  CHECK_ALLOC(offsets, 2 * ((size_t)size + 1) * sizeof(uint64_t));
-  CHECK_ALLOC(requests, 2 * (size_t)size * sizeof(MPI_Request));
+  CHECK(h5g_agree_alloc(comm, offsets, 2 * ((size_t)size + 1) * sizeof(uint64_t)));
+  CHECK(h5g_agree_alloc(comm, requests, 2 * (size_t)size * sizeof(MPI_Request)));
   uint64_t *send_off = offsets, *recv_off = offsets + size + 1;
   for (int p = 0; p < size; p++) {
     send_off[p + 1] = send_off[p] + send_counts[p];
@@ -45,8 +45,10 @@ int h5g_exchange(MPI_Comm comm, const void *sendbuf, const uint64_t *send_counts
   }
   const char *src = sendbuf;
   char *dst = recvbuf;
-  if (send_counts[rank] != recv_counts[rank])
-    H5G_FAIL(H5G_ERR_RUNTIME, "exchange counts disagree for the local block");
+  CHECK(h5g_agree(comm, send_counts[rank] == recv_counts[rank]
+                            ? H5G_OK
+                            : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "internal error: "
+                                            "exchange counts disagree for the local block")));
   if (send_counts[rank])
     memcpy(dst + recv_off[rank] * elem_size, src + send_off[rank] * elem_size,
            send_counts[rank] * elem_size);
