@@ -157,6 +157,11 @@ case_out_of_core() {
   sort_ok 2 --backend cpu --device-memory 4K --descending "${CARRY[@]}" "$W/in.h5" \
     "$W/desc.h5" -d /keys
   rcheck "$W/in.h5" "$W/desc.h5" -d /keys --descending "${CHECK_CARRY[@]}"
+  # three distinct keys: runs of equal keys cross every merge chunk, which must stay stable
+  make_records "$W/few.h5" 20011 u2 few
+  sort_ok 4 --backend cpu --device-memory 4K "${CARRY[@]}" --index-out /idx "$W/few.h5" \
+    "$W/few_out.h5" -d /keys
+  rcheck "$W/few.h5" "$W/few_out.h5" -d /keys "${CHECK_CARRY[@]}" --index /idx
 }
 
 # Exchanges split into 5-element messages, for the keys and for the gathered rows.
