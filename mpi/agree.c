@@ -27,8 +27,8 @@ int h5g_agree(MPI_Comm comm, int local_status) {
   return verdict.code;
 }
 
-int h5g_agree_alloc(MPI_Comm comm, const void *ptr, size_t bytes) {
-  int local = ptr || bytes == 0 ? H5G_OK
+int h5g_agree_alloc(MPI_Comm comm, int allocated, size_t bytes) {
+  int local = allocated || bytes == 0 ? H5G_OK
                                 : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
                                                 "out of host memory allocating %zu bytes", bytes);
   return h5g_agree(comm, local);

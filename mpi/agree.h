@@ -11,9 +11,10 @@
  * the lowest failing rank, whose error message every rank adopts. */
 int h5g_agree(MPI_Comm comm, int local_status);
 
-/* Collective: h5g_agree on "the `bytes` allocated at `ptr` exist" (NULL with bytes > 0 fails),
- * so a rank out of memory never leaves the others blocked in the collective that follows. */
-int h5g_agree_alloc(MPI_Comm comm, const void *ptr, size_t bytes);
+/* Collective: h5g_agree on "this rank's allocation of `bytes` succeeded" (`allocated`, or
+ * bytes == 0), so a rank out of memory never leaves the others blocked in the collective that
+ * follows. */
+int h5g_agree_alloc(MPI_Comm comm, int allocated, size_t bytes);
 
 #define CHECK_MPI(call)                                                                           \
   do {                                                                                            \

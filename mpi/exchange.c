@@ -36,8 +36,8 @@ int h5g_exchange(MPI_Comm comm, const void *sendbuf, const uint64_t *send_counts
   CHECK_MPI(MPI_Type_commit(&elem));
   offsets = calloc(2 * ((size_t)size + 1), sizeof(uint64_t));
   requests = malloc(2 * (size_t)size * sizeof(MPI_Request));
-  CHECK(h5g_agree_alloc(comm, offsets, 2 * ((size_t)size + 1) * sizeof(uint64_t)));
-  CHECK(h5g_agree_alloc(comm, requests, 2 * (size_t)size * sizeof(MPI_Request)));
+  CHECK(h5g_agree_alloc(comm, offsets != NULL, 2 * ((size_t)size + 1) * sizeof(uint64_t)));
+  CHECK(h5g_agree_alloc(comm, requests != NULL, 2 * (size_t)size * sizeof(MPI_Request)));
   uint64_t *send_off = offsets, *recv_off = offsets + size + 1;
   for (int p = 0; p < size; p++) {
     send_off[p + 1] = send_off[p] + send_counts[p];

@@ -50,7 +50,7 @@ int h5g_gather_rows(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
   CHECK_MPI(MPI_Comm_size(comm, &size));
   want = calloc(2 * (size_t)size, sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(comm, want, 2 * (size_t)size * sizeof(uint64_t)));
+  CHECK(h5g_agree_alloc(comm, want != NULL, 2 * (size_t)size * sizeof(uint64_t)));
   uint64_t *asked_counts = want + size;
   for (uint64_t i = 0; i < n_out; i++) want[owner_of(src_index[i], n_total, size)]++;
   CHECK(h5g_exchange_counts(comm, want, asked_counts, 1));

@@ -53,7 +53,7 @@ static int select_values(MPI_Comm comm, const local_runs *lr, const uint64_t *ta
   int rc = H5G_OK;
   uint64_t *local = malloc(sizeof(uint64_t) * (size_t)m * 2);
   uint64_t *global = local + m;
-  CHECK(h5g_agree_alloc(comm, local, sizeof(uint64_t) * (size_t)m * 2));
+  CHECK(h5g_agree_alloc(comm, local != NULL, sizeof(uint64_t) * (size_t)m * 2));
   uint64_t lo = local_min_key(lr), hi = local_max_key(lr), glo, ghi;
   CHECK_MPI(MPI_Allreduce(&lo, &glo, 1, MPI_UINT64_T, MPI_MIN, comm));
   CHECK_MPI(MPI_Allreduce(&hi, &ghi, 1, MPI_UINT64_T, MPI_MAX, comm));
@@ -92,7 +92,7 @@ int h5g_cuts_at(MPI_Comm comm, const void *keys, unsigned width, const uint64_t 
   local_runs lr = {keys, width, run_offsets, nruns};
   size_t work_len = (size_t)m * 5;
   work = calloc(work_len, sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(comm, work, work_len * sizeof(uint64_t)));
+  CHECK(h5g_agree_alloc(comm, work != NULL, work_len * sizeof(uint64_t)));
   uint64_t *values = work, *lt_local = work + (size_t)m, *lt_global = work + 2 * (size_t)m,
            *eq_local = work + 3 * (size_t)m, *eq_before = work + 4 * (size_t)m;
   CHECK_MPI(MPI_Allreduce(&n_local, &n_global, 1, MPI_UINT64_T, MPI_SUM, comm));
@@ -130,7 +130,7 @@ int h5g_exact_cuts(MPI_Comm comm, const void *keys, unsigned width, const uint64
   uint64_t *targets = NULL;
   CHECK_MPI(MPI_Comm_size(comm, &size));
   targets = malloc(sizeof(uint64_t) * (size_t)size);
-  CHECK(h5g_agree_alloc(comm, targets, sizeof(uint64_t) * (size_t)size));
+  CHECK(h5g_agree_alloc(comm, targets != NULL, sizeof(uint64_t) * (size_t)size));
   for (int k = 0; k < size - 1; k++) targets[k] = h5g_share_begin((uint64_t)k + 1, n_global, size);
   CHECK(h5g_cuts_at(comm, keys, width, run_offsets, nruns, targets, size - 1, cuts));
 done:
