@@ -57,10 +57,11 @@ static int select_values(MPI_Comm comm, const local_runs *lr, const uint64_t *ta
   uint64_t lo = local_min_key(lr), hi = local_max_key(lr), glo, ghi;
   CHECK_MPI(MPI_Allreduce(&lo, &glo, 1, MPI_UINT64_T, MPI_MIN, comm));
   CHECK_MPI(MPI_Allreduce(&hi, &ghi, 1, MPI_UINT64_T, MPI_MAX, comm));
+  memset(values, 0, sizeof(uint64_t) * (size_t)m);
+  if (glo > ghi) goto done; /* no keys on any rank: every cut is at the run starts */
   int bits = 0;
   for (uint64_t span = ghi - glo; span; span >>= 1) bits++;
   /* Binary lifting: values[k] - glo is the least x with count(<= glo + x) > targets[k]. */
-  memset(values, 0, sizeof(uint64_t) * (size_t)m);
   for (int b = bits - 1; b >= 0; b--) {
     uint64_t step = (uint64_t)1 << b;
     for (int k = 0; k < m; k++) {
@@ -82,7 +83,7 @@ done:
 int h5g_cuts_at(MPI_Comm comm, const void *keys, unsigned width, const uint64_t *run_offsets,
                 size_t nruns, const uint64_t *targets, int m, uint64_t *cuts) {
   int rc = H5G_OK, rank;
-  uint64_t *work = NULL, n_local = run_offsets[nruns] - run_offsets[0], n_global = 0;
+  uint64_t *work = NULL;
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
   for (size_t j = 0; j < nruns; j++) {
     cuts[j] = run_offsets[j];
@@ -95,8 +96,7 @@ int h5g_cuts_at(MPI_Comm comm, const void *keys, unsigned width, const uint64_t 
   CHECK(h5g_agree_alloc(comm, work != NULL, work_len * sizeof(uint64_t)));
   uint64_t *values = work, *lt_local = work + (size_t)m, *lt_global = work + 2 * (size_t)m,
            *eq_local = work + 3 * (size_t)m, *eq_before = work + 4 * (size_t)m;
-  CHECK_MPI(MPI_Allreduce(&n_local, &n_global, 1, MPI_UINT64_T, MPI_SUM, comm));
-  if (n_global > 0) CHECK(select_values(comm, &lr, targets, m, values));
+  CHECK(select_values(comm, &lr, targets, m, values));
   for (int k = 0; k < m; k++) {
     lt_local[k] = count_keys(&lr, values[k], 0);
     eq_local[k] = count_keys(&lr, values[k], 1) - lt_local[k];

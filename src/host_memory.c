@@ -30,19 +30,17 @@ static void *touch_pages(void *arg) {
 /* Touch threads for one of `ranks_on_node` processes making buffers at once: its share of the
  * cores less the one its reader (and NCCL's set-up) runs on. With every core touching pages, NCCL's
  * set-up beside the read took 1.2 s to load its kernels instead of 0.3 (2 ranks, 32 cores). */
-static size_t touch_threads(int ranks_on_node) {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  long share = (cpus < 1 ? 1 : cpus) / (ranks_on_node < 1 ? 1 : ranks_on_node) - 1;
-  return share < 1 ? 1 : share > MAX_TOUCH_THREADS ? MAX_TOUCH_THREADS : (size_t)share;
+static long touch_threads(int ranks_on_node) {
+  return sysconf(_SC_NPROCESSORS_ONLN) / (ranks_on_node < 1 ? 1 : ranks_on_node) - 1;
 }
 
-/* First touch of every page, split among threads; the calling thread takes a share too, so a
- * failed pthread_create only slows it down. */
-static void touch_in_parallel(char *p, size_t bytes, size_t parts) {
+/* First touch of every page, split among `wanted` threads (clamped to 1..MAX_TOUCH_THREADS);
+ * the calling thread takes a share too, so a failed pthread_create only slows it down. */
+static void touch_in_parallel(char *p, size_t bytes, long wanted) {
   pthread_t threads[MAX_TOUCH_THREADS];
   touch_range ranges[MAX_TOUCH_THREADS];
   int started[MAX_TOUCH_THREADS] = {0};
-  parts = parts < 1 ? 1 : parts > MAX_TOUCH_THREADS ? MAX_TOUCH_THREADS : parts;
+  size_t parts = wanted < 1 ? 1 : wanted > MAX_TOUCH_THREADS ? MAX_TOUCH_THREADS : (size_t)wanted;
   size_t part = ((bytes + parts - 1) / parts + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
   for (size_t i = 0; i < parts; i++) {
     size_t begin = i * part < bytes ? i * part : bytes;
@@ -84,7 +82,8 @@ void h5g_resident_free(void *p) { free(p); }
 struct h5g_buffer_set {
   h5g_buffer_spec *bufs;
   int count;
-  size_t piece_bytes, threads;
+  size_t piece_bytes;
+  long threads;
   h5g_pin_fn pin;
   h5g_unpin_fn unpin;
   void *ctx;
