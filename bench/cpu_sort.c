@@ -10,8 +10,8 @@
  * Sizes 10^6 and 10^7; --large adds 10^8 (about 6.4 GB of memory). Each measurement is one
  * untimed warm-up then the median of R runs (default 5); qsort at 10^8 runs once, without a
  * warm-up, because one run takes tens of seconds. Every result is checked against qsort's. */
-#include "src/keys.h"
-#include "src/radix_sort.h"
+#include "base/keys.h"
+#include "cpu/radix_sort.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -9,8 +9,8 @@
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/topology.h"
-#include "src/error.h"
-#include "src/host_memory.h"
+#include "base/error.h"
+#include "base/host_memory.h"
 
 static int copy(const char *in_path, const char *out_path, const char *dataset, double t[2]) {
   int rc = H5G_OK, rank, size;

@@ -27,7 +27,7 @@
 #include "kernels/kernels.h"
 #include "kernels/radix_sort.cuh"
 #include "kernels/sort_pairs.cuh"
-#include "src/error.h"
+#include "base/error.h"
 
 #define MUST_OK(call)                                                                             \
   do {                                                                                            \

@@ -16,7 +16,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "src/error.h"
+#include "base/error.h"
 
 /* dirname() may modify its argument: work on a copy. */
 static void directory_of(const char *path, char *dir, size_t len) {

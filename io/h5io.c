@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/error.h"
+#include "base/error.h"
 
 /* HDF5 calls return negative on failure; turn that into one user-facing message. */
 #define CHECK_H5(call, ...)                                                                       \

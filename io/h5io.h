@@ -1,6 +1,6 @@
 /* HDF5 access for h5gsort: validate inputs, open and create files and datasets, read and write
  * row ranges collectively, copy attributes. Knows nothing of CUDA. Every function returns an h5g
- * status (src/error.h); HDF5's own error stack is silenced and turned into one message.
+ * status (base/error.h); HDF5's own error stack is silenced and turned into one message.
  *
  * A dataset is read and written by rows (the first dimension): row i of an N-D dataset is the
  * block [i, :, :, ...]. A dataset is opened either as keys (elements converted to host byte
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/keys.h"
+#include "base/keys.h"
 
 typedef struct {
   uint64_t n;            /* number of elements (rows) */

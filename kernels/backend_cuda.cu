@@ -1,4 +1,4 @@
-/* The CUDA backend (src/backend.h): keys (and for records their uint64 values) travel host ->
+/* The CUDA backend (base/backend.h): keys (and for records their uint64 values) travel host ->
  * device on a stream, are sorted or merged by this project's kernels, and travel back. Device
  * memory is one pool, allocated on first need, grown only when a call needs more, and never
  * larger than mem_budget. Merging P runs uses merge path up to a measured number of rounds, a
@@ -11,7 +11,7 @@
 #include "kernels/check_cuda.cuh"
 #include "kernels/kernels.h"
 #include "kernels/tuning.cuh"
-#include "src/backend.h"
+#include "base/backend.h"
 
 namespace {
 
@@ -44,7 +44,7 @@ struct CudaBackend {
   cudaStream_t stream;
   void *pool;
   size_t pool_bytes;
-  /* the resident run (src/backend.h: load ... wait_copied) */
+  /* the resident run (base/backend.h: load ... wait_copied) */
   CallBuffers run;
   size_t run_n;
   unsigned run_width;
@@ -80,7 +80,7 @@ done:
   return rc;
 }
 
-/* A pair call's element width is the key width + VALUE_BYTES (src/backend.h: capacity). */
+/* A pair call's element width is the key width + VALUE_BYTES (base/backend.h: capacity). */
 constexpr unsigned VALUE_BYTES = sizeof(uint64_t);
 bool is_pair_width(unsigned width) { return width > 8; }
 unsigned key_width_of(unsigned width) { return is_pair_width(width) ? width - VALUE_BYTES : width; }
@@ -151,7 +151,7 @@ done:
   return rc;
 }
 
-/* Host memory made resident beforehand (src/host_memory.h) registers 9x faster than
+/* Host memory made resident beforehand (base/host_memory.h) registers 9x faster than
  * cudaMallocHost allocates (4 GiB: 0.15 vs 1.40 s, bench/host_buffers.cu). Called from the
  * pipeline's buffer thread: the device is per thread. */
 int cuda_pin(h5g_backend *be, void *p, size_t bytes) {
@@ -185,7 +185,7 @@ done:
 }
 
 /* Forward or inverse key transform on the GPU, in chunks that fit the budget. Chosen over the
- * host loop of src/keys.c because the transform is memory-bound: on the host it runs at one
+ * host loop of base/keys.c because the transform is memory-bound: on the host it runs at one
  * core's bandwidth (a few GB/s), while upload + kernel + download moves the keys at the
  * pinned-copy rate (~55 GB/s each way, shared/gpu/README.md). */
 int cuda_transform(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks, int inverse) {

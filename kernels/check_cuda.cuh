@@ -1,5 +1,5 @@
 /* CHECK_CUDA: wraps a CUDA runtime call inside a function that follows the h5g status convention
- * (an int `rc` and a `done:` label, src/error.h). On failure the error record carries the CUDA
+ * (an int `rc` and a `done:` label, base/error.h). On failure the error record carries the CUDA
  * error name, the failing call and its file:line. Kernel launches are checked with
  * CHECK_CUDA(cudaGetLastError()). */
 #ifndef H5G_CHECK_CUDA_CUH
@@ -7,7 +7,7 @@
 
 #include <cuda_runtime.h>
 
-#include "src/error.h"
+#include "base/error.h"
 
 #define CHECK_CUDA(call)                                                                          \
   do {                                                                                            \

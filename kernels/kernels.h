@@ -1,10 +1,10 @@
 /* Host API of the project's CUDA kernels (kernels/), in CUB's manner:
- * - every routine is stream-ordered on `stream` and returns an h5g status (src/error.h); a CUDA
+ * - every routine is stream-ordered on `stream` and returns an h5g status (base/error.h); a CUDA
  *   failure is recorded with the CUDA error name and the failing call;
  * - routines that need device scratch take (temp, temp_bytes): with temp == NULL they only store
  *   the scratch size in *temp_bytes, so a caller can budget memory before allocating;
  * - all pointers other than the documented host ones are device pointers; sizes are 64-bit.
- * Keys are unsigned "ordered bits" of `width` bytes (1, 2, 4 or 8), see src/keys.h.
+ * Keys are unsigned "ordered bits" of `width` bytes (1, 2, 4 or 8), see base/keys.h.
  * Nothing here knows of MPI or HDF5. */
 #ifndef H5G_KERNELS_H
 #define H5G_KERNELS_H
@@ -14,7 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "src/keys.h"
+#include "base/keys.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,4 +1,4 @@
-/* Ordered-bits key transform on the GPU: the same bijection as src/keys.c.
+/* Ordered-bits key transform on the GPU: the same bijection as base/keys.c.
  * Floats: negative values flip every bit, non-negative ones flip the sign bit, then the count of
  * negative-NaN patterns (2^23 - 1 for float32, 2^52 - 1 for float64) is subtracted modulo
  * 2^width, which moves the negative NaNs above +NaN so every NaN sorts last. Signed integers flip

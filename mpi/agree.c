@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "src/error.h"
+#include "base/error.h"
 
 int h5g_agree(MPI_Comm comm, int local_status) {
   int rank, size;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "mpi/agree.h"
-#include "src/error.h"
+#include "base/error.h"
 
 uint64_t h5g_max_message_elems(void) {
   const char *env = getenv("H5GSORT_MAX_MESSAGE_ELEMS");

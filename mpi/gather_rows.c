@@ -6,7 +6,7 @@
 #include "mpi/agree.h"
 #include "mpi/exchange.h"
 #include "mpi/topology.h"
-#include "src/error.h"
+#include "base/error.h"
 
 /* The rank whose share holds global row `index`. */
 static int owner_of(uint64_t index, uint64_t n_total, int size) {

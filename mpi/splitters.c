@@ -5,8 +5,8 @@
 
 #include "mpi/agree.h"
 #include "mpi/topology.h"
-#include "src/error.h"
-#include "src/keys.h"
+#include "base/error.h"
+#include "base/keys.h"
 
 typedef struct {
   const void *keys;

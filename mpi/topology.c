@@ -1,7 +1,7 @@
 #include "mpi/topology.h"
 
 #include "mpi/agree.h"
-#include "src/error.h"
+#include "base/error.h"
 
 int h5g_local_rank(MPI_Comm comm, int *local_rank, int *local_size) {
   int rc = H5G_OK;

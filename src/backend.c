@@ -1,6 +1,6 @@
 /* Builds without CUDA get these stand-ins, so the CLI can say why `--backend cuda` fails. */
-#include "src/backend.h"
-#include "src/error.h"
+#include "base/backend.h"
+#include "base/error.h"
 
 #ifndef H5G_HAVE_CUDA
 int h5g_cuda_device_count(void) { return 0; }

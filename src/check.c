@@ -7,7 +7,7 @@
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/topology.h"
-#include "src/error.h"
+#include "base/error.h"
 #include "src/verify.h"
 
 typedef struct {

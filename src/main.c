@@ -6,7 +6,7 @@
 
 #include "io/h5io.h"
 #include "src/check.h"
-#include "src/error.h"
+#include "base/error.h"
 #include "src/options.h"
 #include "src/pipeline.h"
 #include "src/report.h"

@@ -3,8 +3,8 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "src/error.h"
-#include "src/size_parse.h"
+#include "base/error.h"
+#include "base/size_parse.h"
 
 enum { OPT_OUTPUT_DATASET = 256, OPT_DESCENDING, OPT_FORCE, OPT_BACKEND, OPT_DEVICE_MEMORY,
        OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION, OPT_CHECK, OPT_AGAINST,

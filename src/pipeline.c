@@ -15,10 +15,10 @@
 #include "mpi/gather_rows.h"
 #include "mpi/splitters.h"
 #include "mpi/topology.h"
-#include "src/backend.h"
-#include "src/error.h"
-#include "src/host_memory.h"
-#include "src/keys.h"
+#include "base/backend.h"
+#include "base/error.h"
+#include "base/host_memory.h"
+#include "base/keys.h"
 #include "src/transport.h"
 #include "src/verify.h"
 
@@ -43,7 +43,7 @@ typedef struct {
   int device_sharers;     /* ranks of this node on the same GPU */
   int ranks_on_node;
   int gpu_per_rank;       /* every rank runs the CUDA backend on a GPU of its own */
-  /* The device-resident path (src/backend.h: load ... wait_copied), keys only: pieces of the
+  /* The device-resident path (base/backend.h: load ... wait_copied), keys only: pieces of the
    * file go to the GPU as they are read (device_sort); with one run per rank and NCCL the keys
    * stay there through the exchange and merge (resident); the output then comes back while
    * the previous piece is written (copy_back_pending). */

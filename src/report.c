@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "src/error.h"
+#include "base/error.h"
 
 static const char *const phase_names[H5G_PHASE_COUNT] = {
     "validate", "setup", "connect", "buffers", "read", "transform", "local_sort", "splitters", "exchange", "merge", "write",

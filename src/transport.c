@@ -6,7 +6,7 @@
 
 #include "mpi/agree.h"
 #include "mpi/exchange.h"
-#include "src/error.h"
+#include "base/error.h"
 #ifdef H5G_HAVE_NCCL
 #include "kernels/nccl_exchange.h"
 #endif

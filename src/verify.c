@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "mpi/agree.h"
-#include "src/error.h"
+#include "base/error.h"
 
 int h5g_checksum_share(MPI_Comm comm, const void *keys, uint64_t n, unsigned width,
                        uint64_t *checksum) {

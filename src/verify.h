@@ -6,7 +6,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "src/keys.h"
+#include "base/keys.h"
 
 typedef struct {
   uint64_t n;            /* keys over all ranks */

@@ -2,15 +2,11 @@
 # Outputs are checked by h5gsort_check, which shares no code with h5gsort's transforms or sorts.
 # check_common: numpy order and attribute comparison shared by the checkers (tests/check/).
 add_library(h5g_check_common STATIC ${CMAKE_CURRENT_SOURCE_DIR}/check/check_common.c)
-target_include_directories(h5g_check_common PUBLIC ${HDF5_C_INCLUDE_DIRS})
-target_compile_definitions(h5g_check_common PUBLIC ${HDF5_C_DEFINITIONS})
-target_link_libraries(h5g_check_common PUBLIC ${HDF5_C_LIBRARIES} MPI::MPI_C m)
+target_link_libraries(h5g_check_common PUBLIC h5g_hdf5 m)
 add_executable(h5gsort_check ${CMAKE_CURRENT_SOURCE_DIR}/check/h5gsort_check.c)
 target_link_libraries(h5gsort_check PRIVATE h5g_check_common)
 add_executable(h5gsort_fixtures ${CMAKE_CURRENT_SOURCE_DIR}/check/h5gsort_fixtures.c)
-target_include_directories(h5gsort_fixtures PRIVATE ${HDF5_C_INCLUDE_DIRS})
-target_compile_definitions(h5gsort_fixtures PRIVATE ${HDF5_C_DEFINITIONS})
-target_link_libraries(h5gsort_fixtures PRIVATE ${HDF5_C_LIBRARIES} MPI::MPI_C m)
+target_link_libraries(h5gsort_fixtures PRIVATE h5g_hdf5 m)
 
 set(H5G_E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 set(H5G_BIN_DIR ${CMAKE_BINARY_DIR}/bin)

@@ -1,11 +1,10 @@
 # GPU tests (label gpu): each kernel of kernels/ against a CPU reference, and the CUDA backend
-# through src/backend.h. Built wherever nvcc is (CI compiles them); where no GPU is visible a
+# through base/backend.h. Built wherever nvcc is (CI compiles them); where no GPU is visible a
 # test prints "SKIP: no CUDA device" and exits 77, which CTest reports as skipped.
 if(H5G_HAVE_CUDA)
   foreach(name sort transform scan_merge backend pairs)
     add_executable(test_gpu_${name} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/test_gpu_${name}.cu)
-    target_link_libraries(test_gpu_${name} PRIVATE h5g_cuda)
-    target_include_directories(test_gpu_${name} PRIVATE ${CMAKE_SOURCE_DIR})
+    target_link_libraries(test_gpu_${name} PRIVATE h5g_cuda h5g_test_support)
     add_test(NAME gpu_${name} COMMAND test_gpu_${name})
     set_tests_properties(gpu_${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   endforeach()

@@ -1,6 +1,6 @@
 # tests/mpi.cmake: multi-rank tests of mpi/ (label `mpi`), at 1, 2, 3 and 4 ranks.
 add_executable(test_splitters ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_splitters.c)
-target_link_libraries(test_splitters PRIVATE h5g_mpi)
+target_link_libraries(test_splitters PRIVATE h5g_mpi h5g_test_support)
 foreach(np 1 2 3 4)
   add_test(NAME mpi.splitters_np${np} COMMAND ${H5G_MPIEXEC} ${np} $<TARGET_FILE:test_splitters>)
   set_tests_properties(mpi.splitters_np${np} PROPERTIES LABELS mpi TIMEOUT 300

@@ -14,7 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/kernels.h"
-#include "src/error.h"
+#include "base/error.h"
 
 static int g_failures = 0;
 

@@ -1,9 +1,9 @@
-/* The CUDA backend through its interface (src/backend.h): sort, merge (few and many runs) and
+/* The CUDA backend through its interface (base/backend.h): sort, merge (few and many runs) and
  * transform of host keys, the device-resident path (load in pieces, sort, kept run, merge of
  * received runs, copy back waited for piece by piece), pinning host buffers, capacity under a small mem_budget (calls at capacity succeed, calls
  * above it are refused), and the device count. */
-#include "src/backend.h"
-#include "src/host_memory.h"
+#include "base/backend.h"
+#include "base/host_memory.h"
 #include "tests/gpu/gpu_test.cuh"
 
 /* A pinned host buffer as the pipeline makes one: resident memory the backend pins. */

@@ -7,12 +7,12 @@
  * - merge: 2, 5 and 64 runs of unequal lengths (empty runs included), each stable-sorted on the
  *   CPU first; equal keys must come out earlier runs first;
  * - stability is also checked on its own: among equal keys, the source positions increase;
- * - the CUDA backend's sort_pairs / merge_pairs (src/backend.h), merge rounds and the re-sort
+ * - the CUDA backend's sort_pairs / merge_pairs (base/backend.h), merge rounds and the re-sort
  *   beyond merge_max_rounds, and its pair capacity under a small budget.
  * "small" on the command line: sizes up to 8193 and two distributions only (compute-sanitizer
  * runs). */
 #include "kernels/sort_pairs.cuh"
-#include "src/backend.h"
+#include "base/backend.h"
 #include "tests/gpu/gpu_test.cuh"
 
 /* The value of source position i: not i itself, and all 64 bits in use. */

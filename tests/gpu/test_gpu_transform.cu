@@ -1,6 +1,6 @@
 /* GPU key transform: for every key class and width, ascending and descending,
- * - the ordered bits equal the CPU reference written from the spec (src/keys.h) and the bits
- *   of src/keys.c (h5g_keys_to_ordered),
+ * - the ordered bits equal the CPU reference written from the spec (base/keys.h) and the bits
+ *   of base/keys.c (h5g_keys_to_ordered),
  * - sorting the ordered bits and transforming back gives numpy.sort's order (NaNs last,
  *   -0.0 before +0.0) or its exact reverse,
  * - the inverse gives back every input bit pattern (NaN payloads, -0.0). */
@@ -108,7 +108,7 @@ template <typename K> void check_spec(const h5g_keyspec *ks, size_t n, cudaStrea
          ks->cls, ks->width, ks->descending, n, wrong);
   std::vector<K> host_ordered(input);
   h5g_keys_to_ordered(host_ordered.data(), n, ks);
-  EXPECT(host_ordered == ordered, "class %d width %u desc %d n %zu: GPU bits differ from src/keys.c",
+  EXPECT(host_ordered == ordered, "class %d width %u desc %d n %zu: GPU bits differ from base/keys.c",
          ks->cls, ks->width, ks->descending, n);
 
   /* The CPU sort would dominate the test's time above 2^20 keys. */

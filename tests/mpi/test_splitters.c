@@ -13,8 +13,8 @@
 #include "mpi/exchange.h"
 #include "mpi/splitters.h"
 #include "mpi/topology.h"
-#include "src/error.h"
-#include "src/keys.h"
+#include "base/error.h"
+#include "base/keys.h"
 #include "tests/unit/test_util.h"
 
 static int rank, size;

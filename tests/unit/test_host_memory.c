@@ -1,11 +1,11 @@
-/* h5g_buffers (src/host_memory.h): buffers made ready by a helper thread. Checks that each
+/* h5g_buffers (base/host_memory.h): buffers made ready by a helper thread. Checks that each
  * non-empty buffer is pinned once, whole, and empty ones never; that a wait for resident
  * elements and a wait for the pin return only when that holds (the pin log says which buffers
  * are pinned); that the buffers are usable (written in full); that a failing pin reaches every
  * later wait with its message while earlier buffers stay usable; and that every pinned buffer is
  * unpinned. */
-#include "src/error.h"
-#include "src/host_memory.h"
+#include "base/error.h"
+#include "base/host_memory.h"
 #include "tests/unit/test_util.h"
 
 #include <pthread.h>

@@ -4,7 +4,7 @@
  * -inf < ... < -0.0 == +0.0 < ... < +inf < NaN, every NaN last whatever its sign): after sorting
  * the ordered bits as unsigned integers, every neighbouring pair must be in comparator order.
  * Round trips must give back the exact input bits (NaN payloads, -0.0, denormals). */
-#include "src/keys.h"
+#include "base/keys.h"
 #include "tests/unit/test_util.h"
 
 #include <math.h>

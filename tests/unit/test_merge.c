@@ -2,7 +2,7 @@
  * few distinct values (many ties across runs), for every key width. h5g_merge_runs_pairs on the
  * same runs against a stable reference: qsort of (key, position) pairs by key, then position,
  * so equal keys of an earlier run come first; few-unique and all-equal keys prove stability. */
-#include "src/merge.h"
+#include "cpu/merge.h"
 #include "tests/unit/test_util.h"
 
 #include <stdlib.h>

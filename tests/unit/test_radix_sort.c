@@ -2,7 +2,7 @@
  * keys that differ only in the top or only in the low byte (so digit passes get skipped).
  * h5g_radix_sort_pairs on the same keys against a stable reference: qsort of (key, original
  * index) pairs by key, then index; all-equal and few-unique keys prove stability. */
-#include "src/radix_sort.h"
+#include "cpu/radix_sort.h"
 #include "tests/unit/test_util.h"
 
 #include <stdlib.h>

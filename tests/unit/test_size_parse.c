@@ -1,5 +1,5 @@
 /* h5g_parse_size: accepted spellings with their exact byte counts, and rejected inputs. */
-#include "src/size_parse.h"
+#include "base/size_parse.h"
 #include "tests/unit/test_util.h"
 
 #include <stddef.h>

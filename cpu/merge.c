@@ -1,11 +1,11 @@
 /* CPU merge of sorted runs: a pairwise merge tree. Level L merges groups of 2^L runs pairwise,
  * reading from one buffer and writing to the other, so ceil(log2(nruns)) passes move every key
  * once each; a group's bounds come straight from run_offsets, so no extra memory is needed. */
-#include "src/merge.h"
+#include "cpu/merge.h"
 
 #include <string.h>
 
-#include "src/pingpong.h"
+#include "cpu/pingpong.h"
 
 /* One implementation for keys alone and for key+value pairs: MOVE_VALUES is a constant 0 or 1,
  * so the keys-only instances compile to exactly the keys-only loops (values are NULL there). */

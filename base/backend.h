@@ -1,7 +1,7 @@
 /* The small interface between the pipeline (src/pipeline.c) and a compute backend.
  *
  * The pipeline keeps keys in host memory (pinned, when the backend allocates it) as ordered bits
- * (src/keys.h) and asks the backend to sort a run or to merge sorted runs. A backend never holds
+ * (base/keys.h) and asks the backend to sort a run or to merge sorted runs. A backend never holds
  * more than `mem_budget` bytes of working memory; `capacity` tells how many keys one call may
  * take within it, and the pipeline cuts its work into calls that fit (the out-of-core path).
  * Nothing here knows of MPI or HDF5. */
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/keys.h"
+#include "base/keys.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,7 +34,7 @@ struct h5g_backend {
   size_t (*capacity)(h5g_backend *be, unsigned width);
   /* Pins (page-locks for fast copies) resident host memory [p, p + bytes) and releases it:
    * NULL where host memory needs no pinning (the CPU backend). Host buffers come from
-   * src/host_memory.h. */
+   * base/host_memory.h. */
   int (*pin)(h5g_backend *be, void *p, size_t bytes);
   void (*unpin)(h5g_backend *be, void *p);
   /* Forward (inverse == 0) or inverse key transform of n host keys, in place. */

@@ -24,8 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "src/error.h"
-#include "src/keys.h"
+#include "base/error.h"
+#include "base/keys.h"
 
 #define BLOCK_BYTES ((uint64_t)1 << 25) /* bytes generated and written per collective call */
 #define FEW_DISTINCT 7

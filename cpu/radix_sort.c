@@ -2,12 +2,12 @@
  * digit, ping-ponging between keys and scratch. A digit that is the same for every key (its
  * histogram has a single bucket holding all n keys) leaves the order unchanged, so its pass is
  * skipped: keys that differ only in a few bytes cost only those bytes' passes. */
-#include "src/radix_sort.h"
+#include "cpu/radix_sort.h"
 
 #include <stdint.h>
 #include <string.h>
 
-#include "src/pingpong.h"
+#include "cpu/pingpong.h"
 
 /* Tuning, measured with a 10^7-key uniform random sort on the 2-core dev machine (Intel Xeon VM,
  * one core, M keys/s, noisy: other builds were running):

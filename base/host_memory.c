@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "src/host_memory.h"
+#include "base/host_memory.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "src/error.h"
+#include "base/error.h"
 
 enum {
   HUGE_PAGE = 2 << 20,

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/backend.h"
-#include "src/error.h"
-#include "src/merge.h"
-#include "src/radix_sort.h"
+#include "base/backend.h"
+#include "base/error.h"
+#include "cpu/merge.h"
+#include "cpu/radix_sort.h"
 
 typedef struct {
   void *scratch;         /* keys */

@@ -1,7 +1,7 @@
 /* Size strings: DIGITS[.DIGITS][K|M|G|T|P|E][B|iB], case-insensitive, powers of 1024.
  * A fraction needs a unit ("1.5G"; "1.5" alone is not a whole number of bytes) and is rounded
  * down to whole bytes. Everything is exact integer arithmetic, so large sizes do not lose bits. */
-#include "src/size_parse.h"
+#include "base/size_parse.h"
 
 #include <ctype.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  *
  * Each operation is written once as a macro and instantiated per unsigned type, so the width is
  * dispatched once per call and the inner loops are plain typed loops the compiler vectorises. */
-#include "src/keys.h"
+#include "base/keys.h"
 
 /* Float transform (ascending). The classic trick -- negative: flip every bit; positive: flip the
  * sign bit -- orders [neg NaNs][-inf ... -0][+0 ... +inf][pos NaNs]. The negative NaNs are the
