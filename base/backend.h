@@ -19,6 +19,12 @@ extern "C" {
 
 typedef struct h5g_backend h5g_backend;
 
+/* Device addresses of the resident run (h5g_backend.run_buffers). */
+typedef struct {
+  void *keys, *spare;                 /* the kept sorted run; where an exchange receives */
+  uint64_t *values, *spare_values;    /* the same for values; NULL when the run has none */
+} h5g_device_run;
+
 struct h5g_backend {
   const char *name;       /* "cpu" or "cuda" */
   char device_name[128];  /* e.g. "NVIDIA H200" or "host CPU" */
@@ -29,9 +35,9 @@ struct h5g_backend {
   double waited_seconds;  /* host time spent blocked on the resident path's device work */
   void *impl;
 
-  /* Largest n that one sort/merge call accepts for elements of `width` bytes (>= 1). For
-   * key+value calls the pipeline asks for width + 8. */
-  size_t (*capacity)(h5g_backend *be, unsigned width);
+  /* Largest n that one sort/merge call accepts for keys of `width` bytes (>= 1), with a uint64
+   * value beside each key when `with_values`. */
+  size_t (*capacity)(h5g_backend *be, unsigned width, int with_values);
   /* Pins (page-locks for fast copies) resident host memory [p, p + bytes) and releases it:
    * NULL where host memory needs no pinning (the CPU backend). Host buffers come from
    * base/host_memory.h. */
@@ -39,37 +45,39 @@ struct h5g_backend {
   void (*unpin)(h5g_backend *be, void *p);
   /* Forward (inverse == 0) or inverse key transform of n host keys, in place. */
   int (*transform)(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks, int inverse);
-  /* Sorts n <= capacity ordered-bit keys in host memory ascending, in place. */
-  int (*sort)(h5g_backend *be, void *keys, size_t n, unsigned width);
+  /* Sorts n <= capacity ordered-bit keys in host memory ascending, in place. `values` is NULL
+   * for keys only; otherwise values[i] (a uint64: the key's source index) moves with keys[i]
+   * and the sort is stable (equal keys keep their order). */
+  int (*sort)(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width);
   /* keys[run_offsets[i] .. run_offsets[i+1]) sorted for i < nruns; n == run_offsets[nruns]
-   * <= capacity. Leaves keys[0..n) sorted. */
-  int (*merge)(h5g_backend *be, void *keys, size_t n, unsigned width, const uint64_t *run_offsets,
-               size_t nruns);
-  /* Like sort and merge, moving values[i] (a uint64: the key's source index) with keys[i], and
-   * stable: equal keys keep their order (in merge: earlier runs first). NULL when the backend
-   * cannot move values. */
-  int (*sort_pairs)(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width);
-  int (*merge_pairs)(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width,
-                     const uint64_t *run_offsets, size_t nruns);
-  /* The device-resident path, keys only (all NULL in a backend without device memory of its
-   * own, as the CPU one). The calls are stream-ordered and return before the device is done, so
-   * the host reads the next piece of the file while the device copies and sorts the last one,
-   * and writes one piece while the next comes back:
-   * load: starts copying `count` host keys to position `first` of a device run of n keys.
-   * sort_loaded: forward transform and sort of the loaded run on the device, then starts
-   *   copying it back into `keys` (n host keys): ordered bits, or with `final` inverse
-   *   transformed (the output). The device keeps the sorted ordered bits.
+   * <= capacity. Leaves keys[0..n) sorted; values as in sort (equal keys: earlier runs first). */
+  int (*merge)(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width,
+               const uint64_t *run_offsets, size_t nruns);
+  /* The device-resident path (all NULL in a backend without device memory of its own, as the
+   * CPU one). The calls are stream-ordered and return before the device is done, so the host
+   * reads the next piece of the file while the device copies and sorts the last one, and writes
+   * one piece while the next comes back. Values, when a run has them, are the keys' source
+   * indices: made on the device, never loaded.
+   * load: starts copying `count` host keys to position `first` of a device run of n keys (with
+   *   room for a value per key when `with_values`; the first load of a run sets both).
+   * sort_loaded: forward transform and sort of the loaded run on the device (with values: value
+   *   i = first_index + i before the sort, which is stable), then starts copying it back into
+   *   `keys` (n host keys; and `values` when the run has them): ordered bits, or with `final`
+   *   inverse transformed (the output). The device keeps the sorted ordered bits (and values).
    * run_buffers: the device addresses of the kept run and of a spare run of as many keys that
-   *   an exchange between devices can receive into.
-   * merge_received: merges the nruns sorted runs in the spare buffer on the device, inverse
-   *   transform, then starts copying the result into `keys`.
-   * wait_copied: blocks until the first `count` keys of the last copy back are in host memory. */
+   *   an exchange between devices can receive into (and of their values; NULL without).
+   * merge_received: merges the nruns sorted runs in the spare buffers on the device (stable:
+   *   earlier runs first), inverse transform, then starts copying the result into `keys` (and
+   *   `values`).
+   * wait_copied: blocks until the first `count` keys (and values) of the last copy back are in
+   *   host memory. */
   int (*load)(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,
-              unsigned width);
-  int (*sort_loaded)(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks, int final);
-  int (*run_buffers)(h5g_backend *be, void **run, void **spare);
-  int (*merge_received)(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks,
-                        const uint64_t *run_offsets, size_t nruns);
+              unsigned width, int with_values);
+  int (*sort_loaded)(h5g_backend *be, void *keys, uint64_t *values, uint64_t first_index,
+                     size_t n, const h5g_keyspec *ks, int final);
+  int (*run_buffers)(h5g_backend *be, h5g_device_run *run);
+  int (*merge_received)(h5g_backend *be, void *keys, uint64_t *values, size_t n,
+                        const h5g_keyspec *ks, const uint64_t *run_offsets, size_t nruns);
   int (*wait_copied)(h5g_backend *be, size_t count);
   void (*destroy)(h5g_backend *be);
 };

@@ -1,6 +1,6 @@
 # bench/cpu.cmake: CPU benchmarks (built, never run as tests). Results: bench/RESULTS.md.
 add_executable(bench_cpu_sort ${CMAKE_CURRENT_SOURCE_DIR}/cpu_sort.c)
-target_link_libraries(bench_cpu_sort PRIVATE h5g_base h5g_cpu)
+target_link_libraries(bench_cpu_sort PRIVATE h5g_base h5g_cpu h5g_test_support)
 
 # bench_h5copy: the copy bound of bench/e2e.sh (h5gsort's collective I/O, no sort).
 add_executable(bench_h5copy ${CMAKE_CURRENT_SOURCE_DIR}/h5copy.c)

@@ -1,7 +1,7 @@
 /* CPU local sort benchmark: h5g_radix_sort against the C library's qsort on the same uniform
  * random data, one core. float64 goes through the ordered-bits transform (and back) for ours, and
  * through a float comparator for qsort; both costs are inside the timed region.
- * Pair rows (record sorts): h5g_radix_sort_pairs moving a uint64 value (the source index) with
+ * Pair rows (record sorts): h5g_radix_sort with values, a uint64 (the source index) moving with
  * each key, stable, against qsort of (key, index) records compared by key then index (the same
  * stable order); filling the values and building the records is outside the timed region.
  *
@@ -12,6 +12,8 @@
  * warm-up, because one run takes tens of seconds. Every result is checked against qsort's. */
 #include "base/keys.h"
 #include "cpu/radix_sort.h"
+#include "tests/support/check.h"
+#include "tests/support/keys.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -52,19 +54,8 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static uint64_t next_random(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 static int compare_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return (x > y) - (x < y);
-}
-static int compare_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
 }
 static int compare_f64(const void *a, const void *b) { /* the data holds no NaN */
@@ -80,7 +71,7 @@ static int compare_records(const void *a, const void *b) { /* key, then value: s
 /* Uniform random keys; float64 keys are uniform in (-1e6, 1e6) with full mantissas. */
 static void fill(void *keys, size_t n, bench_type type, uint64_t seed) {
   for (size_t i = 0; i < n; i++) {
-    uint64_t r = next_random(&seed);
+    uint64_t r = test_rand(&seed);
     switch (type) {
     case TYPE_U32:
     case TYPE_U32_PAIRS: ((uint32_t *)keys)[i] = (uint32_t)r; break;
@@ -104,16 +95,16 @@ static double sort_ours(buffers *b, size_t n, bench_type type) {
   const double start = now_seconds();
   if (type == TYPE_F64) h5g_keys_to_ordered(b->ours, n, &ks);
   if (bench_types[type].pairs)
-    h5g_radix_sort_pairs(b->ours, b->values, b->scratch, b->scratch_values, n, ks.width);
+    h5g_radix_sort(b->ours, b->values, b->scratch, b->scratch_values, n, ks.width);
   else
-    h5g_radix_sort(b->ours, b->scratch, n, ks.width);
+    h5g_radix_sort(b->ours, NULL, b->scratch, NULL, n, ks.width);
   if (type == TYPE_F64) h5g_keys_from_ordered(b->ours, n, &ks);
   return now_seconds() - start;
 }
 
 /* Sorts a fresh copy of b->input into b->reference, or for pair rows into b->records. */
 static double sort_qsort(buffers *b, size_t n, bench_type type) {
-  int (*const compare[])(const void *, const void *) = {compare_u32, compare_u64, compare_f64};
+  int (*const compare[])(const void *, const void *) = {compare_u32, test_compare_u64, compare_f64};
   const unsigned width = bench_types[type].width;
   if (bench_types[type].pairs) {
     for (size_t i = 0; i < n; i++) b->records[i] = (record){load_key(b->input, i, width), i};

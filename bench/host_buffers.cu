@@ -17,7 +17,7 @@
 
 #include <cuda_runtime.h>
 
-#include "bench/must_cuda.cuh"
+#include "tests/support/check_cuda.h"
 
 static double now(void) {
   struct timespec ts;

@@ -3,9 +3,10 @@
  * median of REPS. Our float and signed sorts include the forward and inverse key transforms.
  * Every configuration's output is compared with CUB's (exact bits) before it is timed.
  * Also times the bitonic / radix crossover and merge path against a re-sort.
- * "pairs": the stable key+value sort (uint64 values, both ways of kernels/sort_pairs.cuh)
- * against cub::DeviceRadixSort::SortPairs, and the payload gather by index on the GPU (copies
- * included) against the host's memcpy loop.
+ * "pairs": the stable key+value sort (uint64 values) two ways, the product's (values moved every
+ * pass, h5g_cuda_radix_sort) and a 32-bit index moved instead, then one gather (sort_via_index
+ * below, kept for that measurement), against cub::DeviceRadixSort::SortPairs, and the payload
+ * gather by index on the GPU (copies included) against the host's memcpy loop.
  *
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
  *   sections: comma-separated of crossover, merge, variants, main, pairs (default
@@ -23,19 +24,10 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include "bench/must_cuda.cuh"
 #include "kernels/kernels.h"
 #include "kernels/radix_sort.cuh"
-#include "kernels/sort_pairs.cuh"
 #include "base/error.h"
-
-#define MUST_OK(call)                                                                             \
-  do {                                                                                            \
-    if ((call) != H5G_OK) {                                                                       \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, h5g_error_message());         \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
+#include "tests/support/check_cuda.h"
 
 static const int REPS = 7;
 
@@ -100,7 +92,7 @@ template <typename T> static void bench_type(int log2n, cudaStream_t stream, boo
   size_t free_bytes, total;
   MUST_CUDA(cudaMemGetInfo(&free_bytes, &total));
   size_t our_temp_bytes = 0, cub_temp_bytes = 0;
-  MUST_OK(h5g_cuda_radix_sort(NULL, &our_temp_bytes, NULL, NULL, n, width, stream));
+  MUST_OK(h5g_cuda_radix_sort(NULL, &our_temp_bytes, NULL, NULL, NULL, NULL, n, width, stream));
   MUST_CUDA(cub::DeviceRadixSort::SortKeys(NULL, cub_temp_bytes, (const T *)NULL, (T *)NULL, n, 0, 8 * width, stream));
   if (3 * bytes + std::max(our_temp_bytes, cub_temp_bytes) + (256 << 20) > free_bytes) {
     printf("%-8s 2^%-3d  (skipped: needs more device memory)\n", KeyInfo<T>::name, log2n);
@@ -120,7 +112,7 @@ template <typename T> static void bench_type(int log2n, cudaStream_t stream, boo
   auto reset = [&] { MUST_CUDA(cudaMemcpyAsync(keys, src, bytes, cudaMemcpyDeviceToDevice, stream)); };
   auto ours = [&] {
     MUST_OK(h5g_cuda_keys_transform(keys, n, &ks, 0, stream));
-    MUST_OK(h5g_cuda_radix_sort(temp, &our_temp_bytes, keys, alt, n, width, stream));
+    MUST_OK(h5g_cuda_radix_sort(temp, &our_temp_bytes, keys, alt, NULL, NULL, n, width, stream));
     MUST_OK(h5g_cuda_keys_transform(keys, n, &ks, 1, stream));
   };
   auto cub_sort = [&] {
@@ -155,7 +147,7 @@ template <typename T> static void bench_crossover(cudaStream_t stream) {
   T *src, *keys, *alt;
   void *temp;
   size_t temp_bytes = 0;
-  MUST_OK(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, max_n, sizeof(T), stream));
+  MUST_OK(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, NULL, NULL, max_n, sizeof(T), stream));
   MUST_CUDA(cudaMalloc(&src, max_n * sizeof(T)));
   MUST_CUDA(cudaMalloc(&keys, max_n * sizeof(T)));
   MUST_CUDA(cudaMalloc(&alt, max_n * sizeof(T)));
@@ -165,7 +157,7 @@ template <typename T> static void bench_crossover(cudaStream_t stream) {
     auto reset = [&] { MUST_CUDA(cudaMemcpyAsync(keys, src, n * sizeof(T), cudaMemcpyDeviceToDevice, stream)); };
     const float bitonic = time_median(stream, 21, reset, [&] { MUST_OK(h5g_cuda_bitonic_sort(keys, n, sizeof(T), stream)); });
     const float radix = time_median(stream, 21, reset, [&] {
-      MUST_OK(h5g_cuda_radix_sort(temp, &temp_bytes, keys, alt, n, sizeof(T), stream));
+      MUST_OK(h5g_cuda_radix_sort(temp, &temp_bytes, keys, alt, NULL, NULL, n, sizeof(T), stream));
     });
     printf("%-8s %6zu %10.4f %10.4f\n", KeyInfo<T>::name, n, bitonic, radix);
   }
@@ -181,7 +173,7 @@ template <typename T> static void bench_merge(int log2n, cudaStream_t stream) {
   T *src, *keys, *alt;
   void *temp;
   size_t sort_temp = 0, merge_temp = 0;
-  MUST_OK(h5g_cuda_radix_sort(NULL, &sort_temp, NULL, NULL, n, sizeof(T), stream));
+  MUST_OK(h5g_cuda_radix_sort(NULL, &sort_temp, NULL, NULL, NULL, NULL, n, sizeof(T), stream));
   MUST_CUDA(cudaMalloc(&src, bytes));
   MUST_CUDA(cudaMalloc(&keys, bytes));
   MUST_CUDA(cudaMalloc(&alt, bytes));
@@ -190,17 +182,17 @@ template <typename T> static void bench_merge(int log2n, cudaStream_t stream) {
     std::vector<uint64_t> offsets(p + 1);
     for (size_t r = 0; r <= p; ++r) offsets[r] = n / p * r;
     offsets[p] = n;
-    MUST_OK(h5g_cuda_merge_runs(NULL, &merge_temp, NULL, NULL, n, sizeof(T), offsets.data(), p, stream));
+    MUST_OK(h5g_cuda_merge_runs(NULL, &merge_temp, NULL, NULL, NULL, NULL, n, sizeof(T), offsets.data(), p, stream));
     MUST_CUDA(cudaMalloc(&temp, std::max(sort_temp, merge_temp)));
     /* Sort each run once (untimed) into src, so every repetition merges the same sorted runs. */
     for (size_t r = 0; r < p; ++r)
-      MUST_OK(h5g_cuda_radix_sort(temp, &sort_temp, src + offsets[r], alt, offsets[r + 1] - offsets[r], sizeof(T), stream));
+      MUST_OK(h5g_cuda_radix_sort(temp, &sort_temp, src + offsets[r], alt, NULL, NULL, offsets[r + 1] - offsets[r], sizeof(T), stream));
     auto reset = [&] { MUST_CUDA(cudaMemcpyAsync(keys, src, bytes, cudaMemcpyDeviceToDevice, stream)); };
     const float merge = time_median(stream, REPS, reset, [&] {
-      MUST_OK(h5g_cuda_merge_runs(temp, &merge_temp, keys, alt, n, sizeof(T), offsets.data(), p, stream));
+      MUST_OK(h5g_cuda_merge_runs(temp, &merge_temp, keys, alt, NULL, NULL, n, sizeof(T), offsets.data(), p, stream));
     });
     const float resort = time_median(stream, REPS, reset, [&] {
-      MUST_OK(h5g_cuda_radix_sort(temp, &sort_temp, keys, alt, n, sizeof(T), stream));
+      MUST_OK(h5g_cuda_radix_sort(temp, &sort_temp, keys, alt, NULL, NULL, n, sizeof(T), stream));
     });
     printf("%-8s 2^%-3d %5zu %10.3f %10.3f\n", KeyInfo<T>::name, log2n, p, merge, resort);
     cudaFree(temp);
@@ -226,8 +218,55 @@ static unsigned long long count_diff(const void *a, const void *b, size_t bytes,
   return host_diff;
 }
 
-__global__ void iota64_kernel(uint64_t *v, uint64_t n) {
-  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) v[i] = i;
+/* The other way of a stable key+value sort, measured against the product's (which moves the
+ * uint64 values with the keys every pass, 8 + 8 bytes of value traffic per pass): the onesweep
+ * sort moves a 32-bit position instead (4 + 4 bytes per pass), then one gather puts each uint64
+ * value where its position went and a copy brings them back; needs n < 2^32 and 2 x 4 bytes per
+ * pair of scratch. Slower at every width on H200 (2^28 pairs, uint64 keys: 35.6 ms vs 29.2): the
+ * random 8-byte gather, the index initialisation and the copy back cost more than the 4 bytes a
+ * pass saves (bench/RESULTS.md, "GPU record sort"). Stable: the onesweep passes are. */
+__global__ void iota32_kernel(uint32_t *idx, uint64_t n) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+    idx[i] = (uint32_t)i;
+}
+
+__global__ void gather_kernel(const uint64_t *__restrict__ vals, const uint32_t *__restrict__ idx,
+                              uint64_t *__restrict__ out, uint64_t n) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+    out[i] = vals[idx[i]];
+}
+
+template <typename K>
+static int sort_via_index(void *temp, size_t *temp_bytes, K *keys, K *alt, uint64_t *vals, uint64_t *alt_vals,
+                          size_t n, cudaStream_t stream) {
+  using T = h5g::OnesweepPairsTuning<sizeof(K)>; /* the product's pair tile shape */
+  int rc = H5G_OK;
+  size_t sort_bytes = 0;
+  CHECK((h5g::onesweep::sort<K, T::BLOCK, T::ITEMS, T::MIN_BLOCKS, uint32_t>(NULL, &sort_bytes, keys, alt, n,
+                                                                             stream)));
+  {
+    h5g::ScratchLayout s{(char *)temp, 0};
+    void *sort_temp = s.take<char>(sort_bytes);
+    uint32_t *idx = s.take<uint32_t>(n), *alt_idx = s.take<uint32_t>(n);
+    const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+    if (!temp) {
+      *temp_bytes = s.used;
+      return H5G_OK;
+    }
+    if (*temp_bytes < s.used)
+      H5G_FAIL(H5G_ERR_USAGE, "pair sort scratch of %zu bytes is smaller than the %zu needed", *temp_bytes, s.used);
+    if (n >> 32) H5G_FAIL(H5G_ERR_USAGE, "a 32-bit index sorts fewer than 2^32 pairs, not %zu", n);
+    if (n < 2) goto done;
+    iota32_kernel<<<blocks, 256, 0, stream>>>(idx, n);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK((h5g::onesweep::sort<K, T::BLOCK, T::ITEMS, T::MIN_BLOCKS, uint32_t>(sort_temp, &sort_bytes, keys, alt, n,
+                                                                               stream, idx, alt_idx)));
+    gather_kernel<<<blocks, 256, 0, stream>>>(vals, idx, alt_vals, n);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaMemcpyAsync(vals, alt_vals, n * sizeof(uint64_t), cudaMemcpyDeviceToDevice, stream));
+  }
+done:
+  return rc;
 }
 
 /* One row of the pairs table: 2^log2n random keys with their uint64 source index, sorted by our
@@ -235,8 +274,8 @@ __global__ void iota64_kernel(uint64_t *v, uint64_t n) {
 template <typename T> static void bench_pairs_row(int log2n, cudaStream_t stream, bool *mismatch) {
   const size_t n = (size_t)1 << log2n, bytes = n * sizeof(T), vbytes = n * sizeof(uint64_t);
   size_t direct_temp = 0, index_temp = 0, cub_temp = 0;
-  MUST_OK(h5g::pairs::sort_direct<T>(NULL, &direct_temp, NULL, NULL, NULL, NULL, n, stream));
-  MUST_OK(h5g::pairs::sort_via_index<T>(NULL, &index_temp, NULL, NULL, NULL, NULL, n, stream));
+  MUST_OK(h5g_cuda_radix_sort(NULL, &direct_temp, NULL, NULL, H5G_CUDA_QUERY_VALUES, NULL, n, sizeof(T), stream));
+  MUST_OK(sort_via_index<T>(NULL, &index_temp, NULL, NULL, NULL, NULL, n, stream));
   MUST_CUDA(cub::DeviceRadixSort::SortPairs(NULL, cub_temp, (const T *)NULL, (T *)NULL, (const uint64_t *)NULL,
                                             (uint64_t *)NULL, n, 0, 8 * (int)sizeof(T), stream));
   const size_t temp_bytes = std::max(std::max(direct_temp, index_temp), cub_temp);
@@ -259,15 +298,15 @@ template <typename T> static void bench_pairs_row(int log2n, cudaStream_t stream
   MUST_CUDA(cudaMalloc(&temp, temp_bytes));
   MUST_CUDA(cudaMalloc(&diff, sizeof(*diff)));
   fill_kernel<T><<<1024, 256, 0, stream>>>(src, n, 777 + log2n);
-  iota64_kernel<<<1024, 256, 0, stream>>>(src_vals, n);
+  MUST_OK(h5g_cuda_iota(src_vals, n, 0, stream));
   MUST_CUDA(cudaGetLastError());
   auto reset = [&] {
     MUST_CUDA(cudaMemcpyAsync(keys, src, bytes, cudaMemcpyDeviceToDevice, stream));
     MUST_CUDA(cudaMemcpyAsync(vals, src_vals, vbytes, cudaMemcpyDeviceToDevice, stream));
   };
   size_t tb = temp_bytes;
-  auto direct = [&] { MUST_OK(h5g::pairs::sort_direct<T>(temp, &tb, keys, alt, vals, alt_vals, n, stream)); };
-  auto via_index = [&] { MUST_OK(h5g::pairs::sort_via_index<T>(temp, &tb, keys, alt, vals, alt_vals, n, stream)); };
+  auto direct = [&] { MUST_OK(h5g_cuda_radix_sort(temp, &tb, keys, alt, vals, alt_vals, n, sizeof(T), stream)); };
+  auto via_index = [&] { MUST_OK(sort_via_index<T>(temp, &tb, keys, alt, vals, alt_vals, n, stream)); };
   auto cub_sort = [&] {
     MUST_CUDA(cub::DeviceRadixSort::SortPairs(temp, cub_temp, (const T *)src, alt, (const uint64_t *)src_vals, alt_vals,
                                               n, 0, 8 * (int)sizeof(T), stream));
@@ -525,12 +564,12 @@ int main(int argc, char **argv) {
     uint32_t *keys, *alt;
     void *temp;
     size_t temp_bytes = 0;
-    MUST_OK(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, n, 4, stream));
+    MUST_OK(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, NULL, NULL, n, 4, stream));
     MUST_CUDA(cudaMalloc(&keys, n * 4));
     MUST_CUDA(cudaMalloc(&alt, n * 4));
     MUST_CUDA(cudaMalloc(&temp, temp_bytes));
     fill_kernel<uint32_t><<<1024, 256, 0, stream>>>(keys, n, 1);
-    MUST_OK(h5g_cuda_radix_sort(temp, &temp_bytes, keys, alt, n, 4, stream));
+    MUST_OK(h5g_cuda_radix_sort(temp, &temp_bytes, keys, alt, NULL, NULL, n, 4, stream));
     MUST_CUDA(cudaStreamSynchronize(stream));
     return 0;
   }

@@ -21,21 +21,14 @@
 #include <algorithm>
 #include <vector>
 
-#include "bench/must_cuda.cuh"
+#include "tests/support/check_cuda.h"
+#include "tests/support/check_mpi.h"
 
 #define MUST_NCCL(call)                                                                           \
   do {                                                                                            \
     ncclResult_t r_ = (call);                                                                     \
     if (r_ != ncclSuccess) {                                                                      \
       fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(r_));      \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
-
-#define MUST_MPI(call)                                                                            \
-  do {                                                                                            \
-    if ((call) != MPI_SUCCESS) {                                                                  \
-      fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #call);                           \
       exit(1);                                                                                    \
     }                                                                                             \
   } while (0)

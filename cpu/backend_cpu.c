@@ -14,10 +14,11 @@ typedef struct {
   size_t scratch_bytes, scratch_values_bytes;
 } cpu_state;
 
-static size_t cpu_capacity(h5g_backend *be, unsigned width) {
-  /* keys + one scratch buffer of the same size */
-  if (be->mem_budget == 0) return SIZE_MAX / (2 * (size_t)width);
-  uint64_t n = be->mem_budget / (2 * (uint64_t)width);
+static size_t cpu_capacity(h5g_backend *be, unsigned width, int with_values) {
+  /* keys + one scratch buffer of the same size, and the same for values */
+  const uint64_t element = (uint64_t)width + (with_values ? sizeof(uint64_t) : 0);
+  if (be->mem_budget == 0) return SIZE_MAX / (2 * (size_t)element);
+  uint64_t n = be->mem_budget / (2 * element);
   return n ? (size_t)n : 1;
 }
 
@@ -52,41 +53,21 @@ done:
   return rc;
 }
 
-static int cpu_sort(h5g_backend *be, void *keys, size_t n, unsigned width) {
+static int cpu_sort(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width) {
   int rc = H5G_OK;
   cpu_state *st = be->impl;
-  CHECK(ensure_scratch_for(st, n, width, 0));
-  h5g_radix_sort(keys, st->scratch, n, width);
+  CHECK(ensure_scratch_for(st, n, width, values != NULL));
+  h5g_radix_sort(keys, values, st->scratch, st->scratch_values, n, width);
 done:
   return rc;
 }
 
-static int cpu_merge(h5g_backend *be, void *keys, size_t n, unsigned width,
+static int cpu_merge(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width,
                      const uint64_t *run_offsets, size_t nruns) {
   int rc = H5G_OK;
   cpu_state *st = be->impl;
-  CHECK(ensure_scratch_for(st, n, width, 0));
-  h5g_merge_runs(keys, st->scratch, n, width, run_offsets, nruns);
-done:
-  return rc;
-}
-
-static int cpu_sort_pairs(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width) {
-  int rc = H5G_OK;
-  cpu_state *st = be->impl;
-  CHECK(ensure_scratch_for(st, n, width, 1));
-  h5g_radix_sort_pairs(keys, values, st->scratch, st->scratch_values, n, width);
-done:
-  return rc;
-}
-
-static int cpu_merge_pairs(h5g_backend *be, void *keys, uint64_t *values, size_t n,
-                           unsigned width, const uint64_t *run_offsets, size_t nruns) {
-  int rc = H5G_OK;
-  cpu_state *st = be->impl;
-  CHECK(ensure_scratch_for(st, n, width, 1));
-  h5g_merge_runs_pairs(keys, values, st->scratch, st->scratch_values, n, width, run_offsets,
-                       nruns);
+  CHECK(ensure_scratch_for(st, n, width, values != NULL));
+  h5g_merge_runs(keys, values, st->scratch, st->scratch_values, n, width, run_offsets, nruns);
 done:
   return rc;
 }
@@ -115,8 +96,6 @@ int h5g_backend_cpu_create(h5g_backend **out, uint64_t mem_budget) {
   be->transform = cpu_transform;
   be->sort = cpu_sort;
   be->merge = cpu_merge;
-  be->sort_pairs = cpu_sort_pairs;
-  be->merge_pairs = cpu_merge_pairs;
   be->destroy = cpu_destroy;
   *out = be;
   be = NULL;

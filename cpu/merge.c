@@ -70,18 +70,13 @@ static unsigned width_index(unsigned width) {
   return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3;
 }
 
-void h5g_merge_runs(void *keys, void *scratch, size_t n, unsigned width,
-                    const uint64_t *run_offsets, size_t nruns) {
-  static merge_runs_fn *const merges[] = {merge_runs_8, merge_runs_16, merge_runs_32,
-                                          merge_runs_64};
-  if (n == 0) return; /* keys and scratch may then be NULL */
-  merges[width_index(width)](keys, NULL, scratch, NULL, n, run_offsets, nruns);
-}
-
-void h5g_merge_runs_pairs(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
-                          size_t n, unsigned width, const uint64_t *run_offsets, size_t nruns) {
-  static merge_runs_fn *const merges[] = {merge_runs_pairs_8, merge_runs_pairs_16,
-                                          merge_runs_pairs_32, merge_runs_pairs_64};
+void h5g_merge_runs(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
+                    size_t n, unsigned width, const uint64_t *run_offsets, size_t nruns) {
+  /* [with values][width]: keys alone take the instances without value code */
+  static merge_runs_fn *const merges[2][4] = {
+      {merge_runs_8, merge_runs_16, merge_runs_32, merge_runs_64},
+      {merge_runs_pairs_8, merge_runs_pairs_16, merge_runs_pairs_32, merge_runs_pairs_64}};
   if (n == 0) return; /* the buffers may then be NULL */
-  merges[width_index(width)](keys, values, scratch, scratch_values, n, run_offsets, nruns);
+  merges[values != NULL][width_index(width)](keys, values, scratch, scratch_values, n,
+                                             run_offsets, nruns);
 }

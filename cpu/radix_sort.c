@@ -92,17 +92,12 @@ static unsigned width_index(unsigned width) {
   return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3;
 }
 
-void h5g_radix_sort(void *keys, void *scratch, size_t n, unsigned width) {
-  static radix_sort_fn *const sorts[] = {radix_sort_8, radix_sort_16, radix_sort_32,
-                                         radix_sort_64};
+void h5g_radix_sort(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
+                    size_t n, unsigned width) {
+  /* [with values][width]: keys alone take the instances without value code */
+  static radix_sort_fn *const sorts[2][4] = {
+      {radix_sort_8, radix_sort_16, radix_sort_32, radix_sort_64},
+      {radix_sort_pairs_8, radix_sort_pairs_16, radix_sort_pairs_32, radix_sort_pairs_64}};
   if (n < 2) return;
-  sorts[width_index(width)](keys, NULL, scratch, NULL, n);
-}
-
-void h5g_radix_sort_pairs(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
-                          size_t n, unsigned width) {
-  static radix_sort_fn *const sorts[] = {radix_sort_pairs_8, radix_sort_pairs_16,
-                                         radix_sort_pairs_32, radix_sort_pairs_64};
-  if (n < 2) return;
-  sorts[width_index(width)](keys, values, scratch, scratch_values, n);
+  sorts[values != NULL][width_index(width)](keys, values, scratch, scratch_values, n);
 }

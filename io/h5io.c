@@ -5,12 +5,8 @@
 #include <string.h>
 
 #include "base/error.h"
-
-/* HDF5 calls return negative on failure; turn that into one user-facing message. */
-#define CHECK_H5(call, ...)                                                                       \
-  do {                                                                                            \
-    if ((call) < 0) H5G_FAIL(H5G_ERR_RUNTIME, __VA_ARGS__);                                       \
-  } while (0)
+#include "io/h5check.h"
+#include "mpi/agree.h"
 
 #define CLOSE_ID(closer, id)                                                                      \
   do {                                                                                            \
@@ -257,7 +253,8 @@ static int open_file(MPI_Comm comm, const char *path, int create, int writable, 
   int rc = H5G_OK;
   hid_t fapl = H5I_INVALID_HID;
   h5g_file *f = calloc(1, sizeof *f);
-  CHECK_ALLOC(f, sizeof *f);
+  /* every rank, or none, goes on to the collective open */
+  CHECK(h5g_agree_alloc(comm, f != NULL, sizeof *f));
   f->comm = comm;
   f->id = H5I_INVALID_HID;
   snprintf(f->path, sizeof f->path, "%s", path);
@@ -294,15 +291,23 @@ int h5g_io_close_file(h5g_file *f) {
   return rc;
 }
 
-static h5g_dset *new_dset(h5g_file *f, const char *dataset) {
+/* Collective: a dataset handle of `f`, agreed on, so that no rank goes on to a collective open
+ * or create that another one, out of memory, never reaches. */
+static int new_dset(h5g_file *f, const char *dataset, h5g_dset **out) {
+  int rc = H5G_OK;
   h5g_dset *d = calloc(1, sizeof *d);
-  if (!d) return NULL;
+  *out = NULL;
+  CHECK(h5g_agree_alloc(f->comm, d != NULL, sizeof *d));
   d->file = f;
   d->id = d->file_type = d->mem_type = d->dxpl = H5I_INVALID_HID;
   int used = snprintf(d->where, sizeof d->where, "%s:", f->path);
   if (used > 0 && (size_t)used < sizeof d->where)
     snprintf(d->where + used, sizeof d->where - (size_t)used, "%s", dataset);
-  return d;
+  *out = d;
+  d = NULL;
+done:
+  free(d);
+  return rc;
 }
 
 /* Shape, element size and transfer list, once id and mem_type are set. */
@@ -325,8 +330,8 @@ done:
 int h5g_io_open_keys(h5g_file *f, const char *dataset, const char *key_field, h5g_dset **out) {
   int rc = H5G_OK;
   hid_t member = H5I_INVALID_HID, native = H5I_INVALID_HID;
-  h5g_dset *d = new_dset(f, dataset);
-  CHECK_ALLOC(d, sizeof *d);
+  h5g_dset *d = NULL;
+  CHECK(new_dset(f, dataset, &d));
   CHECK_H5(d->id = H5Dopen2(f->id, dataset, H5P_DEFAULT), "cannot open dataset (%s)", d->where);
   CHECK_H5(d->file_type = H5Dget_type(d->id), "cannot read the datatype (%s)", d->where);
   if (key_field) { /* a compound holding only the key field: HDF5 picks it out by name */
@@ -354,8 +359,8 @@ done:
 
 int h5g_io_open_rows(h5g_file *f, const char *dataset, h5g_dset **out) {
   int rc = H5G_OK;
-  h5g_dset *d = new_dset(f, dataset);
-  CHECK_ALLOC(d, sizeof *d);
+  h5g_dset *d = NULL;
+  CHECK(new_dset(f, dataset, &d));
   CHECK_H5(d->id = H5Dopen2(f->id, dataset, H5P_DEFAULT), "cannot open dataset (%s)", d->where);
   CHECK_H5(d->file_type = H5Dget_type(d->id), "cannot read the datatype (%s)", d->where);
   CHECK_H5(d->mem_type = H5Tcopy(d->file_type), "cannot copy the datatype (%s)", d->where);
@@ -367,24 +372,49 @@ done:
   return rc;
 }
 
-/* Creates a contiguous dataset (no fill: every byte gets written) with intermediate groups,
- * replacing an existing link of that name (in-place sorts write into a copy of the input). */
+/* Dataset creation properties for `storage` (NULL: contiguous); sets maxdims (an empty chunked
+ * dataset is made extendible: a fixed-size one needs chunks no larger than itself). No fill
+ * (every byte gets written) and no modification times (the same input gives a byte-identical
+ * file). */
+static int storage_properties(const h5g_io_storage *storage, int rank, const hsize_t *dims,
+                              hsize_t *maxdims, const char *where, hid_t *dcpl) {
+  int rc = H5G_OK;
+  hsize_t chunk[H5S_MAX_RANK];
+  for (int k = 0; k < rank; k++) maxdims[k] = chunk[k] = dims[k];
+  CHECK_H5(*dcpl = H5Pcreate(H5P_DATASET_CREATE), "cannot create property list (%s)", where);
+  CHECK_H5(H5Pset_fill_time(*dcpl, H5D_FILL_TIME_NEVER), "cannot set fill time (%s)", where);
+  CHECK_H5(H5Pset_obj_track_times(*dcpl, 0), "cannot set up the dataset (%s)", where);
+  if (!storage || storage->layout == H5G_IO_CONTIGUOUS) goto done;
+  if (storage->chunk_rows == 0) H5G_FAIL(H5G_ERR_USAGE, "chunks of 0 rows (%s)", where);
+  chunk[0] = dims[0] == 0 || storage->chunk_rows < dims[0] ? storage->chunk_rows : dims[0];
+  if (dims[0] == 0) maxdims[0] = H5S_UNLIMITED;
+  CHECK_H5(H5Pset_chunk(*dcpl, rank, chunk), "cannot set chunking (%s)", where);
+  if (storage->shuffle) CHECK_H5(H5Pset_shuffle(*dcpl), "cannot set the shuffle filter (%s)", where);
+  if (storage->gzip_level > 0)
+    CHECK_H5(H5Pset_deflate(*dcpl, (unsigned)storage->gzip_level), "cannot set the deflate filter (%s)",
+             where);
+done:
+  return rc;
+}
+
+/* Creates a dataset with intermediate groups. With `replace`, an existing link of that name is
+ * replaced (in-place sorts write into a copy of the input); without, it is an error. */
 static int create_dataset(h5g_file *out, const char *dataset, hid_t file_type, int rank,
-                          const hsize_t *dims, h5g_dset *d) {
+                          const hsize_t *dims, const h5g_io_storage *storage, int replace,
+                          h5g_dset *d) {
   int rc = H5G_OK;
   hid_t lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
-  if (path_exists(out->id, dataset))
+  hsize_t maxdims[H5S_MAX_RANK];
+  if (replace && path_exists(out->id, dataset))
     CHECK_H5(H5Ldelete(out->id, dataset, H5P_DEFAULT), "cannot replace the dataset (%s)", d->where);
-  CHECK_H5(space = H5Screate_simple(rank, dims, NULL), "cannot create dataspace (%s)", d->where);
+  CHECK(storage_properties(storage, rank, dims, maxdims, d->where, &dcpl));
+  CHECK_H5(space = H5Screate_simple(rank, dims, maxdims), "cannot create dataspace (%s)", d->where);
   CHECK_H5(lcpl = H5Pcreate(H5P_LINK_CREATE), "cannot create property list (%s)", d->where);
   CHECK_H5(H5Pset_create_intermediate_group(lcpl, 1), "cannot set up groups (%s)", d->where);
-  CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE), "cannot create property list (%s)", d->where);
-  CHECK_H5(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "cannot set fill time (%s)", d->where);
-  /* no modification times: the same input gives a byte-identical output file */
-  CHECK_H5(H5Pset_obj_track_times(dcpl, 0), "cannot set up the dataset (%s)", d->where);
   CHECK_H5(d->file_type = H5Tcopy(file_type), "cannot copy the datatype (%s)", d->where);
   CHECK_H5(d->id = H5Dcreate2(out->id, dataset, d->file_type, space, lcpl, dcpl, H5P_DEFAULT),
-           "cannot create the output dataset (%s)", d->where);
+           replace ? "cannot create the output dataset (%s)"
+                   : "cannot create the dataset (%s): does it exist already?", d->where);
 done:
   CLOSE_ID(H5Pclose, dcpl);
   CLOSE_ID(H5Pclose, lcpl);
@@ -393,53 +423,72 @@ done:
 }
 
 typedef struct {
+  MPI_Comm comm;
   hid_t target;
   int status;
 } attr_copy;
 
-/* Copies one attribute with its own datatype (variable-length data included). */
+/* The local half of an attribute copy: its type (a transient copy: committed types do not cross
+ * files), shape and values. */
+static int read_attribute(hid_t src, const char *name, hid_t *type, hid_t *space, void **buf) {
+  int rc = H5G_OK;
+  hid_t attr = H5I_INVALID_HID, stored = H5I_INVALID_HID;
+  CHECK_H5(attr = H5Aopen(src, name, H5P_DEFAULT), "cannot copy attribute '%s'", name);
+  CHECK_H5(stored = H5Aget_type(attr), "cannot copy attribute '%s'", name);
+  CHECK_H5(*type = H5Tcopy(stored), "cannot copy attribute '%s'", name);
+  CHECK_H5(*space = H5Aget_space(attr), "cannot copy attribute '%s'", name);
+  hssize_t points = H5Sget_simple_extent_npoints(*space);
+  size_t bytes = (size_t)(points > 0 ? points : 1) * H5Tget_size(*type);
+  *buf = calloc(1, bytes);
+  CHECK_ALLOC(*buf, bytes);
+  CHECK_H5(H5Aread(attr, *type, *buf), "cannot copy attribute '%s'", name);
+done:
+  CLOSE_ID(H5Tclose, stored);
+  CLOSE_ID(H5Aclose, attr);
+  return rc;
+}
+
+static int write_attribute(hid_t target, const char *name, hid_t file_type, hid_t mem_type,
+                           hid_t space, const void *buf) {
+  int rc = H5G_OK;
+  hid_t dst = H5I_INVALID_HID;
+  CHECK_H5(dst = H5Acreate2(target, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT),
+           "cannot write attribute '%s'", name);
+  CHECK_H5(H5Awrite(dst, mem_type, buf), "cannot write attribute '%s'", name);
+done:
+  CLOSE_ID(H5Aclose, dst);
+  return rc;
+}
+
+/* Copies one attribute with its own datatype (variable-length data included). Every rank is
+ * called for the same attributes in the same order; reading is local and creating collective,
+ * so the ranks agree after each half and all stop at the same attribute when one fails. */
 static herr_t copy_attribute(hid_t src, const char *name, const H5A_info_t *ainfo, void *data) {
   (void)ainfo;
   attr_copy *copy = data;
-  hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID,
-        dst = H5I_INVALID_HID;
+  int rc = H5G_OK;
+  hid_t type = H5I_INVALID_HID, space = H5I_INVALID_HID;
   void *buf = NULL;
-  int ok = 0, has_vlen = 0;
-  if ((attr = H5Aopen(src, name, H5P_DEFAULT)) < 0) goto done;
-  hid_t stored = H5Aget_type(attr);
-  if (stored < 0) goto done;
-  type = H5Tcopy(stored); /* a transient copy: committed types do not cross files */
-  H5Tclose(stored);
-  if (type < 0 || (space = H5Aget_space(attr)) < 0) goto done;
-  hssize_t points = H5Sget_simple_extent_npoints(space);
-  size_t bytes = (size_t)(points > 0 ? points : 1) * H5Tget_size(type);
-  if (!(buf = calloc(1, bytes))) goto done;
-  if (H5Aread(attr, type, buf) < 0) goto done;
-  has_vlen = H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0;
-  if ((dst = H5Acreate2(copy->target, name, type, space, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-    goto done;
-  ok = H5Awrite(dst, type, buf) >= 0;
+  int got = read_attribute(src, name, &type, &space, &buf);
+  CHECK(h5g_agree(copy->comm, got));
+  CHECK(h5g_agree(copy->comm, write_attribute(copy->target, name, type, type, space, buf)));
 done:
-  if (buf && has_vlen) H5Dvlen_reclaim(type, space, H5P_DEFAULT, buf);
+  if (buf && got == H5G_OK &&
+      (H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0))
+    H5Dvlen_reclaim(type, space, H5P_DEFAULT, buf);
   free(buf);
-  CLOSE_ID(H5Aclose, dst);
   CLOSE_ID(H5Sclose, space);
   CLOSE_ID(H5Tclose, type);
-  CLOSE_ID(H5Aclose, attr);
-  if (!ok) {
-    h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot copy attribute '%s'", name);
-    copy->status = H5G_ERR_RUNTIME;
-    return -1;
-  }
-  return 0;
+  copy->status = rc;
+  return rc == H5G_OK ? 0 : -1;
 }
 
 int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like, h5g_dset **result) {
   int rc = H5G_OK;
-  h5g_dset *d = new_dset(out, dataset);
-  CHECK_ALLOC(d, sizeof *d);
-  CHECK(create_dataset(out, dataset, like->file_type, like->rank, like->dims, d));
-  attr_copy copy = {d->id, H5G_OK};
+  h5g_dset *d = NULL;
+  CHECK(new_dset(out, dataset, &d));
+  CHECK(create_dataset(out, dataset, like->file_type, like->rank, like->dims, NULL, 1, d));
+  attr_copy copy = {out->comm, d->id, H5G_OK};
   hsize_t idx = 0;
   if (H5Aiterate2(like->id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attribute, &copy) < 0)
     H5G_FAIL(copy.status == H5G_OK ? H5G_ERR_RUNTIME : copy.status, "cannot copy attributes (%s)",
@@ -456,15 +505,46 @@ done:
 int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset **result) {
   int rc = H5G_OK;
   hsize_t dims = n;
-  h5g_dset *d = new_dset(out, dataset);
-  CHECK_ALLOC(d, sizeof *d);
-  CHECK(create_dataset(out, dataset, H5T_STD_U64LE, 1, &dims, d));
+  h5g_dset *d = NULL;
+  CHECK(new_dset(out, dataset, &d));
+  CHECK(create_dataset(out, dataset, H5T_STD_U64LE, 1, &dims, NULL, 1, d));
   CHECK_H5(d->mem_type = H5Tcopy(H5T_NATIVE_UINT64), "cannot copy the memory type (%s)", d->where);
   CHECK(finish_dset(d));
   *result = d;
   d = NULL;
 done:
   h5g_io_close(d);
+  return rc;
+}
+
+int h5g_io_create(h5g_file *f, const char *dataset, hid_t file_type, hid_t mem_type, int rank,
+                  const hsize_t *dims, const h5g_io_storage *storage, h5g_dset **result) {
+  int rc = H5G_OK;
+  h5g_dset *d = NULL;
+  CHECK(new_dset(f, dataset, &d));
+  CHECK(create_dataset(f, dataset, file_type, rank, dims, storage, 0, d));
+  CHECK_H5(d->mem_type = H5Tcopy(mem_type), "cannot copy the memory type (%s)", d->where);
+  CHECK(finish_dset(d));
+  *result = d;
+  d = NULL;
+done:
+  h5g_io_close(d);
+  return rc;
+}
+
+int h5g_io_write_attribute(h5g_dset *d, const char *name, hid_t file_type, hid_t mem_type,
+                           uint64_t n, const void *buf) {
+  int rc = H5G_OK;
+  hid_t space = H5I_INVALID_HID;
+  hsize_t dims = n;
+  space = n ? H5Screate_simple(1, &dims, NULL) : H5Screate(H5S_SCALAR);
+  int made = space >= 0 ? H5G_OK
+                        : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                        "cannot write attribute '%s' (%s)", name, d->where);
+  CHECK(h5g_agree(d->file->comm, made)); /* creating it is collective */
+  CHECK(h5g_agree(d->file->comm, write_attribute(d->id, name, file_type, mem_type, space, buf)));
+done:
+  CLOSE_ID(H5Sclose, space);
   return rc;
 }
 
@@ -486,7 +566,14 @@ int h5g_io_close(h5g_dset *d) {
 /* Collective transfer of rows [row, row + rows) in pieces of at most h5g_io_piece_bytes().
  * Every rank makes the same number of H5Dread/H5Dwrite calls (empty selections where it has
  * nothing left) and the ranks agree after each piece, so a failure on one rank never leaves the
- * others waiting inside the next collective call. */
+ * others waiting inside the next collective call; every rank then holds the failing rank's error. */
+/* One rank's status for a piece: the caller's own error (already recorded), else HDF5's. */
+static int piece_status(int failed, int piece_rc, int writing, const char *where) {
+  if (!failed) return H5G_OK;
+  return h5g_error_set(piece_rc != H5G_OK ? piece_rc : H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                       "cannot %s the dataset (%s)", writing ? "write" : "read", where);
+}
+
 static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int writing,
                     h5g_io_piece_fn each, void *ctx) {
   int rc = H5G_OK;
@@ -497,9 +584,9 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   uint64_t piece = h5g_io_piece_bytes() / row_bytes;
   if (piece == 0) piece = 1;
   uint64_t my_pieces = (rows + piece - 1) / piece, pieces = 0;
-  if (MPI_Allreduce(&my_pieces, &pieces, 1, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-    H5G_FAIL(H5G_ERR_RUNTIME, "MPI_Allreduce failed during I/O (%s)", d->where);
-  CHECK_H5(file_space = H5Dget_space(d->id), "cannot get the dataspace (%s)", d->where);
+  CHECK_MPI(MPI_Allreduce(&my_pieces, &pieces, 1, MPI_UINT64_T, MPI_MAX, comm));
+  file_space = H5Dget_space(d->id);
+  CHECK(h5g_agree(comm, piece_status(file_space < 0, H5G_OK, writing, d->where)));
   for (uint64_t i = 0; i < pieces; i++) {
     uint64_t done_rows = i * piece;
     uint64_t len = done_rows < rows ? (rows - done_rows < piece ? rows - done_rows : piece) : 0;
@@ -519,23 +606,15 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
     static char dummy[64];
     int piece_rc = H5G_OK; /* the caller's own status for this piece, its error already recorded */
     if (!failed && each && len) failed = (piece_rc = each(ctx, done_rows, len, 0)) != H5G_OK;
-    if (!failed) {
-      herr_t st = writing ? H5Dwrite(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy)
-                          : H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy);
-      failed = st < 0;
-    }
+    /* every rank, or none, makes the collective call */
+    CHECK(h5g_agree(comm, piece_status(failed, piece_rc, writing, d->where)));
+    herr_t st = writing ? H5Dwrite(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy)
+                        : H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy);
+    failed = st < 0;
     if (!failed && each && len) failed = (piece_rc = each(ctx, done_rows, len, 1)) != H5G_OK;
     H5Sclose(mem_space);
     mem_space = H5I_INVALID_HID;
-    int any_failed = 0;
-    if (MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-      H5G_FAIL(H5G_ERR_RUNTIME, "MPI_Allreduce failed during I/O (%s)", d->where);
-    if (failed)
-      H5G_FAIL(piece_rc != H5G_OK ? piece_rc : H5G_ERR_RUNTIME, "cannot %s the dataset (%s)",
-               writing ? "write" : "read", d->where);
-    if (any_failed)
-      H5G_FAIL(H5G_ERR_RUNTIME, "%s failed on another rank (%s)", writing ? "write" : "read",
-               d->where);
+    CHECK(h5g_agree(comm, piece_status(failed, piece_rc, writing, d->where)));
   }
 done:
   CLOSE_ID(H5Sclose, mem_space);

@@ -8,6 +8,7 @@
 #ifndef H5G_IO_H5IO_H
 #define H5G_IO_H5IO_H
 
+#include <hdf5.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,25 @@ int h5g_io_open_rows(h5g_file *f, const char *dataset, h5g_dset **d);
 int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like, h5g_dset **d);
 /* Collective: creates a 1-D uint64 dataset of n elements. */
 int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset **d);
+/* Storage of a dataset that h5g_io_create makes: contiguous, or chunks of chunk_rows rows (fewer
+ * when the dataset has fewer; the other dimensions whole), optionally filtered by shuffle and
+ * deflate (gzip_level 1-9; 0: none). */
+typedef enum { H5G_IO_CONTIGUOUS = 0, H5G_IO_CHUNKED } h5g_io_layout;
+typedef struct {
+  h5g_io_layout layout;
+  uint64_t chunk_rows;
+  int shuffle;
+  int gzip_level;
+} h5g_io_storage;
+/* Collective: creates `dataset` in `f` (intermediate groups created; an error when it exists) of
+ * HDF5 type `file_type` and shape dims[0..rank) (rows first), stored as `storage` says (NULL:
+ * contiguous); h5g_io_write takes its rows in `mem_type`. No fill values, no timestamps. */
+int h5g_io_create(h5g_file *f, const char *dataset, hid_t file_type, hid_t mem_type, int rank,
+                  const hsize_t *dims, const h5g_io_storage *storage, h5g_dset **d);
+/* Collective: adds attribute `name` to `d`, of HDF5 type `file_type`, scalar (n == 0) or 1-D of n
+ * elements, its values `buf` in `mem_type`. */
+int h5g_io_write_attribute(h5g_dset *d, const char *name, hid_t file_type, hid_t mem_type,
+                           uint64_t n, const void *buf);
 /* Collective read/write of rows [row, row + rows). Every rank calls it the same number of times
  * (rows may be 0); pieces of h5g_io_piece_bytes() keep MPI-IO counts below 2^31. */
 int h5g_io_read(h5g_dset *d, uint64_t row, uint64_t rows, void *buf);

@@ -1,6 +1,8 @@
 /* The CUDA backend (base/backend.h): keys (and for records their uint64 values) travel host ->
- * device on a stream, are sorted or merged by this project's kernels, and travel back. Device
- * memory is one pool, allocated on first need, grown only when a call needs more, and never
+ * device on a stream, are sorted or merged by this project's kernels, and travel back; one path
+ * for both, the values an optional part of each call (NULL: keys only, whose kernels hold no value
+ * code). On the resident path the values are the keys' source indices, made on the device.
+ * Device memory is one pool, allocated on first need, grown only when a call needs more, and never
  * larger than mem_budget. Merging P runs uses merge path up to a measured number of rounds, a
  * re-sort beyond it (tuning.cuh). */
 #include <stdio.h>
@@ -21,8 +23,8 @@ constexpr size_t RESERVED_MERGE_RUNS = 1 << 16;
  * piece while the rest is still on its way. */
 constexpr size_t COPY_BACK_PIECE_BYTES = (size_t)256 << 20;
 
-/* Where the keys, the values (pair calls), their ping-pong buffers and the scratch of one call
- * lie in the pool. */
+/* Where the keys, the values (NULL in a keys-only call), their ping-pong buffers and the scratch
+ * of one call lie in the pool. */
 struct CallBuffers {
   void *keys, *alt, *temp;
   uint64_t *vals, *alt_vals;
@@ -36,7 +38,7 @@ struct StreamOp {
   OpKind kind;
   bool ended;         /* its stop event was recorded (not so when the work failed to start) */
   size_t copy_back;   /* OP_D2H: which copy back it is part of (CudaBackend::copy_backs) */
-  size_t copied_back; /* OP_D2H: keys of that copy back on the host once this op is done */
+  size_t copied_back; /* OP_D2H: keys (and values) of that copy back on the host once done */
 };
 
 struct CudaBackend {
@@ -48,8 +50,9 @@ struct CudaBackend {
   CallBuffers run;
   size_t run_n;
   unsigned run_width;
+  bool run_values;        /* the run has a value per key (run.vals, run.alt_vals) */
   size_t copy_backs;      /* copies back started so far */
-  size_t copy_back_total; /* keys the last one moves in all */
+  size_t copy_back_total; /* keys (and values) the last one moves in all */
   StreamOp *ops;          /* timed stream work not yet waited for, in stream order */
   size_t nops, ops_capacity;
 };
@@ -80,44 +83,38 @@ done:
   return rc;
 }
 
-/* A pair call's element width is the key width + VALUE_BYTES (base/backend.h: capacity). */
 constexpr unsigned VALUE_BYTES = sizeof(uint64_t);
-bool is_pair_width(unsigned width) { return width > 8; }
-unsigned key_width_of(unsigned width) { return is_pair_width(width) ? width - VALUE_BYTES : width; }
 size_t aligned_bytes(size_t n, unsigned width) { return (n * width + 255) & ~(size_t)255; }
 
-/* Scratch (beyond the keys, the values and their ping-pong buffers) of a sort or merge of n
- * elements of `width` bytes (a pair width for key+value calls). */
-int scratch_bytes(size_t n, unsigned width, size_t nruns, size_t *bytes) {
+/* Scratch (beyond the keys, the values and their ping-pong buffers) of a sort or merge of n keys
+ * of `width` bytes, with values or not. */
+int scratch_bytes(size_t n, unsigned width, bool with_values, size_t nruns, size_t *bytes) {
   int rc = H5G_OK;
-  const unsigned kw = key_width_of(width);
+  /* a size query reads no buffer, only whether values come (kernels.h) */
+  uint64_t *const vals = with_values ? H5G_CUDA_QUERY_VALUES : NULL;
   size_t sort_bytes = 0, merge_bytes = 0;
-  if (is_pair_width(width)) {
-    CHECK(h5g_cuda_sort_pairs(NULL, &sort_bytes, NULL, NULL, NULL, NULL, n, kw, 0));
-    CHECK(h5g_cuda_merge_runs_pairs(NULL, &merge_bytes, NULL, NULL, NULL, NULL, n, kw, NULL, nruns, 0));
-  } else {
-    CHECK(h5g_cuda_sort(NULL, &sort_bytes, NULL, NULL, n, kw, 0));
-    CHECK(h5g_cuda_merge_runs(NULL, &merge_bytes, NULL, NULL, n, kw, NULL, nruns, 0));
-  }
+  CHECK(h5g_cuda_sort(NULL, &sort_bytes, NULL, NULL, vals, NULL, n, width, 0));
+  CHECK(h5g_cuda_merge_runs(NULL, &merge_bytes, NULL, NULL, vals, NULL, n, width, NULL, nruns, 0));
   *bytes = sort_bytes > merge_bytes ? sort_bytes : merge_bytes;
 done:
   return rc;
 }
 
-/* Device bytes one call on n elements needs: keys, values, their ping-pong buffers, scratch. */
-size_t call_bytes(size_t n, unsigned width, size_t nruns) {
+/* Device bytes one call on n keys needs: keys, values, their ping-pong buffers, scratch. */
+size_t call_bytes(size_t n, unsigned width, bool with_values, size_t nruns) {
   size_t scratch = 0;
-  if (scratch_bytes(n, width, nruns, &scratch) != H5G_OK) return SIZE_MAX;
-  return 2 * aligned_bytes(n, key_width_of(width)) +
-         (is_pair_width(width) ? 2 * aligned_bytes(n, VALUE_BYTES) : 0) + scratch;
+  if (scratch_bytes(n, width, with_values, nruns, &scratch) != H5G_OK) return SIZE_MAX;
+  return 2 * aligned_bytes(n, width) + (with_values ? 2 * aligned_bytes(n, VALUE_BYTES) : 0) +
+         scratch;
 }
 
-size_t cuda_capacity(h5g_backend *be, unsigned width) {
-  size_t lo = 1, hi = be->mem_budget / (2 * (size_t)width) + 1; /* call_bytes(lo) fits, hi not */
-  if (call_bytes(lo, width, RESERVED_MERGE_RUNS) > be->mem_budget) return 1;
+size_t cuda_capacity(h5g_backend *be, unsigned width, int with_values) {
+  const size_t element = width + (with_values ? VALUE_BYTES : 0);
+  size_t lo = 1, hi = be->mem_budget / (2 * element) + 1; /* call_bytes(lo) fits, hi not */
+  if (call_bytes(lo, width, with_values, RESERVED_MERGE_RUNS) > be->mem_budget) return 1;
   while (hi - lo > 1) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (call_bytes(mid, width, RESERVED_MERGE_RUNS) <= be->mem_budget) lo = mid;
+    if (call_bytes(mid, width, with_values, RESERVED_MERGE_RUNS) <= be->mem_budget) lo = mid;
     else hi = mid;
   }
   return lo;
@@ -167,19 +164,25 @@ void cuda_unpin(h5g_backend *be, void *p) {
   cudaHostUnregister(p);
 }
 
-int prepare(h5g_backend *be, size_t n, unsigned width, size_t nruns, CallBuffers *b) {
+/* Carves one call's buffers out of the pool, reserved first: keys and their ping-pong buffer,
+ * with values the values and theirs (NULL without), then the scratch. */
+int prepare(h5g_backend *be, size_t n, unsigned width, bool with_values, size_t nruns,
+            CallBuffers *b) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
-  const size_t key_bytes = aligned_bytes(n, key_width_of(width));
-  const size_t val_bytes = is_pair_width(width) ? aligned_bytes(n, VALUE_BYTES) : 0;
+  const size_t key_bytes = aligned_bytes(n, width);
+  const size_t val_bytes = with_values ? aligned_bytes(n, VALUE_BYTES) : 0;
   CHECK_CUDA(cudaSetDevice(cb->device));
-  CHECK(reserve(be, call_bytes(n, width, nruns)));
-  b->keys = cb->pool;
-  b->alt = (char *)cb->pool + key_bytes;
-  b->vals = (uint64_t *)((char *)cb->pool + 2 * key_bytes);
-  b->alt_vals = (uint64_t *)((char *)cb->pool + 2 * key_bytes + val_bytes);
-  b->temp = (char *)cb->pool + 2 * key_bytes + 2 * val_bytes;
-  b->temp_bytes = cb->pool_bytes - 2 * key_bytes - 2 * val_bytes;
+  CHECK(reserve(be, call_bytes(n, width, with_values, nruns)));
+  {
+    char *const pool = (char *)cb->pool;
+    b->keys = pool;
+    b->alt = pool + key_bytes;
+    b->vals = with_values ? (uint64_t *)(pool + 2 * key_bytes) : NULL;
+    b->alt_vals = with_values ? (uint64_t *)(pool + 2 * key_bytes + val_bytes) : NULL;
+    b->temp = pool + 2 * key_bytes + 2 * val_bytes;
+    b->temp_bytes = cb->pool_bytes - 2 * key_bytes - 2 * val_bytes;
+  }
 done:
   return rc;
 }
@@ -191,10 +194,10 @@ done:
 int cuda_transform(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks, int inverse) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
-  const size_t chunk = cuda_capacity(be, ks->width);
+  const size_t chunk = cuda_capacity(be, ks->width, 0);
   CallBuffers b;
   if (n == 0 || (ks->cls == H5G_KEY_UNSIGNED && !ks->descending)) goto done;
-  CHECK(prepare(be, n < chunk ? n : chunk, ks->width, 1, &b));
+  CHECK(prepare(be, n < chunk ? n : chunk, ks->width, false, 1, &b));
   for (size_t begin = 0; begin < n; begin += chunk) {
     const size_t count = n - begin < chunk ? n - begin : chunk;
     char *host = (char *)keys + begin * ks->width;
@@ -207,102 +210,62 @@ done:
   return rc;
 }
 
-int check_fits(h5g_backend *be, size_t n, unsigned width) {
+int check_fits(h5g_backend *be, size_t n, unsigned width, bool with_values) {
   int rc = H5G_OK;
-  const size_t cap = cuda_capacity(be, width);
+  const size_t cap = cuda_capacity(be, width, with_values);
   if (n > cap)
-    H5G_FAIL(H5G_ERR_USAGE, "%zu keys exceed the CUDA backend capacity of %zu keys", n, cap);
+    H5G_FAIL(H5G_ERR_USAGE, "%zu keys%s exceed the CUDA backend capacity of %zu", n,
+             with_values ? " with values" : "", cap);
 done:
   return rc;
 }
 
-int cuda_sort(h5g_backend *be, void *keys, size_t n, unsigned width) {
+/* On the device: sorts keys[0..n) (vals moving with them, when not NULL), or with run_offsets
+ * merges the nruns sorted runs there; alt and alt_vals are the ping-pong buffers. Many runs are
+ * re-sorted instead: faster than their rounds of merges (tuning.cuh), and as stable (the sort
+ * with values is, so equal keys of earlier runs stay first). */
+int sort_or_merge(CudaBackend *cb, void *temp, size_t temp_bytes, void *keys, void *alt,
+                  uint64_t *vals, uint64_t *alt_vals, size_t n, unsigned width,
+                  const uint64_t *run_offsets, size_t nruns) {
+  int rc = H5G_OK;
+  if (n < 2 || (run_offsets && nruns < 2)) goto done;
+  if (run_offsets && h5g_cuda_merge_rounds(nruns) <= (size_t)h5g::merge_max_rounds(width))
+    CHECK(h5g_cuda_merge_runs(temp, &temp_bytes, keys, alt, vals, alt_vals, n, width, run_offsets,
+                              nruns, cb->stream));
+  else
+    CHECK(h5g_cuda_sort(temp, &temp_bytes, keys, alt, vals, alt_vals, n, width, cb->stream));
+done:
+  return rc;
+}
+
+/* sort (run_offsets NULL) and merge of host keys (and values): up, sorted or merged, back. */
+int host_call(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width,
+              const uint64_t *run_offsets, size_t nruns) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
+  const bool with_values = values != NULL;
   CallBuffers b;
-  if (n < 2) goto done;
-  CHECK(check_fits(be, n, width));
-  CHECK(prepare(be, n, width, 1, &b));
+  if (n < 2 || (run_offsets && nruns < 2)) goto done;
+  CHECK(check_fits(be, n, width, with_values));
+  CHECK(prepare(be, n, width, with_values, run_offsets ? nruns : 1, &b));
   CHECK(timed_copy(be, b.keys, keys, n * width, cudaMemcpyHostToDevice));
-  CHECK(h5g_cuda_sort(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, cb->stream));
+  if (with_values) CHECK(timed_copy(be, b.vals, values, n * VALUE_BYTES, cudaMemcpyHostToDevice));
+  CHECK(sort_or_merge(cb, b.temp, b.temp_bytes, b.keys, b.alt, b.vals, b.alt_vals, n, width,
+                      run_offsets, nruns));
+  /* timed_copy waits for the stream: the results are in host memory on return */
   CHECK(timed_copy(be, keys, b.keys, n * width, cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaStreamSynchronize(cb->stream));
+  if (with_values) CHECK(timed_copy(be, values, b.vals, n * VALUE_BYTES, cudaMemcpyDeviceToHost));
 done:
   return rc;
 }
 
-int cuda_merge(h5g_backend *be, void *keys, size_t n, unsigned width, const uint64_t *run_offsets,
-               size_t nruns) {
-  int rc = H5G_OK;
-  CudaBackend *cb = impl_of(be);
-  CallBuffers b;
-  if (n < 2 || nruns < 2) goto done;
-  CHECK(check_fits(be, n, width));
-  CHECK(prepare(be, n, width, nruns, &b));
-  CHECK(timed_copy(be, b.keys, keys, n * width, cudaMemcpyHostToDevice));
-  if (h5g_cuda_merge_rounds(nruns) <= (size_t)h5g::merge_max_rounds(width))
-    CHECK(h5g_cuda_merge_runs(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, run_offsets, nruns,
-                              cb->stream));
-  else /* many runs: a re-sort is faster than the rounds of merges (tuning.cuh) */
-    CHECK(h5g_cuda_sort(b.temp, &b.temp_bytes, b.keys, b.alt, n, width, cb->stream));
-  CHECK(timed_copy(be, keys, b.keys, n * width, cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaStreamSynchronize(cb->stream));
-done:
-  return rc;
+int cuda_sort(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width) {
+  return host_call(be, keys, values, n, width, NULL, 0);
 }
 
-/* Key+value calls: the values travel and come back beside the keys. */
-int upload_pairs(h5g_backend *be, const CallBuffers &b, const void *keys, const uint64_t *values,
-                 size_t n, unsigned width) {
-  int rc = H5G_OK;
-  CHECK(timed_copy(be, b.keys, keys, n * width, cudaMemcpyHostToDevice));
-  CHECK(timed_copy(be, b.vals, values, n * VALUE_BYTES, cudaMemcpyHostToDevice));
-done:
-  return rc;
-}
-
-int download_pairs(h5g_backend *be, const CallBuffers &b, void *keys, uint64_t *values, size_t n,
-                   unsigned width) {
-  int rc = H5G_OK;
-  CHECK(timed_copy(be, keys, b.keys, n * width, cudaMemcpyDeviceToHost));
-  CHECK(timed_copy(be, values, b.vals, n * VALUE_BYTES, cudaMemcpyDeviceToHost));
-done:
-  return rc;
-}
-
-int cuda_sort_pairs(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width) {
-  int rc = H5G_OK;
-  CudaBackend *cb = impl_of(be);
-  CallBuffers b;
-  if (n < 2) goto done;
-  CHECK(check_fits(be, n, width + VALUE_BYTES));
-  CHECK(prepare(be, n, width + VALUE_BYTES, 1, &b));
-  CHECK(upload_pairs(be, b, keys, values, n, width));
-  CHECK(h5g_cuda_sort_pairs(b.temp, &b.temp_bytes, b.keys, b.alt, b.vals, b.alt_vals, n, width,
-                            cb->stream));
-  CHECK(download_pairs(be, b, keys, values, n, width));
-done:
-  return rc;
-}
-
-int cuda_merge_pairs(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width,
-                     const uint64_t *run_offsets, size_t nruns) {
-  int rc = H5G_OK;
-  CudaBackend *cb = impl_of(be);
-  CallBuffers b;
-  if (n < 2 || nruns < 2) goto done;
-  CHECK(check_fits(be, n, width + VALUE_BYTES));
-  CHECK(prepare(be, n, width + VALUE_BYTES, nruns, &b));
-  CHECK(upload_pairs(be, b, keys, values, n, width));
-  if (h5g_cuda_merge_rounds(nruns) <= (size_t)h5g::merge_max_rounds(width))
-    CHECK(h5g_cuda_merge_runs_pairs(b.temp, &b.temp_bytes, b.keys, b.alt, b.vals, b.alt_vals, n,
-                                    width, run_offsets, nruns, cb->stream));
-  else /* a stable re-sort keeps earlier runs' equal keys first, as the merge does */
-    CHECK(h5g_cuda_sort_pairs(b.temp, &b.temp_bytes, b.keys, b.alt, b.vals, b.alt_vals, n, width,
-                              cb->stream));
-  CHECK(download_pairs(be, b, keys, values, n, width));
-done:
-  return rc;
+int cuda_merge(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width,
+               const uint64_t *run_offsets, size_t nruns) {
+  return host_call(be, keys, values, n, width, run_offsets, nruns);
 }
 
 /* The resident path: stream work is timed by events and only waited for where the host needs
@@ -374,16 +337,22 @@ done:
   return rc;
 }
 
-/* Starts copying n device keys back to the host in pieces. */
-int copy_back(CudaBackend *cb, void *host, const void *device, size_t n, unsigned width) {
+/* Starts copying n device keys (and their values, with host_vals) back to the host in pieces,
+ * each piece's values right after its keys. */
+int copy_back(CudaBackend *cb, void *host_keys, const void *keys, uint64_t *host_vals,
+              const uint64_t *vals, size_t n, unsigned width) {
   int rc = H5G_OK;
-  const size_t piece = COPY_BACK_PIECE_BYTES / width;
+  const size_t piece = COPY_BACK_PIECE_BYTES / (width + (host_vals ? VALUE_BYTES : 0));
   cb->copy_backs++;
   cb->copy_back_total = n;
   for (size_t begin = 0; begin < n; begin += piece) {
     const size_t count = n - begin < piece ? n - begin : piece;
-    CHECK(copy_async(cb, (char *)host + begin * width, (const char *)device + begin * width,
-                     count * width, OP_D2H, begin + count));
+    /* with values a piece is back once its values are: its keys' copy counts the pieces before */
+    CHECK(copy_async(cb, (char *)host_keys + begin * width, (const char *)keys + begin * width,
+                     count * width, OP_D2H, host_vals ? begin : begin + count));
+    if (host_vals)
+      CHECK(copy_async(cb, host_vals + begin, vals + begin, count * VALUE_BYTES, OP_D2H,
+                       begin + count));
   }
 done:
   return rc;
@@ -394,16 +363,18 @@ bool transform_is_identity(const h5g_keyspec *ks) {
 }
 
 int cuda_load(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,
-              unsigned width) {
+              unsigned width, int with_values) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
   if (first == 0) { /* a new run: its buffers, with merge scratch for the runs it may receive */
-    CHECK(check_fits(be, n, width));
-    CHECK(prepare(be, n, width, RESERVED_MERGE_RUNS, &cb->run));
+    CHECK(check_fits(be, n, width, with_values != 0));
+    CHECK(prepare(be, n, width, with_values != 0, RESERVED_MERGE_RUNS, &cb->run));
     cb->run_n = n;
     cb->run_width = width;
+    cb->run_values = with_values != 0;
   }
-  if (cb->run_n != n || cb->run_width != width || first + count > n)
+  if (cb->run_n != n || cb->run_width != width || cb->run_values != (with_values != 0) ||
+      first + count > n)
     H5G_FAIL(H5G_ERR_RUNTIME, "internal error: load of keys [%zu, %zu) outside the run of %zu",
              first, first + count, n);
   CHECK(copy_async(cb, (char *)cb->run.keys + first * width, piece, count * width, OP_H2D, 0));
@@ -411,63 +382,74 @@ done:
   return rc;
 }
 
-int cuda_sort_loaded(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks, int final) {
+/* The run's sort or merge and the copy back both refuse what the loaded run cannot give. */
+int check_run(const CudaBackend *cb, size_t n, unsigned width, const uint64_t *values,
+              size_t nruns) {
+  int rc = H5G_OK;
+  if (cb->run_n != n || cb->run_width != width || (values && !cb->run_values) ||
+      nruns > RESERVED_MERGE_RUNS)
+    H5G_FAIL(H5G_ERR_RUNTIME,
+             "internal error: %zu %u-byte keys%s in %zu runs on the GPU, the loaded run has %zu "
+             "%u-byte keys%s", n, width, values ? " with values" : "", nruns, cb->run_n,
+             cb->run_width, cb->run_values ? " with values" : "");
+done:
+  return rc;
+}
+
+int cuda_sort_loaded(h5g_backend *be, void *keys, uint64_t *values, uint64_t first_index, size_t n,
+                     const h5g_keyspec *ks, int final) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
+  const CallBuffers &run = cb->run;
   const unsigned width = ks->width;
   const double start = now_seconds();
   size_t op = 0;
   cb->copy_back_total = 0;
   if (n == 0) goto done;
-  if (cb->run_n != n || cb->run_width != width)
-    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: sorting %zu keys on the GPU, %zu loaded", n,
-             cb->run_n);
+  CHECK(check_run(cb, n, width, values, 1));
   CHECK(op_begin(cb, OP_KERNELS, &op));
   if (!transform_is_identity(ks))
-    CHECK(h5g_cuda_keys_transform(cb->run.keys, n, ks, 0, cb->stream));
-  if (n > 1) {
-    size_t temp_bytes = cb->run.temp_bytes;
-    CHECK(h5g_cuda_sort(cb->run.temp, &temp_bytes, cb->run.keys, cb->run.alt, n, width, cb->stream));
-  }
+    CHECK(h5g_cuda_keys_transform(run.keys, n, ks, 0, cb->stream));
+  if (run.vals) CHECK(h5g_cuda_iota(run.vals, n, first_index, cb->stream));
+  CHECK(sort_or_merge(cb, run.temp, run.temp_bytes, run.keys, run.alt, run.vals, run.alt_vals, n,
+                      width, NULL, 0));
   if (final && !transform_is_identity(ks))
-    CHECK(h5g_cuda_keys_transform(cb->run.keys, n, ks, 1, cb->stream));
+    CHECK(h5g_cuda_keys_transform(run.keys, n, ks, 1, cb->stream));
   CHECK(op_end(cb, op));
-  CHECK(copy_back(cb, keys, cb->run.keys, n, width));
+  CHECK(copy_back(cb, keys, run.keys, values, run.vals, n, width));
 done:
   be->waited_seconds += now_seconds() - start; /* the sort waits once for its pass plan */
   return rc;
 }
 
-int cuda_run_buffers(h5g_backend *be, void **run, void **spare) {
-  CudaBackend *cb = impl_of(be);
-  *run = cb->run.keys;
-  *spare = cb->run.alt;
+int cuda_run_buffers(h5g_backend *be, h5g_device_run *run) {
+  const CudaBackend *cb = impl_of(be);
+  run->keys = cb->run.keys;
+  run->spare = cb->run.alt;
+  run->values = cb->run.vals; /* NULL in a run without values (prepare) */
+  run->spare_values = cb->run.alt_vals;
   return H5G_OK;
 }
 
-int cuda_merge_received(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks,
-                        const uint64_t *run_offsets, size_t nruns) {
+int cuda_merge_received(h5g_backend *be, void *keys, uint64_t *values, size_t n,
+                        const h5g_keyspec *ks, const uint64_t *run_offsets, size_t nruns) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
+  const CallBuffers &run = cb->run;
   const unsigned width = ks->width;
   const double start = now_seconds();
-  size_t op = 0, temp_bytes = cb->run.temp_bytes;
+  size_t op = 0;
   cb->copy_back_total = 0;
   if (n == 0) goto done;
-  if (cb->run_n != n || cb->run_width != width || nruns > RESERVED_MERGE_RUNS)
-    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: merging %zu keys in %zu runs on the GPU, %zu loaded",
-             n, nruns, cb->run_n);
+  CHECK(check_run(cb, n, width, values, nruns));
   CHECK(op_begin(cb, OP_KERNELS, &op));
-  /* received into the spare buffer; the kept run, sent away, is now the ping-pong buffer */
-  if (nruns > 1 && h5g_cuda_merge_rounds(nruns) <= (size_t)h5g::merge_max_rounds(width))
-    CHECK(h5g_cuda_merge_runs(cb->run.temp, &temp_bytes, cb->run.alt, cb->run.keys, n, width,
-                              run_offsets, nruns, cb->stream));
-  else if (nruns > 1) /* many runs: a re-sort is faster than the rounds of merges (tuning.cuh) */
-    CHECK(h5g_cuda_sort(cb->run.temp, &temp_bytes, cb->run.alt, cb->run.keys, n, width, cb->stream));
+  /* received into the spare buffers; the kept run, sent away, is now the ping-pong buffer */
+  CHECK(sort_or_merge(cb, run.temp, run.temp_bytes, run.alt, run.keys, run.alt_vals, run.vals, n,
+                      width, run_offsets, nruns));
   if (!transform_is_identity(ks))
-    CHECK(h5g_cuda_keys_transform(cb->run.alt, n, ks, 1, cb->stream));
+    CHECK(h5g_cuda_keys_transform(run.alt, n, ks, 1, cb->stream));
   CHECK(op_end(cb, op));
-  CHECK(copy_back(cb, keys, cb->run.alt, n, width));
+  CHECK(copy_back(cb, keys, run.alt, values, run.alt_vals, n, width));
 done:
   be->waited_seconds += now_seconds() - start;
   return rc;
@@ -566,8 +548,6 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   be->transform = cuda_transform;
   be->sort = cuda_sort;
   be->merge = cuda_merge;
-  be->sort_pairs = cuda_sort_pairs;
-  be->merge_pairs = cuda_merge_pairs;
   be->load = cuda_load;
   be->sort_loaded = cuda_sort_loaded;
   be->run_buffers = cuda_run_buffers;

@@ -26,27 +26,32 @@ int h5g_cuda_keys_transform(void *keys, size_t n, const h5g_keyspec *ks, int inv
                             cudaStream_t stream);
 
 /* Onesweep LSD radix sort of n keys ascending. `keys` holds the input and receives the result;
- * `alt` is scratch of n keys (the ping-pong buffer). Passes whose digit is the same for every key
- * are skipped; the routine waits once on the stream to learn which (a 16-byte copy). */
-int h5g_cuda_radix_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, size_t n,
-                        unsigned width, cudaStream_t stream);
+ * `alt` is scratch of n keys (the ping-pong buffer). With vals == NULL keys only; otherwise
+ * vals[i] (uint64) moves with keys[i], alt_vals is scratch of n values, and the sort is stable
+ * (equal keys keep their order). Passes whose digit is the same for every key are skipped; the
+ * routine waits once on the stream to learn which (a 16-byte copy). The scratch size depends on
+ * n, width and whether values move (their tile is smaller, so the look-back table larger): a size
+ * query reads no buffer, only whether vals is NULL (H5G_CUDA_QUERY_VALUES below). */
+int h5g_cuda_radix_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, uint64_t *vals,
+                        uint64_t *alt_vals, size_t n, unsigned width, cudaStream_t stream);
+
+/* The value buffer a size query of a key+value sort passes before its buffers exist: a query
+ * never reads it (as CUDA's cudaStreamPerThread, a marker, not an address). */
+#define H5G_CUDA_QUERY_VALUES ((uint64_t *)sizeof(uint64_t))
 
 /* Largest n that h5g_cuda_bitonic_sort accepts (one thread block, keys in shared memory). */
 size_t h5g_cuda_bitonic_max(unsigned width);
 /* Sorts n <= h5g_cuda_bitonic_max(width) keys ascending in place. No scratch. */
 int h5g_cuda_bitonic_sort(void *keys, size_t n, unsigned width, cudaStream_t stream);
 
-/* The local sort: bitonic sort up to the measured crossover, radix sort above it.
- * Same arguments as h5g_cuda_radix_sort. */
-int h5g_cuda_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, size_t n, unsigned width,
-                  cudaStream_t stream);
+/* The local sort, same arguments as h5g_cuda_radix_sort: keys only, the bitonic sort up to the
+ * measured crossover and the radix sort above it; with values always the radix sort (the bitonic
+ * sort is not stable). */
+int h5g_cuda_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, uint64_t *vals,
+                  uint64_t *alt_vals, size_t n, unsigned width, cudaStream_t stream);
 
-/* Stable sort of n (key, value) pairs by key ascending: vals[i] (uint64) moves with keys[i], and
- * equal keys keep their order. alt and alt_vals are scratch of n keys and n values. Always the
- * radix sort (the bitonic sort is not stable), at any n. Same scratch rules as the keys-only
- * sorts; the scratch size depends on n and width. */
-int h5g_cuda_sort_pairs(void *temp, size_t *temp_bytes, void *keys, void *alt, uint64_t *vals,
-                        uint64_t *alt_vals, size_t n, unsigned width, cudaStream_t stream);
+/* values[i] = first + i for i < n (the source indices of a run's keys). No scratch. */
+int h5g_cuda_iota(uint64_t *values, size_t n, uint64_t first, cudaStream_t stream);
 
 /* Exclusive prefix sum of n 64-bit values (single pass, decoupled look-back); out may equal in. */
 int h5g_cuda_exclusive_scan(void *temp, size_t *temp_bytes, const uint64_t *in, uint64_t *out,
@@ -58,17 +63,13 @@ int h5g_cuda_cut_points(const void *keys, size_t n, unsigned width, const uint64
                         size_t m, int upper, uint64_t *pos, cudaStream_t stream);
 
 /* Merges sorted runs keys[run_offsets[i] .. run_offsets[i+1]), i < nruns, into sorted keys[0..n)
- * by rounds of pairwise merge-path merges; alt is scratch of n keys. run_offsets is a HOST array
- * of nruns + 1 entries with run_offsets[nruns] == n. */
-int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt, size_t n,
-                        unsigned width, const uint64_t *run_offsets, size_t nruns,
-                        cudaStream_t stream);
-
-/* h5g_cuda_merge_runs moving vals[i] (uint64) with keys[i]; stable: equal keys keep their
- * order, those of an earlier run first. alt_vals is scratch of n values. */
-int h5g_cuda_merge_runs_pairs(void *temp, size_t *temp_bytes, void *keys, void *alt,
-                              uint64_t *vals, uint64_t *alt_vals, size_t n, unsigned width,
-                              const uint64_t *run_offsets, size_t nruns, cudaStream_t stream);
+ * by rounds of pairwise merge-path merges; alt is scratch of n keys. With vals != NULL, vals[i]
+ * (uint64) moves with keys[i] (alt_vals: scratch of n values) and the merge is stable: equal keys
+ * keep their order, those of an earlier run first. run_offsets is a HOST array of nruns + 1
+ * entries with run_offsets[nruns] == n. The scratch size does not depend on values. */
+int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt, uint64_t *vals,
+                        uint64_t *alt_vals, size_t n, unsigned width, const uint64_t *run_offsets,
+                        size_t nruns, cudaStream_t stream);
 
 /* Pairwise merge rounds h5g_cuda_merge_runs makes for nruns runs: ceil(log2 nruns). */
 size_t h5g_cuda_merge_rounds(size_t nruns);

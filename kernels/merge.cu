@@ -163,26 +163,16 @@ extern "C" size_t h5g_cuda_merge_rounds(size_t nruns) {
   return rounds;
 }
 
-extern "C" int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt, size_t n,
-                                   unsigned width, const uint64_t *run_offsets, size_t nruns,
-                                   cudaStream_t stream) {
+extern "C" int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt,
+                                   uint64_t *vals, uint64_t *alt_vals, size_t n, unsigned width,
+                                   const uint64_t *run_offsets, size_t nruns, cudaStream_t stream) {
   const int rc = h5g::dispatch_width(width, [&](auto tag) {
     using K = decltype(tag);
+    /* a host-side choice between two instances: the keys-only kernel holds no value code */
+    if (vals)
+      return h5g::merge_runs<K, uint64_t>(temp, temp_bytes, (K *)keys, (K *)alt, n, run_offsets,
+                                          nruns, stream, vals, alt_vals);
     return h5g::merge_runs<K>(temp, temp_bytes, (K *)keys, (K *)alt, n, run_offsets, nruns, stream);
-  });
-  if (rc < 0)
-    return h5g_error_set(H5G_ERR_USAGE, __FILE__, __LINE__, "unsupported key width %u", width);
-  return rc;
-}
-
-extern "C" int h5g_cuda_merge_runs_pairs(void *temp, size_t *temp_bytes, void *keys, void *alt,
-                                         uint64_t *vals, uint64_t *alt_vals, size_t n,
-                                         unsigned width, const uint64_t *run_offsets, size_t nruns,
-                                         cudaStream_t stream) {
-  const int rc = h5g::dispatch_width(width, [&](auto tag) {
-    using K = decltype(tag);
-    return h5g::merge_runs<K, uint64_t>(temp, temp_bytes, (K *)keys, (K *)alt, n, run_offsets,
-                                        nruns, stream, vals, alt_vals);
   });
   if (rc < 0)
     return h5g_error_set(H5G_ERR_USAGE, __FILE__, __LINE__, "unsupported key width %u", width);

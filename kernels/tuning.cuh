@@ -77,9 +77,10 @@ constexpr int merge_max_rounds(unsigned width) {
 
 /* Key+value (stable) radix sort: tile shapes of the onesweep pass with uint64 values (the value
  * tile takes shared memory beside the keys', so fewer blocks fit). The values move with their
- * keys every pass (kernels/sort_pairs.cuh): measured faster than moving a 32-bit index and
- * gathering the values afterwards (H200, 2^28 pairs: uint32 keys 13.1 ms vs 20.7, uint64 keys
- * 29.2 ms vs 35.6; bench/RESULTS.md, "GPU record sort"). */
+ * keys every pass (kernels/radix_sort.cu): measured faster than moving a 32-bit index and
+ * gathering the values afterwards (bench/local_sort.cu's "pairs" section; H200, 2^28 pairs:
+ * uint32 keys 13.1 ms vs 20.7, uint64 keys 29.2 ms vs 35.6; bench/RESULTS.md, "GPU record
+ * sort"). */
 template <int WIDTH> struct OnesweepPairsTuning { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 2; };
 
 } // namespace h5g

@@ -6,6 +6,7 @@
 
 #include "io/h5io.h"
 #include "src/check.h"
+#include "src/interrupt.h"
 #include "base/error.h"
 #include "src/options.h"
 #include "src/pipeline.h"
@@ -41,6 +42,7 @@ int main(int argc, char **argv) {
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  h5g_interrupt_install(rank);
   h5g_io_quiet();
 
   rc = h5g_options_parse(argc, argv, &opt); /* same argv everywhere: every rank agrees */
@@ -61,6 +63,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "h5gsort: rank %d leaked %ld HDF5 objects\n", rank, open_objects);
     if (rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   }
+  h5g_interrupt_finished(rc);
   if (rc != H5G_OK && rank == 0) {
     fprintf(stderr, "h5gsort: error: %s\n", h5g_error_message());
     if (opt.verbose && h5g_error_origin()[0]) fprintf(stderr, "  at %s\n", h5g_error_origin());

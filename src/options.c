@@ -69,6 +69,32 @@ void h5g_options_usage(FILE *out) {
         out);
 }
 
+/* An absolute HDF5 path resolved lexically, in place, as os.path.normpath would: empty and "."
+ * components dropped, ".." takes away the component before it ("/.." is "/"). HDF5 itself would
+ * look for links named "." and "..", and create a group named ".." for an output path. */
+static void normalize_path(char *path) {
+  char *out = path;
+  const char *in = path;
+  if (path[0] != '/') return; /* refused later as not absolute */
+  while (*in) {
+    while (*in == '/') in++;
+    const char *end = strchr(in, '/');
+    size_t len = end ? (size_t)(end - in) : strlen(in);
+    if (len == 0 || (len == 1 && in[0] == '.')) {
+      /* nothing */
+    } else if (len == 2 && in[0] == '.' && in[1] == '.') {
+      while (out > path && *--out != '/') {}
+    } else {
+      *out++ = '/';
+      memmove(out, in, len);
+      out += len;
+    }
+    in += len;
+  }
+  if (out == path) *out++ = '/';
+  *out = '\0';
+}
+
 int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
   int rc = H5G_OK;
   static const struct option longs[] = {
@@ -96,12 +122,22 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       {NULL, 0, NULL, 0}};
   memset(opt, 0, sizeof *opt);
   opterr = 0; /* errors are reported once, by rank 0, in our own words */
-  optind = 1;
+  optind = 0; /* glibc: 0 also resets its place inside a cluster of short options, so a second
+                parse in one process starts clean */
   int c;
   while ((c = getopt_long(argc, argv, ":d:qvh", longs, NULL)) != -1) {
     switch (c) {
-    case 'd': opt->dataset = optarg; break;
-    case OPT_OUTPUT_DATASET: opt->output_dataset = optarg; break;
+    case 'd':
+      if (opt->dataset)
+        H5G_FAIL(H5G_ERR_USAGE, "-d/--dataset given more than once (%s, %s): sorting by several "
+                 "keys is not supported yet", opt->dataset, optarg);
+      normalize_path(optarg);
+      opt->dataset = optarg;
+      break;
+    case OPT_OUTPUT_DATASET:
+      normalize_path(optarg);
+      opt->output_dataset = optarg;
+      break;
     case OPT_DESCENDING: opt->descending = 1; break;
     case OPT_FORCE: opt->force = 1; break;
     case OPT_BACKEND: {
@@ -140,14 +176,21 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
         if (opt->ncarry == H5G_MAX_CARRY)
           H5G_FAIL(H5G_ERR_USAGE, "at most %d datasets can be carried", H5G_MAX_CARRY);
         if (path[0] != '/') H5G_FAIL(H5G_ERR_USAGE, "--carry paths must be absolute, not '%s'", path);
+        normalize_path(path);
         opt->carry[opt->ncarry++] = path;
       }
       break;
-    case OPT_INDEX_OUT: opt->index_out = optarg; break;
+    case OPT_INDEX_OUT:
+      normalize_path(optarg);
+      opt->index_out = optarg;
+      break;
     case OPT_STABLE: opt->stable = 1; break;
     case OPT_KEY_FIELD: opt->key_field = optarg; break;
     case OPT_AGAINST: opt->against = optarg; break;
-    case OPT_AGAINST_DATASET: opt->against_dataset = optarg; break;
+    case OPT_AGAINST_DATASET:
+      normalize_path(optarg);
+      opt->against_dataset = optarg;
+      break;
     case ':': H5G_FAIL(H5G_ERR_USAGE, "option %s needs a value", argv[optind - 1]);
     default: H5G_FAIL(H5G_ERR_USAGE, "unknown option '%s' (see --help)", argv[optind - 1]);
     }
@@ -171,6 +214,9 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     H5G_FAIL(H5G_ERR_USAGE, "dataset path must be absolute and name a dataset, not '%s'",
              opt->dataset);
   if (!opt->output_dataset) opt->output_dataset = opt->dataset;
+  if (opt->output_dataset[0] != '/' || strcmp(opt->output_dataset, "/") == 0)
+    H5G_FAIL(H5G_ERR_USAGE, "output dataset path must be absolute and name a dataset, not '%s'",
+             opt->output_dataset);
   if (!opt->against_dataset) opt->against_dataset = opt->dataset;
   if (opt->index_out && (opt->index_out[0] != '/' || strcmp(opt->index_out, opt->output_dataset) == 0))
     H5G_FAIL(H5G_ERR_USAGE, "--index-out needs an absolute path other than the output dataset");
@@ -198,9 +244,6 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
         H5G_FAIL(H5G_ERR_USAGE, "two outputs would land at %s and %s in OUTPUT: give each its own "
                  "path", written[j], written[i]);
     }
-  if (opt->output_dataset[0] != '/' || strcmp(opt->output_dataset, "/") == 0)
-    H5G_FAIL(H5G_ERR_USAGE, "output dataset path must be absolute and name a dataset, not '%s'",
-             opt->output_dataset);
   if (opt->quiet && opt->verbose) opt->verbose = 0;
 done:
   return rc;

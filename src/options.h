@@ -1,4 +1,4 @@
-/* Command line of h5gsort (DESIGN.md section 1). */
+/* Command line of h5gsort (README "Usage"). */
 #ifndef H5G_OPTIONS_H
 #define H5G_OPTIONS_H
 

@@ -1,4 +1,4 @@
-/* The h5gsort pipeline (DESIGN.md section 3): validate, read, transform, sort runs, exact
+/* The h5gsort pipeline (README "Architecture"): validate, read, transform, sort runs, exact
  * splitters, exchange, merge, inverse transform, write to a temporary file, verify, rename. */
 #ifndef H5G_PIPELINE_H
 #define H5G_PIPELINE_H

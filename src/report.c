@@ -4,7 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "base/error.h"
+#include "mpi/agree.h"
+#include "src/run.h"
 
 static const char *const phase_names[H5G_PHASE_COUNT] = {
     "validate", "setup", "connect", "buffers", "read", "transform", "local_sort", "splitters", "exchange", "merge", "write",
@@ -59,5 +63,52 @@ int h5g_report_write_json(const h5g_report *rep, const char *path) {
   f = NULL;
 done:
   if (f) fclose(f);
+  return rc;
+}
+
+/* Collective: the slowest rank's phase times and GPU figures, the bytes sent, and the distinct
+ * device names (gathered by rank 0, whose buffer is agreed on first). */
+int h5g_report_gather(h5g_run *r, double total_seconds, h5g_report *rep) {
+  int rc = H5G_OK;
+  const h5g_backend *be = r->be;
+  enum { NAME = sizeof be->device_name };
+  char *names = NULL;
+  size_t names_bytes = r->rank == 0 ? (size_t)r->size * NAME : 0;
+  memset(rep, 0, sizeof *rep);
+  CHECK_MPI(MPI_Reduce(r->metrics.seconds, rep->seconds, H5G_PHASE_COUNT, MPI_DOUBLE, MPI_MAX, 0,
+                       r->comm));
+  CHECK_MPI(MPI_Reduce(&total_seconds, &rep->total_seconds, 1, MPI_DOUBLE, MPI_MAX, 0, r->comm));
+  double device = be->h2d_seconds + be->d2h_seconds + be->kernel_seconds;
+  double gpu[5] = {be->h2d_seconds, be->d2h_seconds, be->kernel_seconds, be->waited_seconds,
+                   device > be->waited_seconds ? device - be->waited_seconds : 0},
+         slowest[5] = {0, 0, 0, 0, 0};
+  CHECK_MPI(MPI_Reduce(gpu, slowest, 5, MPI_DOUBLE, MPI_MAX, 0, r->comm));
+  rep->h2d_seconds = slowest[0];
+  rep->d2h_seconds = slowest[1];
+  rep->kernel_seconds = slowest[2];
+  rep->waited_seconds = slowest[3];
+  rep->hidden_seconds = slowest[4];
+  CHECK_MPI(MPI_Reduce(&r->metrics.exchanged_bytes, &rep->exchanged_bytes, 1, MPI_UINT64_T,
+                       MPI_SUM, 0, r->comm));
+  if (names_bytes) names = malloc(names_bytes);
+  CHECK(h5g_agree_alloc(r->comm, names != NULL, names_bytes));
+  CHECK_MPI(MPI_Gather(be->device_name, NAME, MPI_CHAR, names, NAME, MPI_CHAR, 0, r->comm));
+  for (int i = 0; names && i < r->size; i++) {
+    const char *name = names + (size_t)i * NAME;
+    if (strstr(rep->devices, name)) continue;
+    size_t used = strlen(rep->devices);
+    snprintf(rep->devices + used, sizeof rep->devices - used, "%s%s", used ? ", " : "", name);
+  }
+  rep->n = r->verdict.info.n;
+  rep->width = r->plan.ks.width;
+  rep->bytes = rep->n * rep->width;
+  rep->runs_per_rank = r->plan.nruns;
+  rep->ranks = r->size;
+  rep->verified = r->opt->verify;
+  snprintf(rep->type_name, sizeof rep->type_name, "%s", r->verdict.info.type_name);
+  snprintf(rep->backend, sizeof rep->backend, "%s", be->name);
+  snprintf(rep->exchange, sizeof rep->exchange, "%s", h5g_transport_name(r->transport));
+done:
+  free(names);
   return rc;
 }

@@ -32,7 +32,7 @@ int h5g_verify_share(MPI_Comm comm, void *keys, uint64_t n, uint64_t offset, con
   uint64_t mine[4] = {n > 0, n ? h5g_key_load(keys, 0, w) : 0, n ? h5g_key_load(keys, n - 1, w) : 0,
                       offset};
   edges = malloc(4 * sizeof(uint64_t) * (size_t)size);
-  CHECK_ALLOC(edges, 4 * sizeof(uint64_t) * (size_t)size);
+  CHECK(h5g_agree_alloc(comm, edges != NULL, 4 * sizeof(uint64_t) * (size_t)size));
   CHECK_MPI(MPI_Allgather(mine, 4, MPI_UINT64_T, edges, 4, MPI_UINT64_T, comm));
   CHECK_MPI(MPI_Allreduce(local, global, 3, MPI_UINT64_T, MPI_SUM, comm));
   CHECK_MPI(MPI_Allreduce(&first_bad, &res->first_bad, 1, MPI_UINT64_T, MPI_MIN, comm));

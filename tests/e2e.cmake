@@ -20,14 +20,14 @@ set(H5G_E2E_CASES
     bigendian dists sizes layouts groups descending force inplace attrs verify_report out_of_core
     small_messages backend gen_ranks checker)
 foreach(type u1 u2 u4 u8 i1 i2 i4 i8 f4 f8)
-  add_test(NAME e2e_type_${type}
+  add_test(NAME e2e.type_${type}
            COMMAND bash ${H5G_E2E_DIR}/e2e.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" type ${type})
-  set_tests_properties(e2e_type_${type} PROPERTIES LABELS e2e TIMEOUT 300)
+  set_tests_properties(e2e.type_${type} PROPERTIES LABELS e2e TIMEOUT 300)
 endforeach()
 foreach(case ${H5G_E2E_CASES})
-  add_test(NAME e2e_${case}
+  add_test(NAME e2e.${case}
            COMMAND bash ${H5G_E2E_DIR}/e2e.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
-  set_tests_properties(e2e_${case} PROPERTIES LABELS e2e TIMEOUT 300
+  set_tests_properties(e2e.${case} PROPERTIES LABELS e2e TIMEOUT 300
                        ENVIRONMENT H5G_HAVE_CUDA=${H5G_E2E_HAVE_CUDA})
 endforeach()
 
@@ -36,7 +36,7 @@ set(H5G_BADINPUT_CASES
     compound enum opaque vlen out_exists inplace_without_force out_dir_missing out_dir_is_file report_dir_missing
     unknown_option missing_dataset_option bad_option_value write_failure help version)
 foreach(case ${H5G_BADINPUT_CASES})
-  add_test(NAME badinput_${case}
+  add_test(NAME badinput.${case}
            COMMAND bash ${H5G_E2E_DIR}/badinput.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
-  set_tests_properties(badinput_${case} PROPERTIES LABELS badinput TIMEOUT 120)
+  set_tests_properties(badinput.${case} PROPERTIES LABELS badinput TIMEOUT 120)
 endforeach()

@@ -1,13 +1,13 @@
 # tests/gpu_e2e.cmake: h5gsort end to end on GPUs (label gpu; skipped where no GPU is visible).
 if(H5G_HAVE_CUDA)
-  add_test(NAME gpu_e2e COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_e2e/gpu_e2e.sh
+  add_test(NAME gpu.e2e COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_e2e/gpu_e2e.sh
                                 ${CMAKE_BINARY_DIR}/bin "${H5G_MPIEXEC_STR}")
-  set_tests_properties(gpu_e2e PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+  set_tests_properties(gpu.e2e PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()
 # Record sorts (--carry, --index-out, --stable, --key-field) on the CUDA backend, each output
 # byte-identical to the CPU backend's.
 if(H5G_HAVE_CUDA)
-  add_test(NAME gpu_records COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_e2e/gpu_records.sh
+  add_test(NAME gpu.records COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_e2e/gpu_records.sh
                                     ${CMAKE_BINARY_DIR}/bin "${H5G_MPIEXEC_STR}")
-  set_tests_properties(gpu_records PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+  set_tests_properties(gpu.records PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()

@@ -1,8 +1,15 @@
-# tests/unit.cmake: plain-C unit tests of the CPU building blocks (label `unit`).
-# Each test program checks results against an independent reference and exits nonzero on failure.
-foreach(test_name test_keys test_radix_sort test_merge test_size_parse test_host_memory)
-  add_executable(${test_name} ${CMAKE_CURRENT_SOURCE_DIR}/unit/${test_name}.c)
-  target_link_libraries(${test_name} PRIVATE h5g_base h5g_cpu h5g_test_support)
-  add_test(NAME unit.${test_name} COMMAND ${test_name})
-  set_tests_properties(unit.${test_name} PROPERTIES LABELS unit TIMEOUT 300)
+# tests/unit.cmake: plain-C unit tests of the CPU building blocks (label `unit`), unit.<name> runs
+# test_<name>. Each test program checks results against an independent reference and exits
+# nonzero on failure.
+foreach(name keys radix_sort merge size_parse host_memory)
+  add_executable(test_${name} ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_${name}.c)
+  target_link_libraries(test_${name} PRIVATE h5g_base h5g_cpu h5g_test_support)
+  add_test(NAME unit.${name} COMMAND test_${name})
+  set_tests_properties(unit.${name} PROPERTIES LABELS unit TIMEOUT 300)
 endforeach()
+
+# The command line (src/options.c): accepted forms, defaults and every usage error.
+add_executable(test_options ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_options.c)
+target_link_libraries(test_options PRIVATE h5g_core h5g_test_support)
+add_test(NAME unit.options COMMAND test_options)
+set_tests_properties(unit.options PROPERTIES LABELS unit TIMEOUT 300)

@@ -4,7 +4,9 @@
  *
  * Element i's value depends only on (seed, i): a counter-based generator (splitmix64's mixer
  * over seed and index), so the file is the same whatever the rank count. Rank r writes the rows
- * [r*N/P, (r+1)*N/P) with collective hyperslab writes, in blocks so memory stays bounded.
+ * [r*N/P, (r+1)*N/P) through io/ (collective writes), in blocks so memory stays bounded. Ranks
+ * agree on every error before the next collective call, exit with the same code, and a failed
+ * run leaves no OUT behind (unless --append).
  *
  * Besides 1-D arrays it writes the inputs of record sorts:
  * - `--row-shape K[,L...]`: an N x K (x L ...) array; element i is the i-th in C (row-major)
@@ -26,6 +28,9 @@
 
 #include "base/error.h"
 #include "base/keys.h"
+#include "io/h5check.h"
+#include "io/h5io.h"
+#include "mpi/agree.h"
 
 #define BLOCK_BYTES ((uint64_t)1 << 25) /* bytes generated and written per collective call */
 #define FEW_DISTINCT 7
@@ -377,52 +382,43 @@ static hid_t file_type(const h5g_keyspec *t, int big_endian) {
   return types[t->cls == H5G_KEY_SIGNED][big_endian != 0][log2_width[t->width]];
 }
 
-#define CHECK_H5(call, what)                                                                      \
-  do {                                                                                            \
-    if ((call) < 0) H5G_FAIL(H5G_ERR_RUNTIME, "%s (%s:%s)", (what), o->out, o->path);             \
-  } while (0)
+/* A C string type of `size` bytes (H5T_VARIABLE: variable length). */
+static int string_type(const gen_options *o, size_t size, hid_t *type) {
+  int rc = H5G_OK;
+  CHECK_H5(*type = H5Tcopy(H5T_C_S1), "cannot create string type (%s:%s)", o->out, o->path);
+  CHECK_H5(H5Tset_size(*type, size), "cannot set string size (%s:%s)", o->out, o->path);
+done:
+  return rc;
+}
+
+/* The string types of the attributes: 8 bytes, variable length. */
+static int attribute_types(const gen_options *o, hid_t *fixed, hid_t *vlen) {
+  int rc = H5G_OK;
+  CHECK(string_type(o, 8, fixed));
+  CHECK(string_type(o, H5T_VARIABLE, vlen));
+done:
+  return rc;
+}
 
 /* Attributes for tests of attribute copying: one of each kind h5gsort must carry over. */
-static int write_attributes(const gen_options *o, hid_t dset) {
+static int write_attributes(const gen_options *o, h5g_dset *dset) {
   int rc = H5G_OK;
-  hid_t scalar = H5I_INVALID_HID, vector = H5I_INVALID_HID, fixed = H5I_INVALID_HID,
-        vlen = H5I_INVALID_HID, attr = H5I_INVALID_HID;
+  hid_t fixed = H5I_INVALID_HID, vlen = H5I_INVALID_HID;
   const int32_t scale = -7;
   const double calibration[3] = {1.5, -2.25, 1e-300};
   const char units[8] = "counts";
   const char *note = "written by h5gsort-gen";
-  const hsize_t three = 3;
 
-  CHECK_H5(scalar = H5Screate(H5S_SCALAR), "cannot create attribute space");
-  CHECK_H5(vector = H5Screate_simple(1, &three, NULL), "cannot create attribute space");
-  CHECK_H5(fixed = H5Tcopy(H5T_C_S1), "cannot create string type");
-  CHECK_H5(H5Tset_size(fixed, sizeof units), "cannot set string size");
-  CHECK_H5(vlen = H5Tcopy(H5T_C_S1), "cannot create string type");
-  CHECK_H5(H5Tset_size(vlen, H5T_VARIABLE), "cannot set string size");
-
-  CHECK_H5(attr = H5Acreate2(dset, "scale", H5T_STD_I32LE, scalar, H5P_DEFAULT, H5P_DEFAULT),
-           "cannot create attribute 'scale'");
-  CHECK_H5(H5Awrite(attr, H5T_NATIVE_INT32, &scale), "cannot write attribute 'scale'");
-  CHECK_H5(H5Aclose(attr), "cannot close attribute");
-  CHECK_H5(attr = H5Acreate2(dset, "calibration", H5T_IEEE_F64BE, vector, H5P_DEFAULT, H5P_DEFAULT),
-           "cannot create attribute 'calibration'");
-  CHECK_H5(H5Awrite(attr, H5T_NATIVE_DOUBLE, calibration), "cannot write attribute 'calibration'");
-  CHECK_H5(H5Aclose(attr), "cannot close attribute");
-  CHECK_H5(attr = H5Acreate2(dset, "units", fixed, scalar, H5P_DEFAULT, H5P_DEFAULT),
-           "cannot create attribute 'units'");
-  CHECK_H5(H5Awrite(attr, fixed, units), "cannot write attribute 'units'");
-  CHECK_H5(H5Aclose(attr), "cannot close attribute");
-  CHECK_H5(attr = H5Acreate2(dset, "note", vlen, scalar, H5P_DEFAULT, H5P_DEFAULT),
-           "cannot create attribute 'note'");
-  CHECK_H5(H5Awrite(attr, vlen, &note), "cannot write attribute 'note'");
-  CHECK_H5(H5Aclose(attr), "cannot close attribute");
-  attr = H5I_INVALID_HID;
+  /* local calls, agreed on before the collective attribute writes */
+  CHECK(h5g_agree(MPI_COMM_WORLD, attribute_types(o, &fixed, &vlen)));
+  CHECK(h5g_io_write_attribute(dset, "scale", H5T_STD_I32LE, H5T_NATIVE_INT32, 0, &scale));
+  CHECK(h5g_io_write_attribute(dset, "calibration", H5T_IEEE_F64BE, H5T_NATIVE_DOUBLE, 3,
+                               calibration));
+  CHECK(h5g_io_write_attribute(dset, "units", fixed, fixed, 0, units));
+  CHECK(h5g_io_write_attribute(dset, "note", vlen, vlen, 0, &note));
 done:
-  if (attr >= 0) H5Aclose(attr);
   if (vlen >= 0) H5Tclose(vlen);
   if (fixed >= 0) H5Tclose(fixed);
-  if (vector >= 0) H5Sclose(vector);
-  if (scalar >= 0) H5Sclose(scalar);
   return rc;
 }
 
@@ -438,18 +434,39 @@ static int table_type(const gen_options *o, int in_file, hid_t *type) {
   hid_t key = in_file ? file_type(&o->type, o->big_endian) : memory_type(&o->type);
 
   *type = H5I_INVALID_HID;
-  CHECK_H5(name = H5Tcopy(H5T_C_S1), "cannot create string type");
-  CHECK_H5(H5Tset_size(name, NAME_BYTES), "cannot set string size");
-  CHECK_H5(H5Tset_strpad(name, H5T_STR_NULLPAD), "cannot set string padding");
-  CHECK_H5(*type = H5Tcreate(H5T_COMPOUND, x_offset + sizeof(double)), "cannot create compound");
-  CHECK_H5(H5Tinsert(*type, "row", FIELD_ROW, u64), "cannot insert field 'row'");
-  CHECK_H5(H5Tinsert(*type, "det", FIELD_DET, u16), "cannot insert field 'det'");
-  CHECK_H5(H5Tinsert(*type, "name", FIELD_NAME, name), "cannot insert field 'name'");
-  CHECK_H5(H5Tinsert(*type, o->key_field, FIELD_KEY, key), "cannot insert the key field");
-  CHECK_H5(H5Tinsert(*type, "x", x_offset, f64), "cannot insert field 'x'");
+  CHECK(string_type(o, NAME_BYTES, &name));
+  CHECK_H5(H5Tset_strpad(name, H5T_STR_NULLPAD), "cannot set string padding (%s:%s)", o->out,
+           o->path);
+  CHECK_H5(*type = H5Tcreate(H5T_COMPOUND, x_offset + sizeof(double)),
+           "cannot create compound (%s:%s)", o->out, o->path);
+  CHECK_H5(H5Tinsert(*type, "row", FIELD_ROW, u64), "cannot insert field 'row' (%s:%s)", o->out,
+           o->path);
+  CHECK_H5(H5Tinsert(*type, "det", FIELD_DET, u16), "cannot insert field 'det' (%s:%s)", o->out,
+           o->path);
+  CHECK_H5(H5Tinsert(*type, "name", FIELD_NAME, name), "cannot insert field 'name' (%s:%s)",
+           o->out, o->path);
+  CHECK_H5(H5Tinsert(*type, o->key_field, FIELD_KEY, key), "cannot insert the key field (%s:%s)",
+           o->out, o->path);
+  CHECK_H5(H5Tinsert(*type, "x", x_offset, f64), "cannot insert field 'x' (%s:%s)", o->out,
+           o->path);
 done:
   if (name >= 0) H5Tclose(name);
   if (rc != H5G_OK && *type >= 0) H5Tclose(*type);
+  return rc;
+}
+
+/* The dataset's file and memory types (local calls). */
+static int dataset_types(const gen_options *o, hid_t *file, hid_t *mem) {
+  int rc = H5G_OK;
+  if (o->table) {
+    CHECK(table_type(o, 1, file));
+    CHECK(table_type(o, 0, mem));
+  } else {
+    CHECK_H5(*file = H5Tcopy(file_type(&o->type, o->big_endian)), "cannot copy type (%s:%s)",
+             o->out, o->path);
+    CHECK_H5(*mem = H5Tcopy(memory_type(&o->type)), "cannot copy type (%s:%s)", o->out, o->path);
+  }
+done:
   return rc;
 }
 
@@ -479,50 +496,10 @@ static void fill_row(const gen_options *o, uint64_t row, unsigned char *buf) {
   memcpy(buf + FIELD_KEY + o->type.width, &x, sizeof x);
 }
 
-static int create_dataset(const gen_options *o, hid_t file, hid_t *dset) {
+/* Generates and writes this rank's rows [r*N/P, (r+1)*N/P) in blocks of BLOCK_BYTES; every rank
+ * makes the same number of collective writes (empty ones once its rows are done). */
+static int write_slice(const gen_options *o, h5g_dset *dset, int rank, int nranks) {
   int rc = H5G_OK;
-  hid_t space = H5I_INVALID_HID, lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID,
-        type = H5I_INVALID_HID;
-  const int rank = 1 + o->row_rank;
-  hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], chunk[H5S_MAX_RANK];
-
-  dims[0] = maxdims[0] = o->count;
-  for (int k = 0; k < o->row_rank; k++) dims[k + 1] = maxdims[k + 1] = chunk[k + 1] = o->row_dims[k];
-  CHECK_H5(lcpl = H5Pcreate(H5P_LINK_CREATE), "cannot create property list");
-  CHECK_H5(H5Pset_create_intermediate_group(lcpl, 1), "cannot set intermediate groups");
-  CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE), "cannot create property list");
-  if (o->layout != LAYOUT_CONTIGUOUS) {
-    /* A fixed-size dataset needs chunk <= size; an empty one is made extendible instead. */
-    chunk[0] = o->count == 0 ? o->chunk : (o->chunk < o->count ? o->chunk : o->count);
-    if (o->count == 0) maxdims[0] = H5S_UNLIMITED;
-    CHECK_H5(H5Pset_chunk(dcpl, rank, chunk), "cannot set chunking");
-    if (o->layout == LAYOUT_GZIP) {
-      CHECK_H5(H5Pset_shuffle(dcpl), "cannot set shuffle filter");
-      CHECK_H5(H5Pset_deflate(dcpl, 6), "cannot set deflate filter");
-    }
-  }
-  CHECK_H5(space = H5Screate_simple(rank, dims, maxdims), "cannot create dataspace");
-  if (o->table)
-    CHECK(table_type(o, 1, &type));
-  else
-    CHECK_H5(type = H5Tcopy(file_type(&o->type, o->big_endian)), "cannot copy type");
-  CHECK_H5(*dset = H5Dcreate2(file, o->path, type, space, lcpl, dcpl, H5P_DEFAULT),
-           "cannot create dataset (does it exist already?)");
-done:
-  if (type >= 0) H5Tclose(type);
-  if (space >= 0) H5Sclose(space);
-  if (dcpl >= 0) H5Pclose(dcpl);
-  if (lcpl >= 0) H5Pclose(lcpl);
-  return rc;
-}
-
-/* Generates and writes this rank's rows in blocks; every rank makes the same number of
- * collective writes (an empty selection once its rows are done). */
-static int write_slice(const gen_options *o, hid_t dset, int rank, int nranks) {
-  int rc = H5G_OK;
-  hid_t dxpl = H5I_INVALID_HID, filespace = H5I_INVALID_HID, memspace = H5I_INVALID_HID,
-        memtype = H5I_INVALID_HID;
-  unsigned char *buf = NULL;
   const size_t bytes_per_row = row_bytes(o);
   const uint64_t block_rows = BLOCK_BYTES / bytes_per_row ? BLOCK_BYTES / bytes_per_row : 1;
   const uint64_t q = o->count / (uint64_t)nranks, rem = o->count % (uint64_t)nranks;
@@ -531,76 +508,57 @@ static int write_slice(const gen_options *o, hid_t dset, int rank, int nranks) {
   const uint64_t largest_slice = q + (rem != 0);
   const uint64_t nblocks = (largest_slice + block_rows - 1) / block_rows;
   const size_t buf_rows = (size_t)(hi - lo < block_rows ? hi - lo : block_rows);
-  const int space_rank = 1 + o->row_rank;
-  hsize_t offset[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK];
+  unsigned char *buf = malloc(buf_rows * bytes_per_row);
 
-  for (int k = 0; k < o->row_rank; k++) count[k + 1] = o->row_dims[k];
-  buf = malloc(buf_rows * bytes_per_row);
-  CHECK_ALLOC(buf, buf_rows * bytes_per_row);
-  if (o->table)
-    CHECK(table_type(o, 0, &memtype));
-  else
-    CHECK_H5(memtype = H5Tcopy(memory_type(&o->type)), "cannot copy type");
-  CHECK_H5(dxpl = H5Pcreate(H5P_DATASET_XFER), "cannot create property list");
-  CHECK_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "cannot set collective transfer");
-  CHECK_H5(filespace = H5Dget_space(dset), "cannot get dataspace");
+  CHECK(h5g_agree_alloc(MPI_COMM_WORLD, buf != NULL, buf_rows * bytes_per_row));
   for (uint64_t b = 0; b < nblocks; b++) {
     uint64_t start = lo + b * block_rows;
-    hsize_t n = start < hi ? (hsize_t)(hi - start < block_rows ? hi - start : block_rows) : 0;
-    for (hsize_t i = 0; i < n; i++) fill_row(o, start + i, buf + i * bytes_per_row);
-    offset[0] = start;
-    count[0] = n ? n : 1;
-    CHECK_H5(memspace = H5Screate_simple(space_rank, count, NULL), "cannot create dataspace");
-    if (n == 0) {
-      CHECK_H5(H5Sselect_none(memspace), "cannot select");
-      CHECK_H5(H5Sselect_none(filespace), "cannot select");
-    } else {
-      CHECK_H5(H5Sselect_hyperslab(filespace, H5S_SELECT_SET, offset, NULL, count, NULL),
-               "cannot select hyperslab");
-    }
-    CHECK_H5(H5Dwrite(dset, memtype, memspace, filespace, dxpl, buf), "cannot write dataset");
-    CHECK_H5(H5Sclose(memspace), "cannot close dataspace");
-    memspace = H5I_INVALID_HID;
+    uint64_t n = start < hi ? (hi - start < block_rows ? hi - start : block_rows) : 0;
+    for (uint64_t i = 0; i < n; i++) fill_row(o, start + i, buf + i * bytes_per_row);
+    CHECK(h5g_io_write(dset, start, n, buf));
   }
 done:
-  if (memspace >= 0) H5Sclose(memspace);
-  if (filespace >= 0) H5Sclose(filespace);
-  if (dxpl >= 0) H5Pclose(dxpl);
-  if (memtype >= 0) H5Tclose(memtype);
   free(buf);
   return rc;
 }
 
+/* Creates (or, with --append, opens) OUT and writes the dataset. Every step agrees before the
+ * collective call that follows, so all ranks leave together; a file this run created is removed
+ * when it fails. */
 static int generate(const gen_options *o, int rank, int nranks) {
-  int rc = H5G_OK;
-  hid_t fapl = H5I_INVALID_HID, file = H5I_INVALID_HID, dset = H5I_INVALID_HID;
+  int rc = H5G_OK, created = 0;
+  h5g_file *file = NULL;
+  h5g_dset *dset = NULL;
+  hid_t ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
+  hsize_t dims[H5S_MAX_RANK];
+  const h5g_io_storage storage = {o->layout == LAYOUT_CONTIGUOUS ? H5G_IO_CONTIGUOUS : H5G_IO_CHUNKED,
+                                  o->chunk, o->layout == LAYOUT_GZIP, o->layout == LAYOUT_GZIP ? 6 : 0};
   /* Rank 0 decides "exists?" before any rank may create the file. */
   int exists = rank == 0 && access(o->out, F_OK) == 0;
-  MPI_Bcast(&exists, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  CHECK_MPI(MPI_Bcast(&exists, 1, MPI_INT, 0, MPI_COMM_WORLD));
 
   if (exists && !o->force && !o->append)
     H5G_FAIL(H5G_ERR_USAGE, "%s exists (use --force to replace it or --append to add to it)",
              o->out);
-  CHECK_H5(fapl = H5Pcreate(H5P_FILE_ACCESS), "cannot create property list");
-  CHECK_H5(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), "cannot set MPI-IO access");
-  if (exists && o->append)
-    CHECK_H5(file = H5Fopen(o->out, H5F_ACC_RDWR, fapl), "cannot open file");
-  else
-    CHECK_H5(file = H5Fcreate(o->out, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create file");
-  CHECK(create_dataset(o, file, &dset));
+  if (exists && o->append) {
+    CHECK(h5g_io_open_file(MPI_COMM_WORLD, o->out, 1, &file));
+  } else {
+    CHECK(h5g_io_create_file(MPI_COMM_WORLD, o->out, &file));
+    created = 1;
+  }
+  dims[0] = o->count;
+  for (int k = 0; k < o->row_rank; k++) dims[k + 1] = o->row_dims[k];
+  CHECK(h5g_agree(MPI_COMM_WORLD, dataset_types(o, &ftype, &mtype)));
+  CHECK(h5g_io_create(file, o->path, ftype, mtype, 1 + o->row_rank, dims, &storage, &dset));
   CHECK(write_slice(o, dset, rank, nranks));
   if (o->attrs) CHECK(write_attributes(o, dset));
-  /* A failed close has still released the handle: never close it twice. */
-  herr_t closed = H5Dclose(dset);
-  dset = H5I_INVALID_HID;
-  CHECK_H5(closed, "cannot close dataset");
-  closed = H5Fclose(file);
-  file = H5I_INVALID_HID;
-  CHECK_H5(closed, "cannot write the file");
 done:
-  if (dset >= 0) H5Dclose(dset);
-  if (file >= 0) H5Fclose(file);
-  if (fapl >= 0) H5Pclose(fapl);
+  if (ftype >= 0) H5Tclose(ftype);
+  if (mtype >= 0) H5Tclose(mtype);
+  /* Every rank is here with the same status (each step agreed): the closes are collective. */
+  if (h5g_io_close(dset) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  if (h5g_io_close_file(file) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  if (rc != H5G_OK && created && rank == 0) unlink(o->out);
   return rc;
 }
 
@@ -610,7 +568,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  h5g_io_quiet();
 
   int rc = parse_options(argc, argv, &o, &help);
   if (rc == H5G_OK && help) {
@@ -621,12 +579,9 @@ int main(int argc, char **argv) {
     usage(stderr);
   }
 
-  /* Every rank exits with the worst code; the lowest failing rank prints its message once. */
-  int worst = rc, first_failing = rc != H5G_OK ? rank : nranks;
-  MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &first_failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (rc != H5G_OK && rank == first_failing)
-    fprintf(stderr, "h5gsort-gen: error: %s\n", h5g_error_message());
+  /* Every rank exits with the same code; rank 0 prints the lowest failing rank's message. */
+  rc = h5g_agree(MPI_COMM_WORLD, rc);
+  if (rc != H5G_OK && rank == 0) fprintf(stderr, "h5gsort-gen: error: %s\n", h5g_error_message());
   MPI_Finalize();
-  return worst;
+  return rc;
 }

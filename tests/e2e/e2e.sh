@@ -125,7 +125,8 @@ case_verify_report() {
   sort_ok 3 --report "$W/report.json" "$W/in.h5" "$W/out2.h5" -d /keys
   check "$W/in.h5" -d /keys "$W/out2.h5" -o /keys
   python3 -m json.tool "$W/report.json" >/dev/null || die "--report wrote invalid JSON"
-  # Each phase of DESIGN.md section 4 is timed: a key naming it holds seconds (a number).
+  # Each phase the README lists under "The GPU path and what --report shows" is timed: a key
+  # naming it holds seconds (a number).
   python3 - "$W/report.json" <<'EOF' || die "--report lacks per-phase seconds"
 import json, sys
 report = json.load(open(sys.argv[1]))

@@ -139,6 +139,63 @@ load)
     fi
   done
   ;;
+interrupt)
+  # SIGINT to the launcher (Ctrl-C) while the output is being written, SIGTERM (scancel) while
+  # the input is read, and SIGINT during an in-place sort: every rank stops, one error line names
+  # the signal, no temporary file or OUTPUT remains, the input is untouched, a rerun succeeds.
+  gen "$work/in.h5" -d /k --count 400000 --type i8 --dist uniform --seed 5
+  cp "$work/in.h5" "$work/in.copy"
+  for spec in INT:write-data:out TERM:read:out INT:write-data:inplace; do
+    IFS=: read -r sig point mode <<<"$spec"
+    out="$work/out.h5"; extra=()
+    if [ "$mode" = inplace ]; then out="$work/in.h5"; extra=(--force); fi
+    H5GSORT_TEST_SLEEP=$point:30 $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$out" -d /k --backend cpu \
+      "${extra[@]}" >"$work/log" 2>&1 &
+    launcher=$!
+    # wait until every rank sleeps at the point (the temp file exists from write-data on)
+    for _ in $(seq 100); do
+      if [ "$point" = write-data ]; then ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$' && break
+      else [ "$(pgrep -fc "$bin/h5gsort .*$work")" -ge 3 ] && break; fi
+      sleep 0.1
+    done
+    sleep 0.5
+    start=$SECONDS
+    kill -"$sig" "$launcher"
+    wait "$launcher"; rc=$?
+    wait_ranks
+    what="SIG$sig at $point ($mode)"
+    expect "$what: exit non-zero ($rc)" test "$rc" -ne 0
+    expect "$what: ended within 10 s, not after the 30 s sleep" test $((SECONDS - start)) -lt 10
+    expect "$what: one error line naming the signal" \
+      test "$(grep -c "^h5gsort: error: interrupted (signal [0-9]*)" "$work/log")" -eq 1
+    expect "$what: no temporary file" no_temp
+    expect "$what: input untouched" cmp -s "$work/in.h5" "$work/in.copy"
+    [ "$mode" = out ] && expect "$what: no OUTPUT" test ! -e "$work/out.h5"
+    $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend cpu
+    expect "$what: rerun succeeds" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+    rm -f "$work/out.h5"
+  done
+  ;;
+input_changes)
+  # Another process changes the input while it is sorted (its mtime; bytes appended): the run
+  # fails with a message that says so and leaves no output; an unchanged rerun succeeds.
+  gen "$work/in.h5" -d /k --count 100000 --type u4 --dist uniform --seed 9
+  for change in touch append; do
+    H5GSORT_TEST_SLEEP=write-data:3 $mpiexec 2 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k \
+      --backend cpu >"$work/log" 2>&1 &
+    launcher=$!
+    for _ in $(seq 100); do ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$' && break; sleep 0.1; done
+    if [ "$change" = touch ]; then touch "$work/in.h5"; else printf 'appended' >>"$work/in.h5"; fi
+    wait "$launcher"; rc=$?
+    expect "input changed ($change): exit 1 ($rc)" test "$rc" -eq 1
+    expect "input changed ($change): says so" grep -q '^h5gsort: error: input changed while it was sorted' "$work/log"
+    expect "input changed ($change): no OUTPUT" test ! -e "$work/out.h5"
+    expect "input changed ($change): no temporary file" no_temp
+    $mpiexec 2 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend cpu
+    expect "input changed ($change): rerun succeeds" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+    rm -f "$work/out.h5"
+  done
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo "$passes passed, $failures failed"

@@ -1,19 +1,21 @@
 /* Key+value (record) sorts and merges on the GPU against a CPU reference: std::stable_sort of
  * (key, value) by key, which shares no code with the kernels.
- * - sort: both ways of kernels/sort_pairs.cuh (values moved directly, or a 32-bit index moved and
- *   the values gathered) and the public h5g_cuda_sort_pairs, every width, every size of the brief
- *   (0 .. 10^7), every distribution; values are not the positions (~i), so a gather that writes
- *   the index instead of the value fails;
+ * - sort: h5g_cuda_radix_sort and h5g_cuda_sort with values (the dispatcher must take the stable
+ *   radix sort at sizes where keys alone take the bitonic sort), every width, every size of the
+ *   brief (0 .. 10^7), every distribution; values are not the positions (~i), so a sort that
+ *   writes the index instead of the value fails (the 32-bit index variant is bench/local_sort.cu's,
+ *   checked there against CUB);
  * - merge: 2, 5 and 64 runs of unequal lengths (empty runs included), each stable-sorted on the
  *   CPU first; equal keys must come out earlier runs first;
  * - stability is also checked on its own: among equal keys, the source positions increase;
- * - the CUDA backend's sort_pairs / merge_pairs (base/backend.h), merge rounds and the re-sort
- *   beyond merge_max_rounds, and its pair capacity under a small budget.
+ * - the CUDA backend's sort / merge with values (base/backend.h), merge rounds and the re-sort
+ *   beyond merge_max_rounds, and its capacity with values under a small budget.
  * "small" on the command line: sizes up to 8193 and two distributions only (compute-sanitizer
  * runs). */
-#include "kernels/sort_pairs.cuh"
 #include "base/backend.h"
-#include "tests/gpu/gpu_test.cuh"
+#include "kernels/kernels.h"
+#include "tests/support/check_cuda.h"
+#include "tests/support/keys.hpp"
 
 /* The value of source position i: not i itself, and all 64 bits in use. */
 static uint64_t value_of(size_t i) { return ~(uint64_t)i; }
@@ -74,7 +76,8 @@ void expect_equal(const Pairs<K> &got, const Pairs<K> &ref, const char *what, si
          sizeof(K), n, dist_name[dist]);
 }
 
-/* Device buffers of one test: keys, values, their ping-pong buffers and scratch. The spare
+/* Device buffers of one test: keys, values, their ping-pong buffers and scratch (allocated
+ * after the size queries, which take the value buffer to say that values move). The spare
  * byte/word past n catches a kernel that writes one element too many. */
 template <typename K> struct Device {
   K *keys = NULL, *alt = NULL;
@@ -82,11 +85,14 @@ template <typename K> struct Device {
   void *temp = NULL;
   size_t temp_bytes = 0, n = 0;
 
-  Device(size_t count, size_t scratch) : temp_bytes(scratch), n(count) {
+  explicit Device(size_t count) : n(count) {
     MUST_CUDA(cudaMalloc(&keys, (n + 1) * sizeof(K)));
     MUST_CUDA(cudaMalloc(&alt, (n + 1) * sizeof(K)));
     MUST_CUDA(cudaMalloc(&vals, (n + 1) * 8));
     MUST_CUDA(cudaMalloc(&alt_vals, (n + 1) * 8));
+  }
+  void reserve(size_t scratch) {
+    temp_bytes = scratch;
     MUST_CUDA(cudaMalloc(&temp, scratch + 1));
   }
   ~Device() {
@@ -119,28 +125,16 @@ template <typename K> struct Device {
   }
 };
 
-enum Way { DIRECT, VIA_INDEX, PUBLIC, NWAYS };
-static const char *way_name[NWAYS] = {"sort direct", "sort via index", "h5g_cuda_sort_pairs"};
+enum Way { RADIX, DISPATCH, NWAYS };
+static const char *way_name[NWAYS] = {"h5g_cuda_radix_sort", "h5g_cuda_sort"};
 
 template <typename K> int sort_way(Way way, Device<K> &d, cudaStream_t stream) {
+  const auto sort = way == RADIX ? h5g_cuda_radix_sort : h5g_cuda_sort;
   size_t bytes = 0;
   /* Each way sizes its own scratch first (NULL temp), as callers do. */
-  switch (way) {
-  case DIRECT:
-    MUST_OK(h5g::pairs::sort_direct<K>(NULL, &bytes, d.keys, d.alt, d.vals, d.alt_vals, d.n, stream));
-    break;
-  case VIA_INDEX:
-    MUST_OK(h5g::pairs::sort_via_index<K>(NULL, &bytes, d.keys, d.alt, d.vals, d.alt_vals, d.n, stream));
-    break;
-  default:
-    MUST_OK(h5g_cuda_sort_pairs(NULL, &bytes, d.keys, d.alt, d.vals, d.alt_vals, d.n, sizeof(K), stream));
-  }
+  MUST_OK(sort(NULL, &bytes, d.keys, d.alt, d.vals, d.alt_vals, d.n, sizeof(K), stream));
   EXPECT(bytes <= d.temp_bytes, "%s scratch %zu over the %zu allocated", way_name[way], bytes, d.temp_bytes);
-  switch (way) {
-  case DIRECT: return h5g::pairs::sort_direct<K>(d.temp, &bytes, d.keys, d.alt, d.vals, d.alt_vals, d.n, stream);
-  case VIA_INDEX: return h5g::pairs::sort_via_index<K>(d.temp, &bytes, d.keys, d.alt, d.vals, d.alt_vals, d.n, stream);
-  default: return h5g_cuda_sort_pairs(d.temp, &bytes, d.keys, d.alt, d.vals, d.alt_vals, d.n, sizeof(K), stream);
-  }
+  return sort(d.temp, &bytes, d.keys, d.alt, d.vals, d.alt_vals, d.n, sizeof(K), stream);
 }
 
 /* P run offsets of unequal lengths over n (some runs empty when P is large against n). */
@@ -157,18 +151,18 @@ template <typename K> void check_width(size_t n, Dist dist, cudaStream_t stream)
   const Pairs<K> input = make_pairs<K>(n, dist, 17);
   Pairs<K> ref = input;
   stable_sort_range(ref, 0, n);
+  Device<K> d(n);
   size_t scratch = 0, bytes = 0;
-  MUST_OK(h5g::pairs::sort_direct<K>(NULL, &bytes, NULL, NULL, NULL, NULL, n, stream));
-  scratch = std::max(scratch, bytes);
-  MUST_OK(h5g::pairs::sort_via_index<K>(NULL, &bytes, NULL, NULL, NULL, NULL, n, stream));
+  MUST_OK(h5g_cuda_sort(NULL, &bytes, d.keys, d.alt, d.vals, d.alt_vals, n, sizeof(K), stream));
   scratch = std::max(scratch, bytes);
   const size_t run_counts[3] = {2, 5, 64};
   for (size_t p : run_counts) {
     std::vector<uint64_t> off = run_offsets(n, p, p);
-    MUST_OK(h5g_cuda_merge_runs_pairs(NULL, &bytes, NULL, NULL, NULL, NULL, n, sizeof(K), off.data(), p, stream));
+    MUST_OK(h5g_cuda_merge_runs(NULL, &bytes, d.keys, d.alt, d.vals, d.alt_vals, n, sizeof(K),
+                                off.data(), p, stream));
     scratch = std::max(scratch, bytes);
   }
-  Device<K> d(n, scratch);
+  d.reserve(scratch);
   for (int w = 0; w < NWAYS; ++w) {
     d.upload(input, stream);
     MUST_OK(sort_way((Way)w, d, stream));
@@ -178,8 +172,8 @@ template <typename K> void check_width(size_t n, Dist dist, cudaStream_t stream)
     const std::vector<uint64_t> off = run_offsets(n, p, p);
     d.upload(sorted_runs(ref, off), stream);
     bytes = scratch;
-    MUST_OK(h5g_cuda_merge_runs_pairs(d.temp, &bytes, d.keys, d.alt, d.vals, d.alt_vals, n,
-                                      sizeof(K), off.data(), p, stream));
+    MUST_OK(h5g_cuda_merge_runs(d.temp, &bytes, d.keys, d.alt, d.vals, d.alt_vals, n, sizeof(K),
+                                off.data(), p, stream));
     char what[32];
     snprintf(what, sizeof what, "merge of %zu runs", p);
     expect_equal(d.download(stream), ref, what, n, dist);
@@ -191,15 +185,15 @@ template <typename K> void check_backend(h5g_backend *be, size_t n, Dist dist) {
   const Pairs<K> input = make_pairs<K>(n, dist, 29);
   Pairs<K> ref = input, got = input;
   stable_sort_range(ref, 0, n);
-  MUST_OK(be->sort_pairs(be, got.keys.data(), got.vals.data(), n, sizeof(K)));
-  expect_equal(got, ref, "backend sort_pairs", n, dist);
+  MUST_OK(be->sort(be, got.keys.data(), got.vals.data(), n, sizeof(K)));
+  expect_equal(got, ref, "backend sort with values", n, dist);
   /* 3 runs merge in 2 rounds; 300 runs (9 rounds) exceed merge_max_rounds: re-sort. */
   for (size_t p : {(size_t)3, (size_t)300}) {
     const std::vector<uint64_t> off = run_offsets(n, p, 7 * p);
     got = sorted_runs(ref, off);
-    MUST_OK(be->merge_pairs(be, got.keys.data(), got.vals.data(), n, sizeof(K), off.data(), p));
-    char what[40];
-    snprintf(what, sizeof what, "backend merge_pairs of %zu runs", p);
+    MUST_OK(be->merge(be, got.keys.data(), got.vals.data(), n, sizeof(K), off.data(), p));
+    char what[48];
+    snprintf(what, sizeof what, "backend merge with values of %zu runs", p);
     expect_equal(got, ref, what, n, dist);
   }
 }
@@ -223,9 +217,26 @@ int main(int argc, char **argv) {
       check_width<uint64_t>(n, dist, stream);
     }
 
+  /* A size query says whether values move by a NULL or non-NULL vals (kernels.h): values take
+   * more scratch (a smaller tile, so a larger look-back table), and a call with values is refused
+   * the keys-only size. */
+  {
+    size_t keys_bytes = 0, pair_bytes = 0;
+    void *temp = NULL;
+    MUST_OK(h5g_cuda_sort(NULL, &keys_bytes, NULL, NULL, NULL, NULL, 1 << 20, 4, stream));
+    MUST_OK(h5g_cuda_sort(NULL, &pair_bytes, NULL, NULL, H5G_CUDA_QUERY_VALUES, NULL, 1 << 20, 4,
+                          stream));
+    EXPECT(pair_bytes > keys_bytes, "scratch with values %zu, keys only %zu", pair_bytes,
+           keys_bytes);
+    MUST_CUDA(cudaMalloc(&temp, keys_bytes));
+    EXPECT(h5g_cuda_sort(temp, &keys_bytes, temp, temp, (uint64_t *)temp, (uint64_t *)temp, 1 << 20,
+                         4, stream) == H5G_ERR_USAGE, "values sorted in keys-only scratch");
+    h5g_error_clear();
+    cudaFree(temp);
+  }
+
   h5g_backend *be = NULL;
   MUST_OK(h5g_backend_cuda_create(&be, 0, 0));
-  EXPECT(be->sort_pairs && be->merge_pairs, "the CUDA backend moves values");
   for (size_t n : {(size_t)0, (size_t)1, (size_t)2, (size_t)4097, g_small ? (size_t)8193 : (size_t)1000003})
     for (Dist dist : dists) {
       check_backend<uint8_t>(be, n, dist);
@@ -234,11 +245,11 @@ int main(int argc, char **argv) {
     }
   be->destroy(be);
 
-  /* A 64 MB budget: pairs count keys, values, both ping-pong buffers and scratch; capacity pairs
-   * sort, one more is refused. */
+  /* A 64 MB budget: calls with values count keys, values, both ping-pong buffers and scratch;
+   * capacity pairs sort, one more is refused. */
   MUST_OK(h5g_backend_cuda_create(&be, 0, 64u << 20));
   for (unsigned width : {4u, 8u}) {
-    const size_t cap = be->capacity(be, width + 8), keys_cap = be->capacity(be, width);
+    const size_t cap = be->capacity(be, width, 1), keys_cap = be->capacity(be, width, 0);
     EXPECT(cap > 0 && cap * (width + 8) * 2 <= (64u << 20) && cap < keys_cap,
            "pair capacity %zu of %u-byte keys under 64 MB (keys only: %zu)", cap, width, keys_cap);
     if (width == 8 && !g_small) {
@@ -247,13 +258,13 @@ int main(int argc, char **argv) {
                             std::vector<uint64_t>(p.vals.begin(), p.vals.begin() + cap)};
       Pairs<uint64_t> ref = input;
       stable_sort_range(ref, 0, cap);
-      MUST_OK(be->sort_pairs(be, p.keys.data(), p.vals.data(), cap, 8));
+      MUST_OK(be->sort(be, p.keys.data(), p.vals.data(), cap, 8));
       p.keys.resize(cap);
       p.vals.resize(cap);
-      expect_equal(p, ref, "backend sort_pairs at capacity", cap, FEW_UNIQUE);
+      expect_equal(p, ref, "backend sort with values at capacity", cap, FEW_UNIQUE);
       p = make_pairs<uint64_t>(cap + 1, RANDOM, 3);
-      EXPECT(be->sort_pairs(be, p.keys.data(), p.vals.data(), cap + 1, 8) != H5G_OK,
-             "sort_pairs over capacity accepted");
+      EXPECT(be->sort(be, p.keys.data(), p.vals.data(), cap + 1, 8) != H5G_OK,
+             "sort with values over capacity accepted");
       h5g_error_clear();
     }
   }

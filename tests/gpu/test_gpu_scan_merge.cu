@@ -2,12 +2,14 @@
  * - scan: 64-bit sums (values that overflow 32 bits), every size of test_sizes(), in place too;
  * - cut points: lower and upper bounds of present, absent, extreme values;
  * - merge: 1 .. 64 runs of unequal lengths (empty runs included), every width and distribution. */
-#include "tests/gpu/gpu_test.cuh"
+#include "kernels/kernels.h"
+#include "tests/support/check_cuda.h"
+#include "tests/support/keys.hpp"
 
 static void check_scan(size_t n, bool in_place, cudaStream_t stream) {
   std::vector<uint64_t> in(n), out(n), ref(n);
   uint64_t s = n, sum = 0;
-  for (size_t i = 0; i < n; ++i) in[i] = splitmix64(&s) >> (i % 3 == 0 ? 20 : 40);
+  for (size_t i = 0; i < n; ++i) in[i] = test_rand(&s) >> (i % 3 == 0 ? 20 : 40);
   for (size_t i = 0; i < n; ++i) {
     ref[i] = sum;
     sum += in[i];
@@ -36,8 +38,8 @@ template <typename K> void check_cut_points(size_t n, Dist dist, cudaStream_t st
   std::sort(keys.begin(), keys.end());
   std::vector<uint64_t> values = {0, 1, (uint64_t)(K)~(K)0, (uint64_t)(K)~(K)0 - 1};
   uint64_t s = 5;
-  for (int i = 0; i < 100; ++i) values.push_back(n ? (uint64_t)keys[splitmix64(&s) % n] : 0);
-  for (int i = 0; i < 100; ++i) values.push_back((K)splitmix64(&s));
+  for (int i = 0; i < 100; ++i) values.push_back(n ? (uint64_t)keys[test_rand(&s) % n] : 0);
+  for (int i = 0; i < 100; ++i) values.push_back((K)test_rand(&s));
   const size_t m = values.size();
   K *d_keys = NULL;
   uint64_t *d_values = NULL, *d_pos = NULL;
@@ -69,7 +71,7 @@ template <typename K> void check_merge(size_t n, size_t nruns, Dist dist, cudaSt
   std::vector<K> keys = make_keys<K>(n, dist, 13 + nruns);
   std::vector<uint64_t> offsets(nruns + 1, 0);
   uint64_t s = n * 31 + nruns;
-  for (size_t r = 1; r < nruns; ++r) offsets[r] = (splitmix64(&s) % 4 == 0) ? 0 : splitmix64(&s) % (n + 1);
+  for (size_t r = 1; r < nruns; ++r) offsets[r] = (test_rand(&s) % 4 == 0) ? 0 : test_rand(&s) % (n + 1);
   offsets[nruns] = n;
   std::sort(offsets.begin(), offsets.end());
   for (size_t r = 0; r < nruns; ++r) std::sort(keys.begin() + offsets[r], keys.begin() + offsets[r + 1]);
@@ -82,9 +84,11 @@ template <typename K> void check_merge(size_t n, size_t nruns, Dist dist, cudaSt
   MUST_CUDA(cudaMalloc(&d_alt, n * width + 1));
   MUST_CUDA(cudaMemset(d_alt, 0xa5, n * width + 1));
   MUST_CUDA(cudaMemcpy(d_keys, keys.data(), n * width, cudaMemcpyHostToDevice));
-  MUST_OK(h5g_cuda_merge_runs(NULL, &temp_bytes, d_keys, d_alt, n, width, offsets.data(), nruns, stream));
+  MUST_OK(h5g_cuda_merge_runs(NULL, &temp_bytes, d_keys, d_alt, NULL, NULL, n, width, offsets.data(),
+                              nruns, stream));
   MUST_CUDA(cudaMalloc(&temp, temp_bytes));
-  MUST_OK(h5g_cuda_merge_runs(temp, &temp_bytes, d_keys, d_alt, n, width, offsets.data(), nruns, stream));
+  MUST_OK(h5g_cuda_merge_runs(temp, &temp_bytes, d_keys, d_alt, NULL, NULL, n, width, offsets.data(),
+                              nruns, stream));
   MUST_CUDA(cudaMemcpyAsync(got.data(), d_keys, n * width, cudaMemcpyDeviceToHost, stream));
   MUST_CUDA(cudaStreamSynchronize(stream));
   EXPECT(check_sorted(keys, got), "merge %u-byte n %zu runs %zu %s", width, n, nruns, dist_name[dist]);
@@ -117,5 +121,5 @@ int main(int argc, char **argv) {
   check_width<uint16_t>(stream);
   check_width<uint32_t>(stream);
   check_width<uint64_t>(stream);
-  return finish("test_gpu_scan_merge");
+  return test_summary("test_gpu_scan_merge");
 }

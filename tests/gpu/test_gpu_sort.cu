@@ -3,7 +3,9 @@
  * distribution. Usage: test_gpu_sort [large | small [u32]]: "large" sorts 2^28 keys (two
  * portions for 32-bit keys); "small" keeps n <= 8193 and "u32" 32-bit keys alone, for
  * compute-sanitizer. */
-#include "tests/gpu/gpu_test.cuh"
+#include "kernels/kernels.h"
+#include "tests/support/check_cuda.h"
+#include "tests/support/keys.hpp"
 
 enum Routine { RADIX, BITONIC, DISPATCH };
 
@@ -22,9 +24,9 @@ template <typename K> void check_one(Routine routine, size_t n, Dist dist, cudaS
     MUST_OK(h5g_cuda_bitonic_sort(keys, n, width, stream));
   } else {
     const auto sort = routine == RADIX ? h5g_cuda_radix_sort : h5g_cuda_sort;
-    MUST_OK(sort(NULL, &temp_bytes, keys, alt, n, width, stream));
+    MUST_OK(sort(NULL, &temp_bytes, keys, alt, NULL, NULL, n, width, stream));
     MUST_CUDA(cudaMalloc(&temp, temp_bytes));
-    MUST_OK(sort(temp, &temp_bytes, keys, alt, n, width, stream));
+    MUST_OK(sort(temp, &temp_bytes, keys, alt, NULL, NULL, n, width, stream));
   }
   MUST_CUDA(cudaMemcpyAsync(got.data(), keys, n * width, cudaMemcpyDeviceToHost, stream));
   MUST_CUDA(cudaStreamSynchronize(stream));
@@ -50,15 +52,17 @@ template <typename K> void check_width(cudaStream_t stream) {
 /* Scratch smaller than asked for, and a bitonic sort over its limit, are usage errors. */
 void check_errors(cudaStream_t stream) {
   size_t temp_bytes = 0;
-  MUST_OK(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, 1 << 20, 4, stream));
+  MUST_OK(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, NULL, NULL, 1 << 20, 4, stream));
   size_t too_small = temp_bytes - 1;
   char *temp = NULL;
   MUST_CUDA(cudaMalloc(&temp, temp_bytes));
-  EXPECT(h5g_cuda_radix_sort(temp, &too_small, temp, temp, 1 << 20, 4, stream) == H5G_ERR_USAGE,
+  EXPECT(h5g_cuda_radix_sort(temp, &too_small, temp, temp, NULL, NULL, 1 << 20, 4, stream) ==
+             H5G_ERR_USAGE,
          "short scratch accepted");
   EXPECT(h5g_cuda_bitonic_sort(temp, h5g_cuda_bitonic_max(4) + 1, 4, stream) == H5G_ERR_USAGE,
          "oversized bitonic sort accepted");
-  EXPECT(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, 10, 3, stream) == H5G_ERR_USAGE,
+  EXPECT(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, NULL, NULL, 10, 3, stream) ==
+             H5G_ERR_USAGE,
          "3-byte keys accepted");
   h5g_error_clear();
   cudaFree(temp);
@@ -74,13 +78,13 @@ int main(int argc, char **argv) {
     check_one<uint32_t>(RADIX, n32, RANDOM, stream);
     check_one<uint32_t>(RADIX, n32, FEW_UNIQUE, stream);
     check_one<uint64_t>(RADIX, n64, RANDOM, stream);
-    return finish("test_gpu_sort large");
+    return test_summary("test_gpu_sort large");
   }
   check_errors(stream);
   check_width<uint32_t>(stream);
-  if (argc > 2 && strcmp(argv[2], "u32") == 0) return finish("test_gpu_sort (32-bit keys only)");
+  if (argc > 2 && strcmp(argv[2], "u32") == 0) return test_summary("test_gpu_sort (32-bit keys only)");
   check_width<uint8_t>(stream);
   check_width<uint16_t>(stream);
   check_width<uint64_t>(stream);
-  return finish("test_gpu_sort");
+  return test_summary("test_gpu_sort");
 }

@@ -6,7 +6,9 @@
  * - the inverse gives back every input bit pattern (NaN payloads, -0.0). */
 #include <math.h>
 
-#include "tests/gpu/gpu_test.cuh"
+#include "kernels/kernels.h"
+#include "tests/support/check_cuda.h"
+#include "tests/support/keys.hpp"
 
 /* Ordered bits as the spec defines them; bits are the raw key of `width` bytes. */
 static uint64_t reference_ordered(uint64_t bits, const h5g_keyspec *ks) {
@@ -150,5 +152,5 @@ int main(void) {
   const h5g_keyspec half = {H5G_KEY_FLOAT, 2, 0};
   EXPECT(h5g_cuda_keys_transform(NULL, 1, &half, 0, stream) == H5G_ERR_USAGE, "16-bit floats accepted");
   h5g_error_clear();
-  return finish("test_gpu_transform");
+  return test_summary("test_gpu_transform");
 }

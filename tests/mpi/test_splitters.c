@@ -15,14 +15,10 @@
 #include "mpi/topology.h"
 #include "base/error.h"
 #include "base/keys.h"
-#include "tests/unit/test_util.h"
+#include "tests/support/check_mpi.h"
+#include "tests/support/keys.h"
 
 static int rank, size;
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
 
 /* (key, run, position) triples in the order of a stable merge. */
 static int compare_triple(const void *a, const void *b) {
@@ -63,7 +59,7 @@ static void check_cuts(int dist, uint64_t n_target, unsigned width, size_t nruns
   for (size_t j = 0; j <= nruns; j++) run_offsets[j] = h5g_share_begin(j, n, nruns);
   for (uint64_t i = 0; i < n; i++) wide[i] = make_key(dist, &rng, width, n);
   for (size_t j = 0; j < nruns; j++)
-    qsort(wide + run_offsets[j], run_offsets[j + 1] - run_offsets[j], sizeof(uint64_t), cmp_u64);
+    qsort(wide + run_offsets[j], run_offsets[j + 1] - run_offsets[j], sizeof(uint64_t), test_compare_u64);
   for (uint64_t i = 0; i < n; i++) test_store(keys, i, width, wide[i]);
 
   int status = h5g_exact_cuts(MPI_COMM_WORLD, keys, width, run_offsets, nruns, n_global, cuts);
@@ -98,12 +94,12 @@ static void check_cuts(int dist, uint64_t n_target, unsigned width, size_t nruns
            (unsigned long long)n_global);
     uint64_t *sorted = malloc((n_global + 1) * sizeof(uint64_t)), *mine = malloc((n_global + 1) * sizeof(uint64_t));
     for (uint64_t i = 0; i < total / 2; i++) sorted[i] = all[2 * i + 1];
-    qsort(sorted, total / 2, sizeof(uint64_t), cmp_u64);
+    qsort(sorted, total / 2, sizeof(uint64_t), test_compare_u64);
     for (int d = 0; d < size; d++) {
       uint64_t got = 0, begin = h5g_share_begin(d, n_global, size), end = h5g_share_begin(d + 1, n_global, size);
       for (uint64_t i = 0; i < total / 2; i++)
         if (all[2 * i] == (uint64_t)d) mine[got++] = all[2 * i + 1];
-      qsort(mine, got, sizeof(uint64_t), cmp_u64);
+      qsort(mine, got, sizeof(uint64_t), test_compare_u64);
       EXPECT(got == end - begin, "dist %d N=%llu w=%u runs=%zu: dest %d gets %llu keys, not %llu",
              dist, (unsigned long long)n_global, width, nruns, d, (unsigned long long)got,
              (unsigned long long)(end - begin));
@@ -141,7 +137,7 @@ static void check_local_cuts(int dist, uint64_t n, unsigned width, size_t nruns,
     run_offsets[j] = j == nruns ? n : h5g_share_begin(j * j, n, nruns * nruns);
   for (uint64_t i = 0; i < n; i++) wide[i] = make_key(dist, &rng, width, n);
   for (size_t j = 0; j < nruns; j++)
-    qsort(wide + run_offsets[j], run_offsets[j + 1] - run_offsets[j], sizeof(uint64_t), cmp_u64);
+    qsort(wide + run_offsets[j], run_offsets[j + 1] - run_offsets[j], sizeof(uint64_t), test_compare_u64);
   for (size_t j = 0; j < nruns; j++)
     for (uint64_t i = run_offsets[j]; i < run_offsets[j + 1]; i++) {
       test_store(keys, i, width, wide[i]);
@@ -227,12 +223,7 @@ int main(int argc, char **argv) {
   check_exchange(1000, "3");
   check_exchange(7, "1");
   check_exchange(0, "1");
-  long failures = 0;
-  MPI_Allreduce(&test_failures, &failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  char name[64];
-  snprintf(name, sizeof name, "test_splitters (rank %d of %d)", rank, size);
-  int rc = rank == 0 ? test_summary(name) : 0;
-  if (failures && rc == 0) rc = 1;
+  int rc = test_summary_mpi(MPI_COMM_WORLD, "test_splitters");
   MPI_Finalize();
   return rc;
 }

@@ -6,7 +6,7 @@
  * unpinned. */
 #include "base/error.h"
 #include "base/host_memory.h"
-#include "tests/unit/test_util.h"
+#include "tests/support/check.h"
 
 #include <pthread.h>
 

@@ -5,7 +5,8 @@
  * the ordered bits as unsigned integers, every neighbouring pair must be in comparator order.
  * Round trips must give back the exact input bits (NaN payloads, -0.0, denormals). */
 #include "base/keys.h"
-#include "tests/unit/test_util.h"
+#include "tests/support/check.h"
+#include "tests/support/keys.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,9 +1,11 @@
 /* h5g_merge_runs against qsort: run counts 1, 2, 3, 17 and random ones, empty runs, n = 0, and
- * few distinct values (many ties across runs), for every key width. h5g_merge_runs_pairs on the
- * same runs against a stable reference: qsort of (key, position) pairs by key, then position,
- * so equal keys of an earlier run come first; few-unique and all-equal keys prove stability. */
+ * few distinct values (many ties across runs), for every key width. h5g_merge_runs with values
+ * on the same runs against a stable reference: qsort of (key, position) pairs by key, then
+ * position, so equal keys of an earlier run come first; few-unique and all-equal keys prove
+ * stability. */
 #include "cpu/merge.h"
-#include "tests/unit/test_util.h"
+#include "tests/support/check.h"
+#include "tests/support/keys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +25,8 @@ static void sort_keys(void *keys, size_t n, unsigned width) {
 }
 
 
-/* Merges a copy of the sorted runs `runs` with h5g_merge_runs_pairs (test_value_of(p) riding with the
- * key at position p) and compares keys and values with the stable reference. */
+/* Merges a copy of the sorted runs `runs` with h5g_merge_runs and values (test_value_of(p) riding
+ * with the key at position p) and compares keys and values with the stable reference. */
 static void check_pairs(const uint8_t *runs, size_t n, unsigned width, const uint64_t *offsets,
                         size_t nruns, const char *what) {
   test_pairs t;
@@ -32,7 +34,7 @@ static void check_pairs(const uint8_t *runs, size_t n, unsigned width, const uin
     EXPECT(0, "out of memory for n = %zu", n);
     return;
   }
-  h5g_merge_runs_pairs(t.keys, t.values, t.scratch, t.scratch_values, n, width, offsets, nruns);
+  h5g_merge_runs(t.keys, t.values, t.scratch, t.scratch_values, n, width, offsets, nruns);
   size_t first_diff = test_pairs_first_diff(&t, n, width);
   EXPECT(first_diff == n, "pairs width %u n %zu nruns %zu%s: differs from the stable reference "
          "at %zu", width, n, nruns, what, first_diff);
@@ -77,7 +79,7 @@ static void check_case(unsigned width, size_t n, size_t nruns, int with_empty,
            key_distribution_names[dist]);
   check_pairs(keys, n, width, offsets, nruns, what);
 
-  h5g_merge_runs(keys, scratch, n, width, offsets, nruns);
+  h5g_merge_runs(keys, NULL, scratch, NULL, n, width, offsets, nruns);
   size_t first_diff = 0;
   while (first_diff < bytes && keys[first_diff] == expected[first_diff]) first_diff++;
   EXPECT(first_diff == bytes, "width %u n %zu nruns %zu%s: differs from qsort at key %zu", width,
@@ -105,9 +107,7 @@ int main(void) {
   }
   /* n == 0: no runs at all, and several empty runs, with no buffers */
   const uint64_t zero_offsets[4] = {0, 0, 0, 0};
-  h5g_merge_runs(NULL, NULL, 0, 8, zero_offsets, 0);
-  h5g_merge_runs(NULL, NULL, 0, 8, zero_offsets, 3);
-  h5g_merge_runs_pairs(NULL, NULL, NULL, NULL, 0, 8, zero_offsets, 0);
-  h5g_merge_runs_pairs(NULL, NULL, NULL, NULL, 0, 8, zero_offsets, 3);
+  h5g_merge_runs(NULL, NULL, NULL, NULL, 0, 8, zero_offsets, 0);
+  h5g_merge_runs(NULL, NULL, NULL, NULL, 0, 8, zero_offsets, 3);
   return test_summary("test_merge");
 }

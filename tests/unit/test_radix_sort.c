@@ -1,9 +1,10 @@
 /* h5g_radix_sort against qsort, for every key width, many sizes and distributions, including
  * keys that differ only in the top or only in the low byte (so digit passes get skipped).
- * h5g_radix_sort_pairs on the same keys against a stable reference: qsort of (key, original
+ * h5g_radix_sort with values on the same keys against a stable reference: qsort of (key, original
  * index) pairs by key, then index; all-equal and few-unique keys prove stability. */
 #include "cpu/radix_sort.h"
-#include "tests/unit/test_util.h"
+#include "tests/support/check.h"
+#include "tests/support/keys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,15 +56,15 @@ static int compare_u32(const void *a, const void *b) {
 }
 
 
-/* Sorts a copy of `input` with h5g_radix_sort_pairs (test_value_of(i) riding with key i) and compares
- * keys and values with the stable reference. */
+/* Sorts a copy of `input` with h5g_radix_sort and values (test_value_of(i) riding with key i)
+ * and compares keys and values with the stable reference. */
 static void check_pairs(const uint8_t *input, size_t n, unsigned width, const char *dist_name) {
   test_pairs t;
   if (!test_pairs_setup(&t, input, n, width)) {
     EXPECT(0, "out of memory for n = %zu", n);
     return;
   }
-  h5g_radix_sort_pairs(t.keys, t.values, t.scratch, t.scratch_values, n, width);
+  h5g_radix_sort(t.keys, t.values, t.scratch, t.scratch_values, n, width);
   size_t first_diff = test_pairs_first_diff(&t, n, width);
   EXPECT(first_diff == n, "pairs width %u n %zu %s: differs from the stable reference at %zu",
          width, n, dist_name, first_diff);
@@ -86,7 +87,7 @@ static void check_case(unsigned width, size_t n, distribution dist, uint64_t *rn
                                                          test_compare_u64};
   qsort(expected, n, width, compare[width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3]);
 
-  h5g_radix_sort(keys, scratch, n, width);
+  h5g_radix_sort(keys, NULL, scratch, NULL, n, width);
   size_t first_diff = 0;
   while (first_diff < bytes && keys[first_diff] == expected[first_diff]) first_diff++;
   EXPECT(first_diff == bytes, "width %u n %zu %s: result differs from qsort at key %zu", width, n,
@@ -105,7 +106,6 @@ int main(void) {
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
       for (int d = 0; d < DIST_COUNT; d++) check_case(widths[w], sizes[s], (distribution)d, &rng);
   /* n == 0 with no buffers at all */
-  h5g_radix_sort(NULL, NULL, 0, 4);
-  h5g_radix_sort_pairs(NULL, NULL, NULL, NULL, 0, 4);
+  h5g_radix_sort(NULL, NULL, NULL, NULL, 0, 4);
   return test_summary("test_radix_sort");
 }

@@ -1,6 +1,6 @@
 /* h5g_parse_size: accepted spellings with their exact byte counts, and rejected inputs. */
 #include "base/size_parse.h"
-#include "tests/unit/test_util.h"
+#include "tests/support/check.h"
 
 #include <stddef.h>
 

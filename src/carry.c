@@ -1,0 +1,66 @@
+/* Phase "carry": datasets permuted with the keys (--carry), and with --key-field the compound
+ * table itself. Each is opened at both ends, this rank's rows are read, the rows of the sorted
+ * order are fetched from their owners by source index (mpi/gather_rows.h), and written. */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "base/error.h"
+#include "mpi/gather_rows.h"
+#include "src/run.h"
+
+typedef struct {
+  h5g_dset *src, *dst;
+  void *rows, *out; /* this rank's rows as read; the rows of its sorted share */
+} carried;
+
+static int carry_open(h5g_run *r, const char *src, const char *dst, carried *c) {
+  int rc = H5G_OK;
+  CHECK(h5g_io_open_rows(r->in_file, src, &c->src));
+  CHECK(h5g_io_create_like(r->out_file, dst, c->src, &c->dst));
+done:
+  return rc;
+}
+
+static int carry_allocate(h5g_run *r, carried *c) {
+  int rc = H5G_OK;
+  size_t bytes = r->plan.n * h5g_io_row_bytes(c->src);
+  c->rows = malloc(bytes ? bytes : 1);
+  c->out = malloc(bytes ? bytes : 1);
+  CHECK_ALLOC(c->rows, bytes);
+  CHECK_ALLOC(c->out, bytes);
+done:
+  return rc;
+}
+
+/* Collective: one carried dataset, step by step (every step agreed, so the closes at the end
+ * meet on every rank). */
+static int carry_dataset(h5g_run *r, const char *src, const char *dst) {
+  int rc = H5G_OK;
+  const h5g_plan *plan = &r->plan;
+  carried c = {0};
+  STEP(r, H5G_PHASE_CARRY, carry_open(r, src, dst, &c));
+  STEP(r, H5G_PHASE_CARRY, carry_allocate(r, &c));
+  STEP(r, H5G_PHASE_CARRY, h5g_io_read(c.src, plan->offset, plan->n, c.rows));
+  STEP(r, H5G_PHASE_CARRY, h5g_gather_rows(r->comm, r->data.sorted_values, plan->n, c.rows,
+                                           r->verdict.info.n, h5g_io_row_bytes(c.src), c.out));
+  STEP(r, H5G_PHASE_CARRY, h5g_io_write(c.dst, plan->offset, plan->n, c.out));
+done:
+  if (h5g_io_close(c.dst) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  if (h5g_io_close(c.src) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  free(c.rows);
+  free(c.out);
+  return rc;
+}
+
+int h5g_carry_all(h5g_run *r) {
+  int rc = H5G_OK;
+  const h5g_options *opt = r->opt;
+  char target[PATH_MAX];
+  if (opt->key_field) CHECK(carry_dataset(r, opt->dataset, opt->output_dataset));
+  for (int i = 0; i < opt->ncarry; i++) {
+    h5g_options_carry_target(opt, opt->carry[i], target, sizeof target);
+    CHECK(carry_dataset(r, opt->carry[i], target));
+  }
+done:
+  return rc;
+}

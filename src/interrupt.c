@@ -1,0 +1,53 @@
+#include "src/interrupt.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Read by the handler: written before the handler can see them half-done (a path is complete
+ * before `temp_set` turns it on). */
+static char temp_path[PATH_MAX];
+static volatile sig_atomic_t temp_set, committed, is_rank0, finished, finished_rc;
+
+void h5g_interrupt_temp(const char *path) {
+  temp_set = 0;
+  if (!path) return;
+  strncpy(temp_path, path, sizeof temp_path - 1);
+  temp_path[sizeof temp_path - 1] = '\0';
+  temp_set = 1;
+}
+
+void h5g_interrupt_committed(void) { committed = 1; }
+
+void h5g_interrupt_finished(int rc) {
+  finished_rc = rc;
+  finished = 1;
+}
+
+/* Only async-signal-safe calls: unlink, write, _exit. */
+static void on_signal(int sig) {
+  if (finished) _exit(finished_rc);
+  if (committed) _exit(0);
+  if (is_rank0) {
+    if (temp_set) unlink(temp_path);
+    char line[64] = "h5gsort: error: interrupted (signal ";
+    size_t len = strlen(line);
+    if (sig >= 10) line[len++] = (char)('0' + sig / 10);
+    line[len++] = (char)('0' + sig % 10);
+    line[len++] = ')';
+    line[len++] = '\n';
+    if (write(STDERR_FILENO, line, len) < 0) _exit(1);
+  }
+  _exit(1);
+}
+
+void h5g_interrupt_install(int rank) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigfillset(&sa.sa_mask); /* one handler at a time */
+  is_rank0 = rank == 0;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}

@@ -1,0 +1,18 @@
+/* SIGINT/SIGTERM (Ctrl-C, mpirun forwarding it, scancel): every rank stops at once; rank 0
+ * removes the temporary output and prints one error line; every rank exits 1. A run whose output
+ * is already committed exits 0 instead: it succeeded. (SIGKILL cannot be caught: the stale
+ * temporary file is removed by the next run writing the same OUTPUT.) */
+#ifndef H5G_SRC_INTERRUPT_H
+#define H5G_SRC_INTERRUPT_H
+
+/* Installs the handlers; `rank` 0 is the one that prints and removes. */
+void h5g_interrupt_install(int rank);
+/* The temporary file the handler removes (NULL: none yet, or no longer ours). */
+void h5g_interrupt_temp(const char *path);
+/* The output is committed: an interrupt from now on ends the run with success. */
+void h5g_interrupt_committed(void);
+/* The run is over with exit code `rc` (its error, if any, printed): an interrupt from now on
+ * (the launcher stopping the other ranks of a failed run) exits quietly with that code. */
+void h5g_interrupt_finished(int rc);
+
+#endif

@@ -1,0 +1,41 @@
+/* Phase "local_sort": every run of the slice sorted on its own. On the device paths the GPU
+ * sorts run j while run j + 1 is read (h5g_sort_loaded_run after each read); on the host path
+ * the runs are sorted by backend calls once the slice is in memory. */
+#include "base/error.h"
+#include "src/run.h"
+
+/* Starts the GPU sort of run j, which then comes back: as the output when one rank holds one
+ * run (nothing else to do), otherwise as ordered bits for the splitters or the merge. */
+int h5g_sort_loaded_run(h5g_run *r, size_t j) {
+  int rc = H5G_OK;
+  const h5g_plan *plan = &r->plan;
+  uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
+  uint64_t *values = plan->records ? r->data.values + begin : NULL;
+  int final = r->size == 1 && plan->nruns == 1;
+  /* the copy back must not race the helper thread still making the buffer resident */
+  if (values) CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_VALUES));
+  CHECK(r->be->sort_loaded(r->be, (char *)r->data.keys + begin * plan->ks.width, values,
+                           plan->offset + begin, len, &plan->ks, final));
+done:
+  return rc;
+}
+
+/* The host needs the sorted runs: waits for the last one, the others came back before it. */
+int h5g_sort_wait_runs(h5g_run *r) {
+  const uint64_t *offsets = r->plan.run_offsets;
+  size_t last = r->plan.nruns - 1;
+  return r->be->wait_copied(r->be, offsets[last + 1] - offsets[last]);
+}
+
+int h5g_sort_runs(h5g_run *r) {
+  int rc = H5G_OK;
+  const h5g_plan *plan = &r->plan;
+  unsigned w = plan->ks.width;
+  for (size_t j = 0; j < plan->nruns; j++) {
+    uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
+    CHECK(r->be->sort(r->be, (char *)r->data.keys + begin * w,
+                      plan->records ? r->data.values + begin : NULL, len, w));
+  }
+done:
+  return rc;
+}

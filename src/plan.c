@@ -1,0 +1,149 @@
+/* Phases "setup", "connect" and "buffers": the plan made once. Which backend and GPU each rank
+ * uses, how ranks exchange keys, how many sorted runs fit the backend, which path the keys take
+ * (h5g_path) and which host buffers that path needs. Nothing after this phase decides again. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "io/h5io.h"
+#include "mpi/agree.h"
+#include "mpi/topology.h"
+#include "src/run.h"
+
+/* Device memory NCCL stages the exchange through: taken from --device-memory when given. */
+static uint64_t nccl_staging_bytes(const h5g_run *r) {
+  uint64_t staging = (uint64_t)512 << 20, budget = r->opt->device_memory;
+  return budget && budget / 4 < staging ? budget / 4 : staging;
+}
+
+/* Collective: each rank's backend and GPU (local rank modulo the visible devices). */
+int h5g_plan_devices(h5g_run *r) {
+  int rc = H5G_OK, local_rank = 0, local_size = 1;
+  h5g_plan *plan = &r->plan;
+  int devices = h5g_cuda_device_count();
+  /* auto: the GPU when there is one (keys and records alike) */
+  plan->use_cuda = r->opt->backend == H5G_BACKEND_CUDA ||
+                   (r->opt->backend == H5G_BACKEND_AUTO && devices > 0);
+  CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
+  plan->ranks_on_node = local_size;
+  plan->device = devices > 0 ? local_rank % devices : 0;
+  plan->device_sharers = devices > 0 ? (local_size - plan->device + devices - 1) / devices : 1;
+  int own_gpu = plan->use_cuda && devices > 0 && plan->device_sharers == 1;
+  CHECK_MPI(MPI_Allreduce(&own_gpu, &plan->gpu_per_rank, 1, MPI_INT, MPI_MIN, r->comm));
+done:
+  return rc;
+}
+
+/* Collective: the exchange transport, before the CUDA backend sizes itself from the free device
+ * memory (NCCL takes its own first). Keys may stay on the GPUs, which `auto` does only across
+ * nodes: on one node (2 H200s, 2^30 uint32 keys) the host exchange through MPI took 2.88 s end
+ * to end and NCCL between the GPUs 3.62 s, its connection set-up (1.0-1.6 s) not hidden behind
+ * the read (bench/RESULTS.md). */
+int h5g_plan_transport(h5g_run *r) {
+  const h5g_plan *plan = &r->plan;
+  int across_nodes = plan->ranks_on_node < r->size;
+  return h5g_transport_open(r->comm, r->opt->exchange, plan->gpu_per_rank, across_nodes,
+                            plan->device, nccl_staging_bytes(r), &r->transport);
+}
+
+/* The CUDA backend's budget: its share of 90% of the GPU's free memory (ranks sharing a GPU
+ * split it), or --device-memory when that is smaller: a cap above what the GPU has does not
+ * bind. The NCCL staging buffers come out of --device-memory. */
+static uint64_t cuda_budget(const h5g_run *r) {
+  uint64_t budget = r->opt->device_memory;
+  if (budget && strcmp(h5g_transport_name(r->transport), "nccl") == 0) budget -= nccl_staging_bytes(r);
+  uint64_t share = h5g_cuda_free_memory(r->plan.device) / 10 * 9 / (uint64_t)r->plan.device_sharers;
+  if (share && (!budget || budget > share)) {
+    if (budget && r->opt->verbose)
+      fprintf(stderr, "h5gsort: rank %d: --device-memory above this rank's share of the free GPU "
+              "memory; using %llu bytes\n", r->rank, (unsigned long long)share);
+    budget = share;
+  }
+  return budget;
+}
+
+int h5g_plan_backend(h5g_run *r) {
+  if (!r->plan.use_cuda) return h5g_backend_cpu_create(&r->be, r->opt->device_memory);
+  return h5g_backend_cuda_create(&r->be, r->plan.device, cuda_budget(r));
+}
+
+/* Collective: cuts the share into the same number of runs on every rank, each within the
+ * backend's capacity, and picks the path the keys take. */
+int h5g_plan_runs(h5g_run *r) {
+  int rc = H5G_OK;
+  h5g_plan *plan = &r->plan;
+  uint64_t cap = r->be->capacity(r->be, plan->ks.width, plan->records);
+  uint64_t mine = plan->n ? (plan->n + cap - 1) / cap : 1, runs = 0;
+  CHECK_MPI(MPI_Allreduce(&mine, &runs, 1, MPI_UINT64_T, MPI_MAX, r->comm));
+  plan->nruns = (size_t)runs;
+  if (!r->be->load)
+    plan->path = H5G_PATH_HOST;
+  else if (plan->nruns == 1 && (r->size == 1 || h5g_transport_moves_device_buffers(r->transport)))
+    plan->path = H5G_PATH_DEVICE_RESIDENT;
+  else
+    plan->path = H5G_PATH_DEVICE_RUNS;
+done:
+  return rc;
+}
+
+/* The run offsets and the tables of the exchange (local: agreed by the step). */
+int h5g_plan_tables(h5g_run *r) {
+  int rc = H5G_OK;
+  h5g_plan *plan = &r->plan;
+  size_t runs_bytes = (plan->nruns + 1) * sizeof(uint64_t);
+  size_t table_bytes = (plan->nruns * ((size_t)r->size + 1) + 1) * sizeof(uint64_t);
+  plan->run_offsets = malloc(runs_bytes);
+  r->data.cuts = malloc(table_bytes);
+  r->data.recv_offsets = malloc(table_bytes);
+  CHECK_ALLOC(plan->run_offsets, runs_bytes);
+  CHECK_ALLOC(r->data.cuts, table_bytes);
+  CHECK_ALLOC(r->data.recv_offsets, table_bytes);
+  for (size_t j = 0; j <= plan->nruns; j++)
+    plan->run_offsets[j] = h5g_share_begin(j, plan->n, plan->nruns);
+done:
+  return rc;
+}
+
+static int pin_piece(void *be, void *p, size_t bytes) {
+  return ((h5g_backend *)be)->pin(be, p, bytes);
+}
+
+static void unpin_piece(void *be, void *p) { ((h5g_backend *)be)->unpin(be, p); }
+
+/* Starts making the host buffers ready: a helper thread makes them resident (piece by piece)
+ * and pinned while the read fills the pieces already resident. A merge needs a spare buffer
+ * (--verify reads the output back into it); the resident path merges on the GPU and gets its
+ * output back into the slice buffer. */
+int h5g_plan_buffers(h5g_run *r) {
+  int rc = H5G_OK;
+  const h5g_plan *plan = &r->plan;
+  h5g_data *d = &r->data;
+  int merges = (r->size > 1 || plan->nruns > 1) && plan->path != H5G_PATH_DEVICE_RESIDENT;
+  uint64_t n = plan->n;
+  unsigned w = plan->ks.width;
+  d->specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL};
+  d->specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL};
+  d->specs[H5G_BUFFER_VALUES] = (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL};
+  d->specs[H5G_BUFFER_SPARE_VALUES] =
+      (h5g_buffer_spec){plan->records && merges ? n : 0, sizeof(uint64_t), NULL};
+  CHECK(h5g_buffers_start(d->specs, H5G_BUFFER_COUNT, h5g_io_piece_bytes(), plan->ranks_on_node,
+                          r->be->pin ? pin_piece : NULL, unpin_piece, r->be, &d->set));
+  d->keys = d->specs[H5G_BUFFER_KEYS].p;
+  d->spare = d->specs[H5G_BUFFER_SPARE].p;
+  d->values = d->specs[H5G_BUFFER_VALUES].p;
+  d->spare_values = d->specs[H5G_BUFFER_SPARE_VALUES].p;
+  d->sorted = d->keys;
+  d->sorted_values = d->values;
+done:
+  return rc;
+}
+
+void h5g_plan_free(h5g_run *r) {
+  h5g_buffers_free(r->data.set);
+  if (r->be) r->be->destroy(r->be);
+  h5g_transport_close(r->transport);
+  free(r->plan.run_offsets);
+  free(r->data.cuts);
+  free(r->data.recv_offsets);
+}

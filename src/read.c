@@ -1,0 +1,77 @@
+/* Phase "read": this rank's slice, run by run, into the slice buffer. On the device paths each
+ * piece goes on to the GPU as soon as it is read and its buffer is pinned, so the copies (and
+ * the sort of the previous run) run behind the read. */
+#include "base/error.h"
+#include "mpi/agree.h"
+#include "src/run.h"
+
+int h5g_read_open(h5g_run *r) {
+  int rc = H5G_OK;
+  CHECK(h5g_io_open_file(r->comm, r->opt->input, 0, &r->in_file));
+  CHECK(h5g_io_open_keys(r->in_file, r->opt->dataset, r->opt->key_field, &r->keys_in));
+done:
+  return rc;
+}
+
+/* Hands keys [loaded, upto) of run `reading_run` to the backend, which copies them to the GPU
+ * while the host reads on. */
+static int load_read_keys(h5g_run *r, uint64_t upto) {
+  int rc = H5G_OK;
+  const h5g_plan *plan = &r->plan;
+  unsigned w = plan->ks.width;
+  uint64_t begin = plan->run_offsets[r->reading_run];
+  uint64_t len = plan->run_offsets[r->reading_run + 1] - begin;
+  if (upto > r->loaded)
+    CHECK(r->be->load(r->be, (char *)r->data.keys + (begin + r->loaded) * w, r->loaded,
+                      upto - r->loaded, len, w, plan->records));
+  r->loaded = upto;
+done:
+  return rc;
+}
+
+/* Called around each piece of run `reading_run` the file delivers: before it, its buffer must be
+ * resident; after it, its checksum for --verify and, once the buffer is pinned (a copy from it
+ * can then run in the background), its copy to the GPU. */
+static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
+  h5g_run *r = ctx;
+  uint64_t run_begin = r->plan.run_offsets[r->reading_run];
+  unsigned w = r->plan.ks.width;
+  if (!moved) return h5g_buffers_wait(r->data.set, H5G_BUFFER_KEYS, run_begin + first + count);
+  if (r->opt->verify)
+    r->metrics.checksum_in +=
+        h5g_keys_checksum((const char *)r->data.keys + (run_begin + first) * w, count, w);
+  if (r->plan.path == H5G_PATH_HOST || !h5g_buffers_pinned(r->data.set, H5G_BUFFER_KEYS))
+    return H5G_OK;
+  return load_read_keys(r, first + count);
+}
+
+/* Collective: reads run j of the slice. On the host path the values (source indices) are made
+ * here; on the device paths the GPU makes them. */
+int h5g_read_run(h5g_run *r, size_t j) {
+  int rc = H5G_OK;
+  const h5g_plan *plan = &r->plan;
+  uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
+  r->reading_run = j;
+  r->loaded = 0;
+  CHECK(h5g_io_read_each(r->keys_in, plan->offset + begin, len,
+                         (char *)r->data.keys + begin * plan->ks.width, read_piece, r));
+  if (plan->path != H5G_PATH_HOST) { /* what waited for the buffer to be pinned */
+    CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_KEYS));
+    CHECK(load_read_keys(r, len));
+  } else if (plan->records) {
+    uint64_t *values = r->data.values;
+    CHECK(h5g_buffers_wait(r->data.set, H5G_BUFFER_VALUES, begin + len));
+    for (uint64_t i = begin; i < begin + len; i++) values[i] = plan->offset + i;
+  }
+done:
+  return rc;
+}
+
+/* Collective: the input checksum for --verify, from the pieces as they were read. */
+int h5g_read_checksum(h5g_run *r) {
+  int rc = H5G_OK;
+  uint64_t mine = r->metrics.checksum_in;
+  CHECK_MPI(MPI_Allreduce(&mine, &r->metrics.checksum_in, 1, MPI_UINT64_T, MPI_SUM, r->comm));
+done:
+  return rc;
+}

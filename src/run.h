@@ -1,0 +1,148 @@
+/* One h5gsort run on this rank: the state the phases share, and the phases themselves. Internal
+ * to src/; src/pipeline.c drives the phases in the order of the README's "Architecture" section:
+ * validate, plan, read, local sort, exact splitters, exchange, merge, write, carry, verify,
+ * commit. Each phase lives in a file of its own and fills its part of the run. */
+#ifndef H5G_SRC_RUN_H
+#define H5G_SRC_RUN_H
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdint.h>
+
+#include "base/backend.h"
+#include "base/host_memory.h"
+#include "base/keys.h"
+#include "io/h5io.h"
+#include "src/options.h"
+#include "src/report.h"
+#include "src/transport.h"
+
+/* What rank 0 finds out before any work and every rank needs (src/validate.c). */
+typedef struct {
+  h5g_dataset_info info;
+  int in_place;
+  unsigned long long carried_bytes; /* size of the input file when datasets are carried */
+  char tmp_path[PATH_MAX];
+  /* the input as validated: a run whose input changes before the commit fails */
+  long long input_size, input_mtime_sec, input_mtime_nsec;
+} h5g_verdict;
+
+/* How the keys of this rank travel; decided once by the plan (src/plan.c). */
+typedef enum {
+  /* Sorted and merged by host calls of the backend (the CPU backend). */
+  H5G_PATH_HOST,
+  /* Each run goes to the GPU while the file is read and is sorted there; the runs come back
+   * (ordered bits) for the splitters, the host exchange and the merge calls. */
+  H5G_PATH_DEVICE_RUNS,
+  /* One run per rank that stays on the GPU through the exchange (NCCL between the GPUs, or no
+   * exchange with one rank) and the merge; the output comes back while it is written. */
+  H5G_PATH_DEVICE_RESIDENT
+} h5g_path;
+
+typedef struct {
+  int use_cuda, device;   /* this rank's backend and GPU */
+  int device_sharers;     /* ranks of this node on the same GPU */
+  int ranks_on_node;
+  int gpu_per_rank;       /* every rank runs the CUDA backend on a GPU of its own */
+  h5g_path path;
+  h5g_keyspec ks;
+  int records;            /* values (source indices) move with the keys */
+  uint64_t offset, n;     /* this rank's share [offset, offset + n) of the N elements */
+  size_t nruns;           /* sorted runs per rank (the same on every rank) */
+  uint64_t *run_offsets;  /* nruns + 1 */
+} h5g_plan;
+
+/* The host buffers (base/host_memory.h), made ready in the background while the file is read. */
+enum { H5G_BUFFER_KEYS, H5G_BUFFER_SPARE, H5G_BUFFER_VALUES, H5G_BUFFER_SPARE_VALUES,
+       H5G_BUFFER_COUNT };
+
+typedef struct {
+  h5g_buffer_spec specs[H5G_BUFFER_COUNT];
+  h5g_buffer_set *set;
+  void *keys, *spare;           /* n keys each: the slice as read; the other side of a merge */
+  uint64_t *values, *spare_values; /* their values, when records move */
+  void *sorted;                 /* keys or spare: where the rank's sorted share is now */
+  uint64_t *sorted_values;
+  uint64_t *cuts, *recv_offsets; /* exact cuts of the runs; the received runs */
+} h5g_data;
+
+typedef struct {
+  double seconds[H5G_PHASE_COUNT];
+  uint64_t checksum_in;     /* of the keys as read, for --verify (summed over ranks) */
+  uint64_t exchanged_bytes; /* sent to other ranks */
+} h5g_metrics;
+
+typedef struct {
+  MPI_Comm comm;
+  int rank, size;
+  const h5g_options *opt;
+  h5g_verdict verdict;
+  h5g_plan plan;
+  h5g_data data;
+  h5g_metrics metrics;
+  h5g_backend *be;
+  h5g_transport *transport;
+  h5g_file *in_file, *out_file;
+  h5g_dset *keys_in;
+  int tmp_created;    /* the temporary output may exist (rank 0 removes it on failure) */
+  int report_written; /* --report written by this rank */
+  double step_start;
+  size_t reading_run; /* the run whose pieces the read hands to the backend */
+  uint64_t loaded;    /* keys of that run handed to the backend so far */
+} h5g_run;
+
+/* Test hooks (src/faults.c): H5GSORT_TEST_KILL=<point>[:<rank>] and H5GSORT_TEST_SLEEP. */
+void h5g_fault_point(const h5g_run *r, const char *point);
+
+/* One step of `phase` on every rank (src/pipeline.c): announced (--progress, fault hooks),
+ * timed, and its status agreed. A call may fail on one rank only where it makes no collective
+ * call after the failure: the agreement that ends the step is where the other ranks meet it. */
+void h5g_step_begin(h5g_run *r, h5g_phase phase);
+int h5g_step_end(h5g_run *r, h5g_phase phase, int status);
+#define STEP(r, phase, call)                                                                      \
+  do {                                                                                            \
+    h5g_step_begin((r), (phase));                                                                 \
+    CHECK(h5g_step_end((r), (phase), (call)));                                                    \
+  } while (0)
+
+/* src/validate.c */
+struct stat;
+void h5g_input_stamp(const struct stat *st, h5g_verdict *v);
+int h5g_validate(h5g_run *r);
+int h5g_share_verdict(h5g_run *r);
+/* src/plan.c */
+int h5g_plan_devices(h5g_run *r);
+int h5g_plan_transport(h5g_run *r);
+int h5g_plan_backend(h5g_run *r);
+int h5g_plan_runs(h5g_run *r);
+int h5g_plan_buffers(h5g_run *r);
+int h5g_plan_tables(h5g_run *r);
+void h5g_plan_free(h5g_run *r);
+/* src/read.c */
+int h5g_read_open(h5g_run *r);
+int h5g_read_run(h5g_run *r, size_t j);
+int h5g_read_checksum(h5g_run *r);
+/* src/local_sort.c */
+int h5g_sort_loaded_run(h5g_run *r, size_t j);
+int h5g_sort_wait_runs(h5g_run *r);
+int h5g_sort_runs(h5g_run *r);
+/* src/exchange_runs.c */
+int h5g_exchange_runs(h5g_run *r);
+/* src/merge_runs.c */
+int h5g_merge_local(h5g_run *r);
+int h5g_merge_received(h5g_run *r);
+/* src/write.c */
+int h5g_write_prepare(h5g_run *r);
+int h5g_write_open(h5g_run *r);
+int h5g_write_reserve(h5g_run *r);
+int h5g_write_keys(h5g_run *r);
+int h5g_write_close(h5g_run *r);
+int h5g_write_commit(h5g_run *r);
+/* src/carry.c: every carried dataset, and with --key-field the compound table itself */
+int h5g_carry_all(h5g_run *r);
+/* src/verify_output.c */
+int h5g_verify_output(h5g_run *r);
+/* src/report.c */
+int h5g_report_gather(h5g_run *r, double total_seconds, h5g_report *rep);
+
+#endif

@@ -1,0 +1,48 @@
+/* Phase "verify" (--verify): the written share is read back into the spare buffer and checked
+ * for order (within and across ranks), count and the order-independent checksum against the
+ * input's (src/verify.h). */
+#include "base/error.h"
+#include "src/run.h"
+#include "src/verify.h"
+
+/* The buffer that does not hold the output: the plan makes a spare buffer when --verify asks. */
+static void *readback_buffer(const h5g_data *d) {
+  return d->sorted == d->keys ? d->spare : d->keys;
+}
+
+static int read_back(h5g_run *r, h5g_dset **written) {
+  int rc = H5G_OK;
+  CHECK(h5g_io_open_keys(r->out_file, r->opt->output_dataset, r->opt->key_field, written));
+  CHECK(h5g_io_read(*written, r->plan.offset, r->plan.n, readback_buffer(&r->data)));
+done:
+  return rc;
+}
+
+static int check_share(h5g_run *r, const h5g_verify_result *res) {
+  int rc = H5G_OK;
+  const char *file = r->opt->output, *dataset = r->opt->output_dataset;
+  if (res->n != r->verdict.info.n)
+    H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys written, %llu expected (%s:%s)",
+             (unsigned long long)res->n, (unsigned long long)r->verdict.info.n, file, dataset);
+  if (res->out_of_order)
+    H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys out of order, the first at index %llu (%s:%s)",
+             (unsigned long long)res->out_of_order, (unsigned long long)res->first_bad, file, dataset);
+  if (res->checksum != r->metrics.checksum_in)
+    H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: checksum of the output differs from the input (%s:%s)",
+             file, dataset);
+done:
+  return rc;
+}
+
+int h5g_verify_output(h5g_run *r) {
+  int rc = H5G_OK;
+  h5g_verify_result res;
+  h5g_dset *written = NULL;
+  STEP(r, H5G_PHASE_VERIFY, read_back(r, &written));
+  STEP(r, H5G_PHASE_VERIFY, h5g_verify_share(r->comm, readback_buffer(&r->data), r->plan.n,
+                                             r->plan.offset, &r->plan.ks, &res));
+  STEP(r, H5G_PHASE_VERIFY, check_share(r, &res));
+done:
+  if (h5g_io_close(written) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  return rc;
+}

@@ -1,0 +1,10 @@
+# tests/io.cmake: io/'s collective transfers in pieces (label `io`) at 1, 2, 3 and 4 ranks. The
+# test makes its files under the build tree (argument: a path prefix) and removes them.
+add_executable(test_io_pieces ${CMAKE_CURRENT_SOURCE_DIR}/io/test_io_pieces.c)
+target_link_libraries(test_io_pieces PRIVATE h5g_io h5g_mpi h5g_base h5g_test_support)
+foreach(np 1 2 3 4)
+  add_test(NAME io.pieces_np${np}
+           COMMAND ${H5G_MPIEXEC} ${np} $<TARGET_FILE:test_io_pieces> ${CMAKE_CURRENT_BINARY_DIR}/io_pieces_np${np})
+  set_tests_properties(io.pieces_np${np} PROPERTIES LABELS io TIMEOUT 300
+                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+endforeach()

@@ -1,0 +1,87 @@
+/* Keys of the GPU tests (C++): generators for every distribution, the sizes every kernel test
+ * covers, and the independent checks (CPU reference sort, or order + count + checksum). */
+#ifndef H5G_TESTS_SUPPORT_KEYS_HPP
+#define H5G_TESTS_SUPPORT_KEYS_HPP
+
+#include <algorithm>
+#include <stdint.h>
+#include <string.h>
+#include <vector>
+
+#include "tests/support/check.h"
+
+/* The older GPU header's name for test_rand, still used by test_gpu_pairs.cu. */
+static inline uint64_t splitmix64(uint64_t *state) { return test_rand(state); }
+
+enum Dist { RANDOM, SORTED, REVERSED, ALL_EQUAL, FEW_UNIQUE, LOW_BITS, EXTREMES, NDIST };
+static const char *const dist_name[NDIST] = {"random", "sorted", "reversed", "all-equal",
+                                             "few-unique", "low-bits", "extremes"};
+
+/* n unsigned keys of type K (ordered bits) drawn from `dist`. */
+template <typename K> std::vector<K> make_keys(size_t n, Dist dist, uint64_t seed) {
+  std::vector<K> v(n);
+  uint64_t s = seed * 0x2545f4914f6cdd1dull + n;
+  const K max = (K)~(K)0;
+  const K few[5] = {0, 3, (K)(max / 2), (K)(max - 7), max};
+  const K extremes[6] = {0, 1, (K)(max / 2), (K)(max / 2 + 1), (K)(max - 1), max};
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t r = test_rand(&s);
+    switch (dist) {
+    case RANDOM: v[i] = (K)r; break;
+    case SORTED:
+    case REVERSED: v[i] = (K)r; break;
+    case ALL_EQUAL: v[i] = (K)0x5a5a5a5a5a5a5a5aull; break;
+    case FEW_UNIQUE: v[i] = few[r % 5]; break;
+    case LOW_BITS: v[i] = (K)(r & 0xfff); break; /* only the low 12 bits vary: passes skipped */
+    case EXTREMES: v[i] = (r & 1) ? extremes[(r >> 1) % 6] : (K)(r >> 8); break;
+    default: break;
+    }
+  }
+  if (dist == SORTED) std::sort(v.begin(), v.end());
+  if (dist == REVERSED) std::sort(v.begin(), v.end(), [](K a, K b) { return a > b; });
+  return v;
+}
+
+/* Order-independent checksum of a multiset of keys. */
+template <typename K> uint64_t multiset_checksum(const K *v, size_t n) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t s = (uint64_t)v[i];
+    sum += test_rand(&s);
+  }
+  return sum;
+}
+
+/* Checks that got[] is `input` sorted: against std::sort for n <= 2^21, else by order + count +
+ * checksum (std::sort of 10^8 keys would dominate the test's time). Returns 1 when right. */
+template <typename K> int check_sorted(const std::vector<K> &input, const std::vector<K> &got) {
+  if (got.size() != input.size()) return 0;
+  if (input.size() <= ((size_t)1 << 21)) {
+    std::vector<K> ref(input);
+    std::sort(ref.begin(), ref.end());
+    return memcmp(ref.data(), got.data(), ref.size() * sizeof(K)) == 0;
+  }
+  for (size_t i = 1; i < got.size(); ++i)
+    if (got[i - 1] > got[i]) return 0;
+  return multiset_checksum(input.data(), input.size()) == multiset_checksum(got.data(), got.size());
+}
+
+/* "small" on the command line: sizes up to 2^13 + 1 only (for compute-sanitizer runs). */
+static bool g_small = false;
+static inline void parse_args(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) g_small |= strcmp(argv[i], "small") == 0;
+}
+
+/* Sizes every kernel test covers. */
+static inline std::vector<size_t> test_sizes(void) {
+  std::vector<size_t> s = {0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 1000, 4095, 4096, 4097};
+  for (int k : {13, 16, 20}) {
+    s.push_back(((size_t)1 << k) - 1);
+    s.push_back(((size_t)1 << k) + 1);
+  }
+  s.push_back(10000000);
+  if (g_small) s.erase(std::remove_if(s.begin(), s.end(), [](size_t n) { return n > 8193; }), s.end());
+  return s;
+}
+
+#endif

@@ -1,0 +1,333 @@
+/* h5g_options_parse (src/options.h): every option's accepted forms and values, the defaults,
+ * and every usage error (H5G_ERR_USAGE with a message that names the problem); where carried
+ * datasets land (h5g_options_carry_target), h5g_options_moves_records, and the usage text
+ * naming every option. */
+#include "src/options.h"
+#include "base/error.h"
+#include "tests/support/check.h"
+
+#include <getopt.h>
+
+enum { MAX_WORDS = 80, WORD_BYTES = 1024 };
+
+static h5g_options opt;
+
+/* glibc's getopt keeps its place inside a cluster of short options ("-qv") from one parse to the
+ * next unless optind is set to 0, which h5g_options_parse does not do (it sets 1). The test
+ * resets it before each parse, except in check_reparse, which checks exactly that. */
+static int reset_before_parse = 1;
+static void reset_getopt(void) {
+  static char name[] = "reset";
+  char *none[] = {name, NULL};
+  optind = 0;
+  getopt(1, none, "");
+}
+
+/* Parses h5gsort's argv made of `words` (NULL-terminated). The parser keeps pointers into argv
+ * and splits --carry lists in place, so the words are copied into storage that lives until the
+ * next parse. Returns the status; the error record is left for the caller to look at. */
+static int parse_words(const char *const *words) {
+  static char storage[MAX_WORDS][WORD_BYTES];
+  static char *argv[MAX_WORDS + 1];
+  int argc = 0;
+  h5g_error_clear();
+  if (reset_before_parse) reset_getopt();
+  argv[argc] = strcpy(storage[argc], "h5gsort");
+  argc++;
+  for (; *words && argc < MAX_WORDS; words++, argc++) {
+    snprintf(storage[argc], WORD_BYTES, "%s", *words);
+    argv[argc] = storage[argc];
+  }
+  argv[argc] = NULL;
+  return h5g_options_parse(argc, argv, &opt);
+}
+#define PARSE(...) parse_words((const char *const[]){__VA_ARGS__, NULL})
+
+static int same(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+/* A command line that must parse; `what` names it in failures. */
+#define EXPECT_PARSES(what, ...)                                                                  \
+  EXPECT(PARSE(__VA_ARGS__) == H5G_OK, "%s: rejected: %s", what, h5g_error_message())
+
+/* A command line that must be a usage error whose message contains `text`. */
+#define EXPECT_USAGE(text, ...)                                                                   \
+  do {                                                                                            \
+    int usage_rc_ = PARSE(__VA_ARGS__);                                                           \
+    EXPECT(usage_rc_ == H5G_ERR_USAGE && strstr(h5g_error_message(), text) != NULL,               \
+           "expected a usage error mentioning \"%s\", got status %d: '%s'", text, usage_rc_,      \
+           h5g_error_message());                                                                  \
+  } while (0)
+
+static void check_defaults(void) {
+  EXPECT_PARSES("minimal", "in.h5", "out.h5", "-d", "/keys");
+  EXPECT(same(opt.input, "in.h5") && same(opt.output, "out.h5"), "files %s %s", opt.input, opt.output);
+  EXPECT(same(opt.dataset, "/keys") && same(opt.output_dataset, "/keys") &&
+             same(opt.against_dataset, "/keys"),
+         "output and against datasets default to the dataset");
+  EXPECT(!opt.report && !opt.check && !opt.index_out && !opt.key_field && opt.ncarry == 0 &&
+             !opt.stable && !opt.against,
+         "no report, check, index, key field, carry, stable or against by default");
+  EXPECT(opt.backend == H5G_BACKEND_AUTO && opt.exchange == H5G_EXCHANGE_AUTO, "auto by default");
+  EXPECT(opt.device_memory == 0, "device memory %llu", (unsigned long long)opt.device_memory);
+  EXPECT(!opt.descending && !opt.force && !opt.verify && !opt.quiet && !opt.verbose &&
+             !opt.progress && !opt.help && !opt.version,
+         "flags off by default");
+  EXPECT(!h5g_options_moves_records(&opt), "keys alone move no records");
+}
+
+static void check_forms(void) {
+  /* -d and --dataset, separate or joined, anywhere among the file arguments */
+  static const char *const forms[][5] = {{"-d", "/g/k", "in.h5", "out.h5", NULL},
+                                         {"-d/g/k", "in.h5", "out.h5", NULL, NULL},
+                                         {"--dataset", "/g/k", "in.h5", "out.h5", NULL},
+                                         {"--dataset=/g/k", "in.h5", "out.h5", NULL, NULL},
+                                         {"in.h5", "-d", "/g/k", "out.h5", NULL},
+                                         {"in.h5", "out.h5", "--dataset", "/g/k", NULL}};
+  for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+    EXPECT(parse_words(forms[i]) == H5G_OK, "form %zu: %s", i, h5g_error_message());
+    EXPECT(same(opt.dataset, "/g/k") && same(opt.input, "in.h5") && same(opt.output, "out.h5"),
+           "form %zu: dataset %s, files %s %s", i, opt.dataset, opt.input, opt.output);
+  }
+  EXPECT_PARSES("--output-dataset", "in", "out", "-d", "/k", "--output-dataset", "/sorted/k");
+  EXPECT(same(opt.output_dataset, "/sorted/k") && same(opt.dataset, "/k"), "output dataset %s",
+         opt.output_dataset);
+  EXPECT_PARSES("--output-dataset=", "in", "out", "-d", "/k", "--output-dataset=/o");
+  EXPECT(same(opt.output_dataset, "/o"), "output dataset %s", opt.output_dataset);
+
+  EXPECT_PARSES("flags", "in", "out", "-d", "/k", "--descending", "--force", "--verify", "--stable",
+                "--progress");
+  EXPECT(opt.descending && opt.force && opt.verify && opt.stable && opt.progress, "flags set");
+  EXPECT_PARSES("-q", "in", "out", "-d", "/k", "-q");
+  EXPECT(opt.quiet && !opt.verbose, "-q");
+  EXPECT_PARSES("--quiet", "in", "out", "-d", "/k", "--quiet");
+  EXPECT(opt.quiet, "--quiet");
+  EXPECT_PARSES("-v", "in", "out", "-d", "/k", "-v");
+  EXPECT(opt.verbose && !opt.quiet, "-v");
+  EXPECT_PARSES("--verbose", "in", "out", "-d", "/k", "--verbose");
+  EXPECT(opt.verbose, "--verbose");
+  EXPECT_PARSES("-qv", "in", "out", "-d", "/k", "-qv");
+  EXPECT(opt.quiet && !opt.verbose, "-q wins over -v");
+  EXPECT_PARSES("--report", "in", "out", "-d", "/k", "--report", "r.json");
+  EXPECT(same(opt.report, "r.json"), "report %s", opt.report);
+  EXPECT_PARSES("--report=", "in", "out", "-d", "/k", "--report=r2.json");
+  EXPECT(same(opt.report, "r2.json"), "report %s", opt.report);
+  /* getopt_long takes an unambiguous prefix of a long option */
+  EXPECT_PARSES("--desc", "in", "out", "-d", "/k", "--desc");
+  EXPECT(opt.descending, "--desc is --descending");
+}
+
+static void check_words(void) {
+  static const char *const backends[] = {"auto", "cuda", "cpu"};
+  static const h5g_backend_choice backend_values[] = {H5G_BACKEND_AUTO, H5G_BACKEND_CUDA, H5G_BACKEND_CPU};
+  static const char *const exchanges[] = {"auto", "mpi", "nccl"};
+  static const h5g_exchange_choice exchange_values[] = {H5G_EXCHANGE_AUTO, H5G_EXCHANGE_MPI, H5G_EXCHANGE_NCCL};
+  char joined[64];
+  for (int i = 0; i < 3; i++) {
+    EXPECT_PARSES(backends[i], "in", "out", "-d", "/k", "--backend", backends[i]);
+    EXPECT(opt.backend == backend_values[i], "--backend %s", backends[i]);
+    snprintf(joined, sizeof joined, "--backend=%s", backends[i]);
+    EXPECT_PARSES(joined, "in", "out", "-d", "/k", joined);
+    EXPECT(opt.backend == backend_values[i], "%s", joined);
+    EXPECT_PARSES(exchanges[i], "in", "out", "-d", "/k", "--exchange", exchanges[i]);
+    EXPECT(opt.exchange == exchange_values[i], "--exchange %s", exchanges[i]);
+    snprintf(joined, sizeof joined, "--exchange=%s", exchanges[i]);
+    EXPECT_PARSES(joined, "in", "out", "-d", "/k", joined);
+    EXPECT(opt.exchange == exchange_values[i], "%s", joined);
+  }
+  EXPECT_USAGE("--backend takes auto, cuda or cpu, not 'gpu'", "in", "out", "-d", "/k", "--backend", "gpu");
+  EXPECT_USAGE("--backend takes", "in", "out", "-d", "/k", "--backend", "CPU");
+  EXPECT_USAGE("--backend takes", "in", "out", "-d", "/k", "--backend=");
+  EXPECT_USAGE("--exchange takes auto, mpi or nccl, not 'ucx'", "in", "out", "-d", "/k", "--exchange", "ucx");
+  EXPECT_USAGE("--exchange takes", "in", "out", "-d", "/k", "--exchange", "MPI");
+
+  static const struct {
+    const char *text;
+    uint64_t bytes;
+  } good[] = {{"512M", 512ull << 20}, {"4G", 4ull << 30}, {"1.5GiB", 3ull << 29}, {"4096", 4096},
+              {"64k", 64ull << 10}};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    EXPECT_PARSES(good[i].text, "in", "out", "-d", "/k", "--device-memory", good[i].text);
+    EXPECT(opt.device_memory == good[i].bytes, "--device-memory %s: %llu", good[i].text,
+           (unsigned long long)opt.device_memory);
+  }
+  EXPECT_PARSES("--device-memory=", "in", "out", "-d", "/k", "--device-memory=8M");
+  EXPECT(opt.device_memory == 8ull << 20, "--device-memory=8M: %llu", (unsigned long long)opt.device_memory);
+  static const char *const bad[] = {"0", "0G", "abc", "-1", "1X", "", "16E"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    EXPECT_USAGE("--device-memory takes a size", "in", "out", "-d", "/k", "--device-memory", bad[i]);
+}
+
+static void check_records(void) {
+  EXPECT_PARSES("--carry list", "in", "out", "-d", "/k", "--carry", "/a,/g/b,/c");
+  EXPECT(opt.ncarry == 3 && same(opt.carry[0], "/a") && same(opt.carry[1], "/g/b") &&
+             same(opt.carry[2], "/c"),
+         "--carry /a,/g/b,/c gave %d paths", opt.ncarry);
+  EXPECT(h5g_options_moves_records(&opt), "--carry moves records");
+  EXPECT_PARSES("--carry repeated", "in", "out", "-d", "/k", "--carry", "/a", "--carry=/b,/c");
+  EXPECT(opt.ncarry == 3 && same(opt.carry[0], "/a") && same(opt.carry[2], "/c"), "%d paths", opt.ncarry);
+  EXPECT_PARSES("--index-out", "in", "out", "-d", "/k", "--index-out", "/idx");
+  EXPECT(same(opt.index_out, "/idx") && h5g_options_moves_records(&opt), "--index-out %s", opt.index_out);
+  EXPECT_PARSES("--key-field", "in", "out", "-d", "/table", "--key-field", "energy");
+  EXPECT(same(opt.key_field, "energy") && h5g_options_moves_records(&opt), "--key-field %s", opt.key_field);
+
+  /* H5G_MAX_CARRY paths, then one more */
+  char list[H5G_MAX_CARRY * 8 + 8] = "";
+  size_t used = 0;
+  for (int i = 0; i < H5G_MAX_CARRY; i++)
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s/c%d", i ? "," : "", i);
+  EXPECT_PARSES("H5G_MAX_CARRY paths", "in", "out", "-d", "/k", "--carry", list);
+  EXPECT(opt.ncarry == H5G_MAX_CARRY, "%d paths carried", opt.ncarry);
+  snprintf(list + used, sizeof list - used, ",/one_more");
+  EXPECT_USAGE("at most", "in", "out", "-d", "/k", "--carry", list);
+
+  static const char *const bad_lists[] = {"", ",/a", "/a,", "/a,,/b"};
+  for (size_t i = 0; i < sizeof bad_lists / sizeof *bad_lists; i++)
+    EXPECT_USAGE("--carry takes a comma-separated list", "in", "out", "-d", "/k", "--carry", bad_lists[i]);
+  EXPECT_USAGE("--carry paths must be absolute, not 'b'", "in", "out", "-d", "/k", "--carry", "/a,b");
+  EXPECT_USAGE("--carry /k names the key dataset", "in", "out", "-d", "/k", "--carry", "/a,/k");
+  EXPECT_USAGE("--index-out needs an absolute path", "in", "out", "-d", "/k", "--index-out", "idx");
+  EXPECT_USAGE("--index-out needs an absolute path", "in", "out", "-d", "/k", "--index-out", "/k");
+  EXPECT_USAGE("--index-out needs an absolute path", "in", "out", "-d", "/k", "--output-dataset", "/o",
+               "--index-out", "/o");
+  /* two outputs at one path, or one inside another */
+  EXPECT_USAGE("two outputs would land", "in", "out", "-d", "/k", "--carry", "/a,/a");
+  EXPECT_USAGE("two outputs would land", "in", "out", "-d", "/k", "--carry", "/a", "--index-out", "/a");
+  EXPECT_USAGE("two outputs would land", "in", "out", "-d", "/k", "--carry", "/k/x");
+  EXPECT_USAGE("two outputs would land", "in", "out", "-d", "/k", "--index-out", "/k/i");
+  EXPECT_USAGE("two outputs would land", "in", "out", "-d", "/g/k", "--carry", "/g");
+  /* --output-dataset moves carried datasets beside the keys: /g/a and /h/a both land at /o/a */
+  EXPECT_USAGE("two outputs would land", "in", "out", "-d", "/k", "--output-dataset", "/o/k",
+               "--carry", "/g/a,/h/a");
+  EXPECT_PARSES("prefix is not nesting", "in", "out", "-d", "/k", "--carry", "/kx", "--index-out", "/k2");
+}
+
+static void check_carry_target(void) {
+  char target[256];
+  EXPECT_PARSES("same output dataset", "in", "out", "-d", "/k", "--carry", "/g/a");
+  h5g_options_carry_target(&opt, "/g/a", target, sizeof target);
+  EXPECT(same(target, "/g/a"), "carried /g/a lands at %s, not /g/a", target);
+  EXPECT_PARSES("moved output dataset", "in", "out", "-d", "/k", "--output-dataset", "/out/sorted", "--carry", "/g/a");
+  h5g_options_carry_target(&opt, "/g/a", target, sizeof target);
+  EXPECT(same(target, "/out/a"), "carried /g/a lands at %s, not /out/a", target);
+  EXPECT_PARSES("output dataset at the root", "in", "out", "-d", "/g/k", "--output-dataset", "/k2", "--carry", "/g/a");
+  h5g_options_carry_target(&opt, "/g/a", target, sizeof target);
+  EXPECT(same(target, "/a"), "carried /g/a lands at %s, not /a", target);
+}
+
+static void check_check_mode(void) {
+  EXPECT_PARSES("--check", "--check", "sorted.h5", "-d", "/k");
+  EXPECT(opt.check && same(opt.input, "sorted.h5") && !opt.output && !opt.against, "--check FILE");
+  EXPECT_PARSES("--check --against", "--check", "sorted.h5", "-d", "/k", "--against", "in.h5",
+                "--against-dataset", "/raw");
+  EXPECT(opt.check && same(opt.against, "in.h5") && same(opt.against_dataset, "/raw"),
+         "against %s:%s", opt.against, opt.against_dataset);
+  EXPECT_PARSES("--check --against, dataset default", "--check", "sorted.h5", "-d", "/k", "--against=in.h5",
+                "--descending");
+  EXPECT(same(opt.against_dataset, "/k") && opt.descending, "against dataset %s", opt.against_dataset);
+  EXPECT_USAGE("--check takes one file, got 0", "--check", "-d", "/k");
+  EXPECT_USAGE("--check takes one file, got 2", "--check", "a.h5", "b.h5", "-d", "/k");
+  EXPECT_USAGE("--against goes with --check", "in", "out", "-d", "/k", "--against", "x.h5");
+  EXPECT_USAGE("--against goes with --check", "in", "out", "-d", "/k", "--against-dataset", "/x");
+  EXPECT_USAGE("do not go with --check", "--check", "s.h5", "-d", "/k", "--carry", "/a");
+  EXPECT_USAGE("do not go with --check", "--check", "s.h5", "-d", "/k", "--index-out", "/i");
+  EXPECT_USAGE("missing -d/--dataset", "--check", "s.h5");
+}
+
+static void check_usage_errors(void) {
+  EXPECT_USAGE("missing -d/--dataset PATH", "in", "out");
+  EXPECT_USAGE("expected INPUT.h5 and OUTPUT.h5, got 0 file arguments", "-d", "/k");
+  EXPECT_USAGE("expected INPUT.h5 and OUTPUT.h5, got 1 file argument ", "in", "-d", "/k");
+  EXPECT_USAGE("expected INPUT.h5 and OUTPUT.h5, got 3 file arguments", "a", "b", "c", "-d", "/k");
+  EXPECT_USAGE("unknown option '--bogus'", "in", "out", "-d", "/k", "--bogus");
+  EXPECT_USAGE("unknown option '--bogus=1'", "in", "out", "-d", "/k", "--bogus=1");
+  EXPECT_USAGE("unknown option '-x'", "in", "out", "-d", "/k", "-x");
+  EXPECT_USAGE("unknown option '--verify=yes'", "in", "out", "-d", "/k", "--verify=yes");
+  EXPECT_USAGE("unknown option", "in", "out", "-d", "/k", "--d"); /* ambiguous prefix */
+  EXPECT_USAGE("option -d needs a value", "in", "out", "-d");
+  EXPECT_USAGE("option --dataset needs a value", "in", "out", "--dataset");
+  EXPECT_USAGE("needs a value", "in", "out", "-d", "/k", "--backend");
+  EXPECT_USAGE("needs a value", "in", "out", "-d", "/k", "--device-memory");
+  EXPECT_USAGE("needs a value", "in", "out", "-d", "/k", "--carry");
+  EXPECT_USAGE("dataset path must be absolute and name a dataset, not 'k'", "in", "out", "-d", "k");
+  EXPECT_USAGE("dataset path must be absolute and name a dataset, not '/'", "in", "out", "-d", "/");
+  EXPECT_USAGE("output dataset path must be absolute and name a dataset, not 'o'", "in", "out", "-d",
+               "/k", "--output-dataset", "o");
+  EXPECT_USAGE("output dataset path must be absolute and name a dataset, not '/'", "in", "out", "-d",
+               "/k", "--output-dataset", "/");
+  EXPECT_USAGE("output dataset path must be absolute", "in", "out", "-d", "/k", "--output-dataset",
+               "o", "--carry", "/a");
+}
+
+static void check_help_version(void) {
+  /* -h, --help and --version need no files and no dataset */
+  static const char *const words[][2] = {{"-h", NULL}, {"--help", NULL}, {"--version", NULL}};
+  for (int i = 0; i < 3; i++) {
+    EXPECT(parse_words(words[i]) == H5G_OK, "%s alone: %s", words[i][0], h5g_error_message());
+    EXPECT(i < 2 ? opt.help && !opt.version : opt.version && !opt.help, "%s", words[i][0]);
+  }
+  EXPECT_PARSES("--help among errors", "--help", "--backend", "cpu", "only-one-file");
+  EXPECT(opt.help, "--help");
+  /* but a bad option before them is still an error */
+  EXPECT_USAGE("unknown option", "--bogus", "--help");
+
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  EXPECT(out != NULL, "open_memstream");
+  if (!out) return;
+  h5g_options_usage(out);
+  fclose(out);
+  static const char *const named[] = {
+      "usage:", "-d, --dataset", "--output-dataset", "--descending", "--force", "--backend",
+      "--exchange", "--device-memory", "--verify", "--report", "--carry", "--index-out",
+      "--key-field", "--stable", "--check", "--against", "--against-dataset", "-q, --quiet",
+      "-v, --verbose", "--progress", "-h, --help", "--version", "Exit codes"};
+  for (size_t i = 0; i < sizeof named / sizeof *named; i++)
+    EXPECT(strstr(text, named[i]) != NULL, "the usage text does not name %s", named[i]);
+  free(text);
+}
+
+/* Two parses in one process, the second with a different command line. */
+static void check_reparse(void) {
+  reset_before_parse = 0;
+  EXPECT_PARSES("first parse", "in", "out", "-d", "/k", "-q");
+  EXPECT_PARSES("second parse (h5g_options_parse must reset getopt: optind = 0 with glibc)", "in",
+                "out", "-d", "/k", "--quiet");
+  EXPECT(opt.quiet && same(opt.input, "in"), "second parse");
+  reset_before_parse = 1;
+}
+
+/* Dataset paths are resolved lexically, as os.path.normpath (and h5py for "."): HDF5 would look
+ * for links named "." or "..", and create a group named "..". */
+static void check_paths(void) {
+  static const char *const cases[][2] = {
+      {"/./g//k/", "/g/k"}, {"/a/../b", "/b"}, {"/../b", "/b"}, {"/a/b/../../c/./d", "/c/d"},
+      {"//k", "/k"}, {"/a/..b", "/a/..b"}, {"/.k", "/.k"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    EXPECT_PARSES(cases[i][0], "in", "out", "-d", "/k", "--output-dataset", cases[i][0]);
+    EXPECT(same(opt.output_dataset, cases[i][1]), "%s resolved to %s, not %s", cases[i][0],
+           opt.output_dataset, cases[i][1]);
+  }
+  EXPECT_PARSES("-d resolved", "in", "out", "-d", "/./g/../k", "--carry", "/x/./c,/y/../d",
+                "--index-out", "/i/../j");
+  EXPECT(same(opt.dataset, "/k") && same(opt.output_dataset, "/k"), "-d %s", opt.dataset);
+  EXPECT(opt.ncarry == 2 && same(opt.carry[0], "/x/c") && same(opt.carry[1], "/d"), "carry");
+  EXPECT(same(opt.index_out, "/j"), "index %s", opt.index_out);
+  EXPECT_USAGE("name a dataset", "in", "out", "-d", "/a/..");
+  EXPECT_USAGE("more than once", "in", "out", "-d", "/a", "-d", "/b");
+}
+
+int main(void) {
+  check_defaults();
+  check_paths();
+  check_forms();
+  check_words();
+  check_records();
+  check_carry_target();
+  check_check_mode();
+  check_usage_errors();
+  check_help_version();
+  check_reparse();
+  h5g_error_clear();
+  return test_summary("test_options");
+}
