@@ -1,6 +1,7 @@
 #include "src/options.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -8,7 +9,8 @@
 
 enum { OPT_OUTPUT_DATASET = 256, OPT_DESCENDING, OPT_FORCE, OPT_BACKEND, OPT_DEVICE_MEMORY,
        OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION, OPT_CHECK, OPT_AGAINST,
-       OPT_AGAINST_DATASET, OPT_CARRY, OPT_INDEX_OUT, OPT_STABLE, OPT_KEY_FIELD, OPT_EXCHANGE };
+       OPT_AGAINST_DATASET, OPT_CARRY, OPT_INDEX_OUT, OPT_STABLE, OPT_KEY_FIELD, OPT_EXCHANGE,
+       OPT_IO_THREADS };
 
 /* Index of `arg` among three option words, -1 if none. */
 static int word_index(const char *arg, const char *const words[3]) {
@@ -48,6 +50,8 @@ void h5g_options_usage(FILE *out) {
         "                             nccl: between GPUs, one GPU per rank)\n"
         "      --device-memory SIZE   working-memory cap per rank, e.g. 512M (larger slices\n"
         "                             are sorted in chunks)\n"
+        "      --io-threads N         host threads per rank for file I/O (default: the CPUs\n"
+        "                             this rank may run on)\n"
         "      --verify               re-check order, count and checksum after writing\n"
         "      --report FILE.json     per-phase timings and sizes as JSON\n"
         "      --carry PATH[,PATH]    datasets with one row per key (any integer or float\n"
@@ -119,8 +123,11 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       {"key-field", required_argument, NULL, OPT_KEY_FIELD},
       {"against", required_argument, NULL, OPT_AGAINST},
       {"against-dataset", required_argument, NULL, OPT_AGAINST_DATASET},
+      {"io-threads", required_argument, NULL, OPT_IO_THREADS},
       {NULL, 0, NULL, 0}};
   memset(opt, 0, sizeof *opt);
+  opt->argc = argc;
+  opt->argv = (const char *const *)argv;
   opterr = 0; /* errors are reported once, by rank 0, in our own words */
   optind = 0; /* glibc: 0 also resets its place inside a cluster of short options, so a second
                 parse in one process starts clean */
@@ -159,6 +166,15 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
         H5G_FAIL(H5G_ERR_USAGE, "--device-memory takes a size such as 512M or 4G, not '%s'",
                  optarg);
       break;
+    case OPT_IO_THREADS: {
+      char *end = NULL;
+      long threads = strtol(optarg, &end, 10);
+      if (end == optarg || *end || threads < 1 || threads > 1024)
+        H5G_FAIL(H5G_ERR_USAGE, "--io-threads takes a number of threads from 1 to 1024, not '%s'",
+                 optarg);
+      opt->io_threads = (int)threads;
+      break;
+    }
     case OPT_VERIFY: opt->verify = 1; break;
     case OPT_REPORT: opt->report = optarg; break;
     case 'q': opt->quiet = 1; break;

@@ -26,6 +26,9 @@ typedef struct {
   h5g_backend_choice backend;
   h5g_exchange_choice exchange;
   uint64_t device_memory; /* bytes; 0 = backend default */
+  int io_threads;         /* --io-threads; 0 = the CPUs this rank may run on */
+  int argc;               /* the command line, for the report */
+  const char *const *argv;
   int descending, force, verify, quiet, verbose, progress;
   int help, version;
 } h5g_options;

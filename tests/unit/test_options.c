@@ -317,9 +317,20 @@ static void check_paths(void) {
   EXPECT_USAGE("more than once", "in", "out", "-d", "/a", "-d", "/b");
 }
 
+static void check_io_threads(void) {
+  EXPECT_PARSES("--io-threads", "in", "out", "-d", "/k", "--io-threads", "7");
+  EXPECT(opt.io_threads == 7, "io threads %d", opt.io_threads);
+  EXPECT_PARSES("default", "in", "out", "-d", "/k");
+  EXPECT(opt.io_threads == 0, "default io threads %d", opt.io_threads);
+  static const char *const bad[] = {"0", "-1", "x", "3x", "", "1025"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    EXPECT_USAGE("--io-threads takes", "in", "out", "-d", "/k", "--io-threads", bad[i]);
+}
+
 int main(void) {
   check_defaults();
   check_paths();
+  check_io_threads();
   check_forms();
   check_words();
   check_records();
