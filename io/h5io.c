@@ -1,10 +1,12 @@
 #include "io/h5io.h"
 
 #include <hdf5.h>
+#include <sys/types.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "io/direct.h"
 #include "io/h5check.h"
 #include "mpi/agree.h"
 
@@ -28,8 +30,39 @@ struct h5g_dset {
   hsize_t dims[H5S_MAX_RANK];
   uint64_t row_elems; /* elements per row: product of dims[1..] */
   size_t elem_size;   /* bytes of one element in memory */
+  int direct;         /* h5g_io_allow_direct was called */
   char where[WHERE_MAX];
 };
+
+/* h5g_io_configure */
+static struct {
+  int threads, direct;
+} io_config = {1, 0};
+
+void h5g_io_configure(int threads, int direct) {
+  const char *forced = getenv("H5GSORT_IO");
+  io_config.threads = threads > 0 ? threads : 1;
+  io_config.direct = direct && !(forced && strcmp(forced, "mpio") == 0);
+}
+
+void h5g_io_allow_direct(h5g_dset *d) { d->direct = 1; }
+
+/* The file offset of a dataset that a direct transfer may move (io/h5io.h: h5g_io_allow_direct),
+ * or -1. */
+static off_t direct_offset(const h5g_dset *d) {
+  hid_t dcpl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
+  hsize_t userblock = 1;
+  haddr_t address = HADDR_UNDEF;
+  if (d->direct && io_config.direct && H5Tequal(d->file_type, d->mem_type) > 0 &&
+      (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+      H5Pget_external_count(dcpl) == 0 && H5Pget_nfilters(dcpl) == 0 &&
+      (fcpl = H5Fget_create_plist(d->file->id)) >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0 &&
+      userblock == 0)
+    address = H5Dget_offset(d->id);
+  CLOSE_ID(H5Pclose, dcpl);
+  CLOSE_ID(H5Pclose, fcpl);
+  return address == HADDR_UNDEF ? (off_t)-1 : (off_t)address;
+}
 
 void h5g_io_quiet(void) {
   if (!getenv("H5GSORT_HDF5_ERRORS")) H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* debugging aid */
@@ -581,6 +614,15 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
   size_t row_bytes = h5g_io_row_bytes(d);
   if (row_bytes == 0) goto done; /* rows of zero elements: nothing to move, on every rank */
+  off_t offset = direct_offset(d);
+  int direct = offset >= 0, all_direct = 0;
+  CHECK_MPI(MPI_Allreduce(&direct, &all_direct, 1, MPI_INT, MPI_MIN, comm));
+  if (all_direct) { /* no collective call inside: one agreement at the end */
+    CHECK(h5g_agree(comm, h5g_direct_transfer(d->file->path, offset + (off_t)(row * row_bytes), buf,
+                                              rows, row_bytes, writing, io_config.threads, each,
+                                              ctx, d->where)));
+    goto done;
+  }
   uint64_t piece = h5g_io_piece_bytes() / row_bytes;
   if (piece == 0) piece = 1;
   uint64_t my_pieces = (rows + piece - 1) / piece, pieces = 0;

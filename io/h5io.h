@@ -85,6 +85,15 @@ int h5g_io_read_each(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, h5g_io
                      void *ctx);
 int h5g_io_write_each(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf,
                       h5g_io_piece_fn each, void *ctx);
+/* Process-wide, before any transfer: the host threads a rank's direct transfers use, and
+ * whether they may be used at all (every rank on this node: a shared file system seen from
+ * several nodes gets MPI-IO). H5GSORT_IO=mpio in the environment forces collective MPI-IO. */
+void h5g_io_configure(int threads, int direct);
+/* Lets the transfers of `d` bypass MPI-IO with threaded pread/pwrite (io/direct.h) when the
+ * dataset is contiguous, allocated, stored exactly as in memory and not external, in a file
+ * without a user block: the rank's slice is then one byte range of the file. Collective (every
+ * rank calls it for the same dataset); checkers and --verify keep reading through HDF5. */
+void h5g_io_allow_direct(h5g_dset *d);
 /* Bytes of one row in memory. */
 size_t h5g_io_row_bytes(const h5g_dset *d);
 /* Collective close; an error if closing failed. Safe with NULL. */

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "io/h5io.h"
 #include "src/check.h"
@@ -25,6 +26,16 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
     if (rep->runs_per_rank > 1)
       printf("  (out of core: %llu sorted runs per rank, merged in chunks)\n",
              (unsigned long long)rep->runs_per_rank);
+    for (int r = 0; rep->rank_info && r < rep->ranks && r < 16; r++) {
+      const h5g_rank_info *info = &rep->rank_info[r];
+      printf("  rank %d on %s: CPUs %s (%d of %d), %d I/O threads\n", r, info->host,
+             info->cpu_list, info->cpus, info->cpus_online, info->io_threads);
+    }
+    if (h5g_report_starved_ranks(rep))
+      printf("  (%d rank%s may run on one CPU while the node has more: the launcher bound it to one "
+             "core, so its file I/O and host work share it; give each rank its share with "
+             "`mpirun --bind-to none` or `--map-by slot:PE=N`, or `srun --cpus-per-task=N`)\n",
+             h5g_report_starved_ranks(rep), h5g_report_starved_ranks(rep) == 1 ? "" : "s");
     if (rep->h2d_seconds > 0 || rep->d2h_seconds > 0)
       printf("  (GPU work within those: h2d %.3f s, d2h %.3f s, kernels %.3f s; %.3f s of it "
              "hidden behind file I/O)\n", rep->h2d_seconds, rep->d2h_seconds, rep->kernel_seconds,
@@ -36,7 +47,7 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
 int main(int argc, char **argv) {
   int rank = 0, rc = H5G_OK;
   h5g_options opt;
-  h5g_report rep;
+  h5g_report rep = {0};
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
   signal(SIGXFSZ, SIG_IGN);
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
@@ -45,7 +56,10 @@ int main(int argc, char **argv) {
   h5g_interrupt_install(rank);
   h5g_io_quiet();
 
+  char **command = malloc(((size_t)argc + 1) * sizeof *command); /* before getopt permutes argv */
+  if (command) memcpy(command, argv, ((size_t)argc + 1) * sizeof *command);
   rc = h5g_options_parse(argc, argv, &opt); /* same argv everywhere: every rank agrees */
+  if (command) opt.argv = (const char *const *)command;
   if (rc == H5G_OK && opt.help) {
     if (rank == 0) h5g_options_usage(stdout);
   } else if (rc == H5G_OK && opt.version) {
@@ -68,6 +82,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "h5gsort: error: %s\n", h5g_error_message());
     if (opt.verbose && h5g_error_origin()[0]) fprintf(stderr, "  at %s\n", h5g_error_origin());
   }
+  /* a runtime failure leaves a report of what ran and why it failed (bad input leaves nothing) */
+  if (rc == H5G_ERR_RUNTIME && rank == 0 && opt.report && !opt.check)
+    h5g_report_write_json(&rep, &opt, rc, opt.report);
+  h5g_report_free(&rep);
+  free(command);
   MPI_Finalize();
   return rc;
 }

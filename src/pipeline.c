@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -82,10 +83,9 @@ static int write_and_commit(h5g_run *r, double start, h5g_report *rep) {
   if (r->opt->verify) CHECK(h5g_agree(r->comm, h5g_verify_output(r)));
   STEP(r, H5G_PHASE_WRITE, h5g_write_close(r));
   CHECK(h5g_agree(r->comm, h5g_report_gather(r, MPI_Wtime() - start, rep)));
-  if (r->opt->report) {
-    r->report_written = r->rank == 0;
-    CHECK(h5g_agree(r->comm, r->rank == 0 ? h5g_report_write_json(rep, r->opt->report) : H5G_OK));
-  }
+  if (r->opt->report) /* a run that then fails to commit gets a failure report (src/main.c) */
+    CHECK(h5g_agree(r->comm, r->rank == 0 ? h5g_report_write_json(rep, r->opt, 0, r->opt->report)
+                                          : H5G_OK));
   STEP(r, H5G_PHASE_WRITE, h5g_write_commit(r));
   h5g_interrupt_committed();
 done:
@@ -101,6 +101,7 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   MPI_Comm_rank(comm, &r->rank);
   MPI_Comm_size(comm, &r->size);
   double start = MPI_Wtime();
+  r->metrics.start_time = time(NULL);
 
   STEP(r, H5G_PHASE_VALIDATE, h5g_validate(r));
   STEP(r, H5G_PHASE_VALIDATE, h5g_share_verdict(r));
@@ -118,7 +119,6 @@ done:
   h5g_io_close_file(r->out_file);
   if (r->tmp_created && r->rank == 0) unlink(r->verdict.tmp_path);
   h5g_interrupt_temp(NULL);
-  if (rc != H5G_OK && r->report_written) unlink(opt->report); /* of a run that did not commit */
   h5g_io_close(r->keys_in);
   h5g_io_close_file(r->in_file);
   h5g_plan_free(r);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cpus.h"
 #include "base/error.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
@@ -17,7 +18,9 @@ static uint64_t nccl_staging_bytes(const h5g_run *r) {
   return budget && budget / 4 < staging ? budget / 4 : staging;
 }
 
-/* Collective: each rank's backend and GPU (local rank modulo the visible devices). */
+/* Collective: each rank's backend and GPU (local rank modulo the visible devices), and its CPUs:
+ * direct file I/O uses the CPUs the launcher gave the rank (--io-threads overrides), and only
+ * when every rank is on this node (a shared file system seen from several nodes gets MPI-IO). */
 int h5g_plan_devices(h5g_run *r) {
   int rc = H5G_OK, local_rank = 0, local_size = 1;
   h5g_plan *plan = &r->plan;
@@ -31,6 +34,9 @@ int h5g_plan_devices(h5g_run *r) {
   plan->device_sharers = devices > 0 ? (local_size - plan->device + devices - 1) / devices : 1;
   int own_gpu = plan->use_cuda && devices > 0 && plan->device_sharers == 1;
   CHECK_MPI(MPI_Allreduce(&own_gpu, &plan->gpu_per_rank, 1, MPI_INT, MPI_MIN, r->comm));
+  plan->cpus = h5g_cpus_allowed();
+  plan->io_threads = r->opt->io_threads ? r->opt->io_threads : plan->cpus;
+  h5g_io_configure(plan->io_threads, plan->ranks_on_node == r->size);
 done:
   return rc;
 }

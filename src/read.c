@@ -9,6 +9,7 @@ int h5g_read_open(h5g_run *r) {
   int rc = H5G_OK;
   CHECK(h5g_io_open_file(r->comm, r->opt->input, 0, &r->in_file));
   CHECK(h5g_io_open_keys(r->in_file, r->opt->dataset, r->opt->key_field, &r->keys_in));
+  h5g_io_allow_direct(r->keys_in);
 done:
   return rc;
 }

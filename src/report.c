@@ -2,10 +2,12 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
-
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "base/cpus.h"
 #include "base/error.h"
 #include "mpi/agree.h"
 #include "src/run.h"
@@ -28,12 +30,55 @@ static void put_json_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-int h5g_report_write_json(const h5g_report *rep, const char *path) {
+/* What ran: the command line, the files and datasets, and how it ended. */
+static void put_provenance(FILE *f, const h5g_report *rep, const h5g_options *opt, int exit_status) {
+  fprintf(f, "{\n  \"tool\": \"h5gsort\",\n  \"version\": \"%s\",\n  \"command\": [", H5G_VERSION);
+  for (int i = 0; i < opt->argc; i++) {
+    if (i) fputs(", ", f);
+    put_json_string(f, opt->argv[i]);
+  }
+  fputs("],\n  \"input\": {\"file\": ", f);
+  put_json_string(f, opt->input ? opt->input : "");
+  fputs(", \"dataset\": ", f);
+  put_json_string(f, opt->dataset ? opt->dataset : "");
+  fputs("},\n  \"output\": {\"file\": ", f);
+  put_json_string(f, opt->output ? opt->output : "");
+  fputs(", \"dataset\": ", f);
+  put_json_string(f, opt->output_dataset ? opt->output_dataset : "");
+  fputs("},\n  \"start_time\": ", f);
+  put_json_string(f, rep->start_time);
+  fprintf(f, ",\n  \"exit_status\": %d,\n", exit_status);
+}
+
+/* Per rank: host, CPUs and I/O threads. */
+static void put_ranks(FILE *f, const h5g_report *rep) {
+  fputs("  \"rank_detail\": [", f);
+  for (int i = 0; rep->rank_info && i < rep->ranks; i++) {
+    const h5g_rank_info *info = &rep->rank_info[i];
+    fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", i ? "," : "", i);
+    put_json_string(f, info->host);
+    fputs(", \"cpus\": ", f);
+    put_json_string(f, info->cpu_list);
+    fprintf(f, ", \"cpu_count\": %d, \"node_cpus\": %d, \"ranks_on_node\": %d, \"io_threads\": %d}",
+            info->cpus, info->cpus_online, info->ranks_on_node, info->io_threads);
+  }
+  fputs("\n  ],\n", f);
+}
+
+int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exit_status,
+                          const char *path) {
   int rc = H5G_OK;
   FILE *f = fopen(path, "w");
   if (!f) H5G_FAIL(H5G_ERR_RUNTIME, "cannot write report: %s (%s)", strerror(errno), path);
+  put_provenance(f, rep, opt, exit_status);
+  if (exit_status != 0) { /* what ran and why it failed; no figures */
+    fputs("  \"error\": ", f);
+    put_json_string(f, h5g_error_message());
+    fputs("\n}\n", f);
+    goto close;
+  }
   double rate = rep->total_seconds > 0 ? (double)rep->n / rep->total_seconds : 0.0;
-  fprintf(f, "{\n  \"tool\": \"h5gsort\",\n  \"version\": \"%s\",\n", H5G_VERSION);
+  put_ranks(f, rep);
   fprintf(f, "  \"ranks\": %d,\n  \"backend\": ", rep->ranks);
   put_json_string(f, rep->backend);
   fputs(",\n  \"exchange\": ", f);
@@ -56,6 +101,7 @@ int h5g_report_write_json(const h5g_report *rep, const char *path) {
   fprintf(f, "  \"gpu_overlap_seconds\": {\"kernels\": %.6f, \"host_waited\": %.6f, \"hidden\": %.6f},\n",
           rep->kernel_seconds, rep->waited_seconds, rep->hidden_seconds);
   fprintf(f, "  \"keys_per_second\": %.1f\n}\n", rate);
+close:
   if (fclose(f) != 0) {
     f = NULL;
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot write report: %s (%s)", strerror(errno), path);
@@ -66,15 +112,53 @@ done:
   return rc;
 }
 
-/* Collective: the slowest rank's phase times and GPU figures, the bytes sent, and the distinct
- * device names (gathered by rank 0, whose buffer is agreed on first). */
+int h5g_report_starved_ranks(const h5g_report *rep) {
+  int starved = 0;
+  for (int i = 0; rep->rank_info && i < rep->ranks; i++) {
+    const h5g_rank_info *info = &rep->rank_info[i];
+    starved += info->cpus == 1 && info->cpus_online > info->ranks_on_node;
+  }
+  return starved;
+}
+
+void h5g_report_free(h5g_report *rep) {
+  free(rep->rank_info);
+  rep->rank_info = NULL;
+}
+
+/* Collective: every rank's host, CPUs and I/O threads, to rank 0 (its buffer agreed on first). */
+static int gather_rank_info(h5g_run *r, h5g_report *rep) {
+  int rc = H5G_OK;
+  h5g_rank_info mine;
+  size_t bytes = r->rank == 0 ? (size_t)r->size * sizeof mine : 0;
+  memset(&mine, 0, sizeof mine);
+  if (gethostname(mine.host, sizeof mine.host - 1) != 0) snprintf(mine.host, sizeof mine.host, "?");
+  h5g_cpus_list(mine.cpu_list, sizeof mine.cpu_list);
+  mine.cpus = r->plan.cpus;
+  mine.cpus_online = h5g_cpus_online();
+  mine.ranks_on_node = r->plan.ranks_on_node;
+  mine.io_threads = r->plan.io_threads;
+  if (bytes) rep->rank_info = malloc(bytes);
+  CHECK(h5g_agree_alloc(r->comm, rep->rank_info != NULL, bytes));
+  CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, rep->rank_info, (int)sizeof mine,
+                       MPI_BYTE, 0, r->comm));
+done:
+  return rc;
+}
+
+/* Collective: the slowest rank's phase times and GPU figures, the bytes sent, the distinct
+ * device names and every rank's CPUs (gathered by rank 0, whose buffers are agreed on first). */
 int h5g_report_gather(h5g_run *r, double total_seconds, h5g_report *rep) {
   int rc = H5G_OK;
   const h5g_backend *be = r->be;
   enum { NAME = sizeof be->device_name };
   char *names = NULL;
   size_t names_bytes = r->rank == 0 ? (size_t)r->size * NAME : 0;
+  struct tm utc;
+  time_t start = r->metrics.start_time;
   memset(rep, 0, sizeof *rep);
+  if (gmtime_r(&start, &utc)) strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  CHECK(gather_rank_info(r, rep));
   CHECK_MPI(MPI_Reduce(r->metrics.seconds, rep->seconds, H5G_PHASE_COUNT, MPI_DOUBLE, MPI_MAX, 0,
                        r->comm));
   CHECK_MPI(MPI_Reduce(&total_seconds, &rep->total_seconds, 1, MPI_DOUBLE, MPI_MAX, 0, r->comm));

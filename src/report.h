@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "src/options.h"
+
 typedef enum {
   H5G_PHASE_VALIDATE,
   H5G_PHASE_SETUP,   /* backend: GPU context */
@@ -20,6 +22,17 @@ typedef enum {
   H5G_PHASE_VERIFY,
   H5G_PHASE_COUNT
 } h5g_phase;
+
+/* Where one rank ran: what a pipeline keeps as provenance, and what -v shows when a launcher
+ * gave a rank fewer CPUs than its node has. */
+typedef struct {
+  char host[64];
+  char cpu_list[96];  /* the CPUs it may run on, e.g. "0-15" */
+  int cpus;           /* how many */
+  int cpus_online;    /* on its node */
+  int ranks_on_node;
+  int io_threads;
+} h5g_rank_info;
 
 typedef struct {
   double seconds[H5G_PHASE_COUNT]; /* slowest rank's time in each phase */
@@ -39,10 +52,17 @@ typedef struct {
   char exchange[8];          /* "mpi" or "nccl" */
   char devices[512];         /* distinct device names, comma separated */
   int verified;              /* --verify ran and passed */
+  char start_time[32];       /* UTC, ISO 8601 */
+  h5g_rank_info *rank_info;  /* rank 0: one per rank (h5g_report_free) */
 } h5g_report;
 
 const char *h5g_phase_name(h5g_phase phase);
-/* Writes the report as JSON. Returns an h5g status. */
-int h5g_report_write_json(const h5g_report *rep, const char *path);
+/* Writes the report as JSON, with the command line, files and datasets of `opt`: the full report
+ * of a run that succeeded, or (exit_status != 0, rep may be empty) what ran and the error. */
+int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exit_status,
+                          const char *path);
+/* Ranks that may run on one CPU while their node has more CPUs than ranks (see -v). */
+int h5g_report_starved_ranks(const h5g_report *rep);
+void h5g_report_free(h5g_report *rep);
 
 #endif

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/backend.h"
 #include "base/host_memory.h"
@@ -44,6 +45,7 @@ typedef struct {
   int device_sharers;     /* ranks of this node on the same GPU */
   int ranks_on_node;
   int gpu_per_rank;       /* every rank runs the CUDA backend on a GPU of its own */
+  int cpus, io_threads;   /* CPUs this rank may run on; threads for its direct file I/O */
   h5g_path path;
   h5g_keyspec ks;
   int records;            /* values (source indices) move with the keys */
@@ -70,6 +72,7 @@ typedef struct {
   double seconds[H5G_PHASE_COUNT];
   uint64_t checksum_in;     /* of the keys as read, for --verify (summed over ranks) */
   uint64_t exchanged_bytes; /* sent to other ranks */
+  time_t start_time;
 } h5g_metrics;
 
 typedef struct {
@@ -85,7 +88,6 @@ typedef struct {
   h5g_file *in_file, *out_file;
   h5g_dset *keys_in;
   int tmp_created;    /* the temporary output may exist (rank 0 removes it on failure) */
-  int report_written; /* --report written by this rank */
   double step_start;
   size_t reading_run; /* the run whose pieces the read hands to the backend */
   uint64_t loaded;    /* keys of that run handed to the backend so far */

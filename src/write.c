@@ -61,6 +61,7 @@ int h5g_write_keys(h5g_run *r) {
   h5g_dset *keys = NULL, *index = NULL;
   if (!r->opt->key_field) {
     STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, r->opt->output_dataset, r->keys_in, &keys));
+    h5g_io_allow_direct(keys);
     h5g_fault_point(r, "write-data");
     STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(keys, plan->offset, plan->n, d->sorted,
                                                from_device ? piece_copied_back : NULL, r));
@@ -68,6 +69,7 @@ int h5g_write_keys(h5g_run *r) {
   if (from_device) STEP(r, H5G_PHASE_WRITE, wait_all_copied(r));
   if (r->opt->index_out) {
     STEP(r, H5G_PHASE_WRITE, h5g_io_create_index(r->out_file, r->opt->index_out, r->verdict.info.n, &index));
+    h5g_io_allow_direct(index);
     STEP(r, H5G_PHASE_WRITE, h5g_io_write(index, plan->offset, plan->n, d->sorted_values));
   }
 done:
