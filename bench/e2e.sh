@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# End-to-end benchmark on a GPU machine (issue 4): h5gsort on 1 and 2 GPUs against the copy bound
-# (bench_h5copy: h5gsort's own collective I/O with the sort skipped) and against what users run
-# today (h5py + numpy.sort on one core, h5py + cupy.sort on one GPU). Every figure is the median of
-# REPEATS runs after one warm-up run, files in the page cache, times measured inside each program
-# (process start-up excluded), printed as a Markdown table.
-#   bench/e2e.sh [WORKDIR]     env: BIN (build/bin), REPEATS (3), PY_REPEATS (REPEATS: the h5py
-#                              rows, which do not change with h5gsort), LOG2_U32 (30), LOG2_F64 (28)
+# End-to-end benchmark on a GPU machine (issue 15): what a user waits for, whole processes with
+# the launcher included, beside the raw I/O bound of the same bytes on the same machine and what
+# users run today. Rows per dataset: the raw bound (bench_raw_io: threaded pread of the dataset's
+# bytes + threaded buffered pwrite of them, no HDF5), `cp`, h5gsort with every rank given its
+# cores (mpirun --bind-to none), h5gsort with mpirun's default binding (one core when P <= 2),
+# h5py + numpy.sort and h5py + cupy.sort (the 4 GiB and f8 sets). Medians of REPEATS runs after a
+# warm-up, files in the page cache, printed as a Markdown table; in-process phases below it.
+#   bench/e2e.sh [WORKDIR]   env: BIN (build/bin), REPEATS (3), PY_REPEATS (1), SETS (see below)
 set -euo pipefail
 bin=${BIN:-build/bin}
 work=${1:-/tmp/h5gsort-e2e}
 repeats=${REPEATS:-3}
-py_repeats=${PY_REPEATS:-$repeats}
-log2_u32=${LOG2_U32:-30}
-log2_f64=${LOG2_F64:-28}
+py_repeats=${PY_REPEATS:-1}
+# dataset sets: TYPE:LOG2[:h5gsort options]; py = also the h5py rows
+sets=${SETS:-"u4:30:py u4:32 f8:28:py u4:30:ooc"}
+cores=$(nproc)
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
 gpus=$( (nvidia-smi -L 2>/dev/null || true) | wc -l)
 gpu_name=$( (nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo "no GPU") | head -1)
@@ -24,23 +26,35 @@ repeat() { # repeat COUNT CMD... -> median seconds of COUNT runs after a warm-up
   "${@:2}" >/dev/null
   for _ in $(seq "$1"); do "${@:2}"; done | median | xargs printf '%.3f\n'
 }
-h5gsort_seconds() { # ranks in out dataset [h5gsort options]
-  rm -f "$3"
-  "${mpirun[@]}" -np "$1" "$bin/h5gsort" "$2" "$3" -d "$4" "${@:5}" -q --report "$work/report.json"
-  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds"]["total"])' "$work/report.json"
+wall() { # wall seconds of a whole command (launcher included); its output goes to $work/last.txt
+  local start end
+  start=$(date +%s.%N)
+  "$@" >"$work/last.txt" 2>&1
+  end=$(date +%s.%N)
+  python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$end"
 }
-copy_seconds() { # ranks in out dataset; the read/write split of the last run goes to copy.txt
-  rm -f "$3"
-  "${mpirun[@]}" -np "$1" "$bin/bench_h5copy" "$2" "$3" "$4" | tee "$work/copy.txt" | awk '{print $8}'
+h5gsort_run() { # binding in out [h5gsort options]: whole-process seconds
+  local binding=$1 in=$2 out=$3
+  shift 3
+  rm -f "$out"
+  local launch=("${mpirun[@]}" -np 1)
+  [ "$binding" = none ] && launch+=(--bind-to none)
+  wall "${launch[@]}" "$bin/h5gsort" "$in" "$out" -d /keys "$@" -q --report "$work/report.json"
 }
-python_seconds() { # numpy|cupy in out dataset
+raw_run() { # in out: the raw bound of the dataset's bytes
+  rm -f "$2"
+  local range
+  range=$(python3 -c 'import h5py,sys; d=h5py.File(sys.argv[1],"r")["/keys"]; print(d.id.get_offset(), d.id.get_storage_size())' "$1")
+  wall "$bin/bench_raw_io" "$1" ${range% *} ${range#* } "$2" "$cores"
+}
+cp_run() { rm -f "$2"; wall cp "$1" "$2"; }
+python_run() { # numpy|cupy in out: whole process, interpreter start included
   rm -f "$3"
-  python3 - "$@" <<'PY'
-import sys, time, h5py
-lib, src, dst, path = sys.argv[1:5]
-t = time.perf_counter()
+  wall python3 - "$@" <<'PY'
+import sys, h5py
+lib, src, dst = sys.argv[1:4]
 with h5py.File(src, "r") as f:
-    keys = f[path][...]
+    keys = f["/keys"][...]
 if lib == "cupy":
     import cupy
     keys = cupy.sort(cupy.asarray(keys)).get()
@@ -48,66 +62,54 @@ else:
     import numpy
     keys = numpy.sort(keys)
 with h5py.File(dst, "w") as f:
-    f.create_dataset(path, data=keys)
-print(time.perf_counter() - t)
+    f.create_dataset("/keys", data=keys)
 PY
 }
-phase_table() { # the last report's phases
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("  ".join("%s %.3f" % kv for kv in list(r["seconds"].items()) + list(r["gpu_copy_seconds"].items())))' "$work/report.json"
+phases() { # the last report's in-process phases
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("total %.3f: " % r["seconds"]["total"] + "  ".join("%s %.3f" % kv for kv in r["seconds"].items() if kv[1] >= 0.005 and kv[0] != "total") + "  (h2d %.3f, d2h %.3f)" % (r["gpu_copy_seconds"]["h2d"], r["gpu_copy_seconds"]["d2h"]) + "; io threads %d" % r["rank_detail"][0]["io_threads"])' "$work/report.json"
 }
-
 gen() { # file type log2
-  [ -e "$1" ] || "${mpirun[@]}" -np 8 "$bin/h5gsort-gen" "$1" -d /keys --count $((1 << $3)) --type "$2" --dist uniform --seed 42
+  [ -e "$1" ] || "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$1" -d /keys --count $((1 << $3)) --type "$2" --dist uniform --seed 42 >/dev/null
   cat "$1" >/dev/null # into the page cache
 }
+ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
 
-echo "# bench/e2e.sh on $gpu_name x $gpus, $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# bench/e2e.sh on $gpu_name x $gpus, $cores cores, $(free -g | awk '/Mem/ {print $2}') GiB, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
-echo "| dataset | what | seconds | x copy (1 rank) | x copy (2 ranks) |"
+echo "Whole-process wall seconds (launcher included), median of $repeats after a warm-up (h5py rows: $py_repeats)."
+echo
+echo "| dataset | what | seconds | x raw bound | x cp |"
 echo "|---|---|---:|---:|---:|"
-for spec in "u4 $log2_u32" "f8 $log2_f64"; do
-  set -- $spec
-  type=$1 log2=$2
+: >"$work/phases.txt"
+for spec in $sets; do
+  IFS=: read -r type log2 extra <<<"$spec"
   in="$work/in_${type}_$log2.h5" out="$work/out.h5"
   gen "$in" "$type" "$log2"
   label="$type 2^$log2 ($(( (1 << log2) * ${type:1} / 1048576 )) MiB)"
-  copy1=$(repeat "$repeats" copy_seconds 1 "$in" "$out" /keys)
-  copy2=$(repeat "$repeats" copy_seconds 2 "$in" "$out" /keys)
-  ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
-  echo "$label copy bound, 2 ranks: $(cat "$work/copy.txt")" >>"$work/phases.txt"
-  echo "| $label | copy bound, 1 rank | $copy1 | 1.00 | $(ratio "$copy1" "$copy2") |"
-  echo "| $label | copy bound, 2 ranks | $copy2 | $(ratio "$copy2" "$copy1") | 1.00 |"
-  # one rank per GPU (without GPUs, a dry run: the CPU backend); 2 ranks with each exchange
-  for run in "1 auto" "2 auto" "2 mpi"; do
-    set -- $run
-    ranks=$1 exchange=$2
-    [ "$gpus" -eq 0 ] || [ "$ranks" -le "$gpus" ] || continue
-    [ "$gpus" -ge 2 ] || [ "$exchange" = auto ] || continue
-    what="h5gsort, $ranks $([ "$gpus" -eq 0 ] && echo "rank(s), CPU" || echo "GPU(s)")"
-    [ "$ranks" -eq 1 ] || what="$what, exchange $exchange"
-    t=$(repeat "$repeats" h5gsort_seconds "$ranks" "$in" "$out" /keys --exchange "$exchange")
-    echo "| $label | $what | $t | $(ratio "$t" "$copy1") | $(ratio "$t" "$copy2") |"
-    echo "$label $what: $(phase_table)" >>"$work/phases.txt"
+  opts=()
+  [ "$extra" = ooc ] && opts=(--device-memory 512M) && label="$label, --device-memory 512M"
+  raw=$(repeat "$repeats" raw_run "$in" "$out")
+  echo "$label raw bound: $(cat "$work/last.txt")" >>"$work/phases.txt"
+  copy=$(repeat "$repeats" cp_run "$in" "$out")
+  echo "| $label | raw bound: $cores-thread pread + pwrite | $raw | 1.00 | $(ratio "$raw" "$copy") |"
+  echo "| $label | cp | $copy | $(ratio "$copy" "$raw") | 1.00 |"
+  for binding in none default; do
+    what="h5gsort, mpirun -np 1 $([ $binding = none ] && echo "--bind-to none" || echo "(default binding)")"
+    t=$(repeat "$repeats" h5gsort_run "$binding" "$in" "$out" "${opts[@]}")
+    echo "| $label | $what | $t | $(ratio "$t" "$raw") | $(ratio "$t" "$copy") |"
+    echo "$label $what: $(phases)" >>"$work/phases.txt"
   done
-  t=$(repeat "$py_repeats" python_seconds numpy "$in" "$out" /keys)
-  echo "| $label | h5py + numpy.sort | $t | $(ratio "$t" "$copy1") | $(ratio "$t" "$copy2") |"
-  [ "$gpus" -ge 1 ] || continue
-  t=$(repeat "$py_repeats" python_seconds cupy "$in" "$out" /keys)
-  echo "| $label | h5py + cupy.sort | $t | $(ratio "$t" "$copy1") | $(ratio "$t" "$copy2") |"
+  if [ "$extra" = py ]; then
+    for lib in numpy cupy; do
+      [ "$lib" = numpy ] || [ "$gpus" -ge 1 ] || continue
+      t=$(repeat "$py_repeats" python_run "$lib" "$in" "$out")
+      echo "| $label | h5py + $lib.sort | $t | $(ratio "$t" "$raw") | $(ratio "$t" "$copy") |"
+    done
+  fi
+  rm -f "$out"
 done
-if [ "$gpus" -ge 2 ]; then # weak scaling: half the u32 data on 1 GPU, all of it on 2
-  half="$work/in_u4_$((log2_u32 - 1)).h5"
-  gen "$half" u4 $((log2_u32 - 1))
-  t1=$(repeat "$repeats" h5gsort_seconds 1 "$half" "$work/out.h5" /keys)
-  t2=$(repeat "$repeats" h5gsort_seconds 2 "$work/in_u4_$log2_u32.h5" "$work/out.h5" /keys)
-  c1=$(repeat "$repeats" copy_seconds 1 "$half" "$work/out.h5" /keys)
-  c2=$(repeat "$repeats" copy_seconds 2 "$work/in_u4_$log2_u32.h5" "$work/out.h5" /keys)
-  efficiency() { python3 -c "import sys; print('%.0f%%' % (100 * float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
-  echo
-  echo "Weak scaling (u4, 2^$((log2_u32 - 1)) keys per GPU): 1 GPU $t1 s, 2 GPUs $t2 s, efficiency $(efficiency "$t1" "$t2");"
-  echo "the copy bound itself, 1 rank $c1 s, 2 ranks $c2 s: $(efficiency "$c1" "$c2")"
-fi
 echo
-echo "Phases (seconds, slowest rank, last run):"
-cat "$work/phases.txt" 2>/dev/null || true
+echo "In-process phases of the last run of each (seconds, slowest rank):"
+echo
+sed 's/^/    /' "$work/phases.txt"
 rm -f "$work/phases.txt" "$work/out.h5"
