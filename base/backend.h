@@ -1,4 +1,4 @@
-/* The small interface between the pipeline (src/pipeline.c) and a compute backend.
+/* The small interface between the pipeline (src/, its phases) and a compute backend.
  *
  * The pipeline keeps keys in host memory (pinned, when the backend allocates it) as ordered bits
  * (base/keys.h) and asks the backend to sort a run or to merge sorted runs. A backend never holds
@@ -62,8 +62,9 @@ struct h5g_backend {
    *   room for a value per key when `with_values`; the first load of a run sets both).
    * sort_loaded: forward transform and sort of the loaded run on the device (with values: value
    *   i = first_index + i before the sort, which is stable), then starts copying it back into
-   *   `keys` (n host keys; and `values` when the run has them): ordered bits, or with `final`
-   *   inverse transformed (the output). The device keeps the sorted ordered bits (and values).
+   *   `keys` (n host keys; and `values` unless NULL: the values then stay on the device):
+   *   ordered bits, or with `final` inverse transformed (the output). The device keeps the
+   *   sorted run as it came back (and the values).
    * run_buffers: the device addresses of the kept run and of a spare run of as many keys that
    *   an exchange between devices can receive into (and of their values; NULL without).
    * merge_received: merges the nruns sorted runs in the spare buffers on the device (stable:

@@ -6,7 +6,8 @@
 # cores (mpirun --bind-to none), h5gsort with mpirun's default binding (one core when P <= 2),
 # h5py + numpy.sort and h5py + cupy.sort (the 4 GiB and f8 sets). Medians of REPEATS runs after a
 # warm-up, files in the page cache, printed as a Markdown table; in-process phases below it.
-#   bench/e2e.sh [WORKDIR]   env: BIN (build/bin), REPEATS (3), PY_REPEATS (1), SETS (see below)
+#   bench/e2e.sh [WORKDIR]   env: BIN (build/bin), REPEATS (3), PY_REPEATS (1), SETS (see below),
+#                            OLD_BIN (an earlier build's bin: one more h5gsort row, for comparison)
 set -euo pipefail
 bin=${BIN:-build/bin}
 work=${1:-/tmp/h5gsort-e2e}
@@ -37,9 +38,9 @@ h5gsort_run() { # binding in out [h5gsort options]: whole-process seconds
   local binding=$1 in=$2 out=$3
   shift 3
   rm -f "$out"
-  local launch=("${mpirun[@]}" -np 1)
+  local launch=("${mpirun[@]}" -np 1) program=${H5GSORT:-$bin/h5gsort}
   [ "$binding" = none ] && launch+=(--bind-to none)
-  wall "${launch[@]}" "$bin/h5gsort" "$in" "$out" -d /keys "$@" -q --report "$work/report.json"
+  wall "${launch[@]}" "$program" "$in" "$out" -d /keys "$@" -q --report "$work/report.json"
 }
 raw_run() { # in out: the raw bound of the dataset's bytes
   rm -f "$2"
@@ -99,6 +100,10 @@ for spec in $sets; do
     echo "| $label | $what | $t | $(ratio "$t" "$raw") | $(ratio "$t" "$copy") |"
     echo "$label $what: $(phases)" >>"$work/phases.txt"
   done
+  if [ -n "${OLD_BIN:-}" ]; then
+    t=$(H5GSORT=$OLD_BIN/h5gsort repeat "$repeats" h5gsort_run none "$in" "$out" "${opts[@]}")
+    echo "| $label | earlier h5gsort ($OLD_BIN), --bind-to none | $t | $(ratio "$t" "$raw") | $(ratio "$t" "$copy") |"
+  fi
   if [ "$extra" = py ]; then
     for lib in numpy cupy; do
       [ "$lib" = numpy ] || [ "$gpus" -ge 1 ] || continue

@@ -5,32 +5,30 @@
 #include "mpi/run_exchange.h"
 #include "src/run.h"
 
-/* Moves the keys and values; the counts are known. */
-static int move_runs(h5g_run *r, const h5g_run_exchange *x) {
+/* Collective: moves the keys (values == 0) or their values; the counts are known. On the
+ * resident path between the GPUs (the merged output then comes back into the slice buffer,
+ * h5g_merge_received), else through host buffers: packed runs lie in the spare buffer and are
+ * received into the slice buffer. */
+static int move_runs(h5g_run *r, const h5g_run_exchange *x, int values) {
   int rc = H5G_OK;
   h5g_data *d = &r->data;
-  unsigned w = r->plan.ks.width;
-  int packed = h5g_run_exchange_needs_packing(x);
-  if (r->plan.path == H5G_PATH_DEVICE_RESIDENT) { /* the host keeps its copy of the sorted run */
+  size_t size = values ? sizeof(uint64_t) : r->plan.ks.width;
+  if (r->plan.path == H5G_PATH_DEVICE_RESIDENT) {
     h5g_device_run run;
     CHECK(r->be->run_buffers(r->be, &run));
-    CHECK(h5g_transport_exchange_device(r->transport, run.keys, x->send_total, run.spare,
-                                        x->recv_total, w));
-    if (r->plan.records)
-      CHECK(h5g_transport_exchange_device(r->transport, run.values, x->send_total,
-                                          run.spare_values, x->recv_total, sizeof(uint64_t)));
-    goto done; /* the merged output comes back into the slice buffer (h5g_merge_received) */
+    CHECK(h5g_transport_exchange_device(r->transport, values ? (void *)run.values : run.keys,
+                                        x->send_total,
+                                        values ? (void *)run.spare_values : run.spare,
+                                        x->recv_total, size));
+    goto done;
   }
-  /* packed runs lie in the spare buffer and are received into the slice buffer */
-  void *send = packed ? d->spare : d->keys, *recv = packed ? d->keys : d->spare;
-  uint64_t *send_values = packed ? d->spare_values : d->values;
-  uint64_t *recv_values = packed ? d->values : d->spare_values;
-  CHECK(h5g_transport_exchange(r->transport, send, x->send_total, recv, x->recv_total, w));
-  if (r->plan.records)
-    CHECK(h5g_transport_exchange(r->transport, send_values, x->send_total, recv_values,
-                                 x->recv_total, sizeof(uint64_t)));
-  d->sorted = recv;
-  d->sorted_values = recv_values;
+  int packed = h5g_run_exchange_needs_packing(x);
+  void *keys = values ? (void *)d->values : d->keys;
+  void *spare = values ? (void *)d->spare_values : d->spare;
+  CHECK(h5g_transport_exchange(r->transport, packed ? spare : keys, x->send_total,
+                               packed ? keys : spare, x->recv_total, size));
+  if (values) d->sorted_values = packed ? d->values : d->spare_values;
+  else d->sorted = packed ? d->keys : d->spare;
 done:
   return rc;
 }
@@ -49,9 +47,10 @@ int h5g_exchange_runs(h5g_run *r) {
   STEP(r, H5G_PHASE_EXCHANGE, h5g_run_exchange_alloc((size_t)r->size, plan->nruns, &x));
   STEP(r, H5G_PHASE_EXCHANGE, h5g_run_exchange_counts(r->comm, r->data.cuts, plan->n, plan->offset,
                                                       &x, r->data.recv_offsets));
-  if (h5g_run_exchange_needs_packing(&x) && plan->path != H5G_PATH_DEVICE_RESIDENT)
+  if (h5g_run_exchange_needs_packing(&x)) /* never on the resident path: one run */
     STEP(r, H5G_PHASE_EXCHANGE, pack_runs(r, &x));
-  STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, &x));
+  STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, &x, 0));
+  if (plan->records) STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, &x, 1));
   r->metrics.exchanged_bytes =
       (plan->n - x.send_total[r->rank]) * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));
 done:

@@ -1,7 +1,9 @@
+/* SIGINT/SIGTERM handling (src/interrupt.h): a handler that only unlinks, writes and exits. */
 #include "src/interrupt.h"
 
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@ void h5g_interrupt_temp(const char *path) {
   if (!path) return;
   strncpy(temp_path, path, sizeof temp_path - 1);
   temp_path[sizeof temp_path - 1] = '\0';
+  atomic_signal_fence(memory_order_seq_cst); /* the path is whole before the handler may read it */
   temp_set = 1;
 }
 

@@ -5,17 +5,19 @@
 #include "src/run.h"
 
 /* Starts the GPU sort of run j, which then comes back: as the output when one rank holds one
- * run (nothing else to do), otherwise as ordered bits for the splitters or the merge. */
+ * run (nothing else to do), otherwise as ordered bits for the splitters or the merge. The values
+ * come back where the host needs them: not on the resident path across ranks, where they stay on
+ * the GPU for the exchange and the merge. */
 int h5g_sort_loaded_run(h5g_run *r, size_t j) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
-  uint64_t *values = plan->records ? r->data.values + begin : NULL;
-  int final = r->size == 1 && plan->nruns == 1;
+  int values_back = plan->records && (plan->path != H5G_PATH_DEVICE_RESIDENT || r->size == 1);
+  uint64_t *values = values_back ? r->data.values + begin : NULL;
   /* the copy back must not race the helper thread still making the buffer resident */
   if (values) CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_VALUES));
   CHECK(r->be->sort_loaded(r->be, (char *)r->data.keys + begin * plan->ks.width, values,
-                           plan->offset + begin, len, &plan->ks, final));
+                           plan->offset + begin, len, &plan->ks, plan->sort_is_output));
 done:
   return rc;
 }

@@ -8,13 +8,6 @@
 #include "mpi/splitters.h"
 #include "src/run.h"
 
-/* The buffer that does not hold the sorted keys (and values). */
-static void *other_keys(const h5g_data *d) { return d->sorted == d->keys ? d->spare : d->keys; }
-
-static uint64_t *other_values(const h5g_data *d) {
-  return d->sorted_values == d->values ? d->spare_values : d->values;
-}
-
 /* Merges the sorted runs of data.sorted (and data.sorted_values; offsets has nruns + 1
  * entries). Within the backend's budget this is one call. Beyond it the output is cut into
  * chunks of one call each: exact cuts of the local runs (mpi/splitters.h on MPI_COMM_SELF,
@@ -33,8 +26,8 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
     CHECK(r->be->merge(r->be, d->sorted, d->sorted_values, n, w, offsets, nruns));
     goto done;
   }
-  char *keys = d->sorted, *spare = other_keys(d);
-  uint64_t *values = d->sorted_values, *spare_values = values ? other_values(d) : NULL;
+  char *keys = d->sorted, *spare = h5g_run_spare_keys(r);
+  uint64_t *values = d->sorted_values, *spare_values = values ? h5g_run_spare_values(r) : NULL;
   cuts = malloc(3 * nruns * sizeof(uint64_t)); /* row 1: where the chunk ends in every run */
   pieces = malloc((2 * nruns + 1) * sizeof(uint64_t));
   CHECK_ALLOC(cuts, 3 * nruns * sizeof(uint64_t));

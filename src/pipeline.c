@@ -34,7 +34,8 @@ int h5g_step_end(h5g_run *r, h5g_phase phase, int status) {
 static int read_and_sort(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;
-  STEP(r, H5G_PHASE_READ, h5g_read_open(r));
+  STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
+  STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r));
   for (size_t j = 0; j < plan->nruns; j++) {
     STEP(r, H5G_PHASE_READ, h5g_read_run(r, j));
     if (plan->path != H5G_PATH_HOST) STEP(r, H5G_PHASE_SORT, h5g_sort_loaded_run(r, j));
@@ -44,7 +45,7 @@ static int read_and_sort(h5g_run *r) {
   if (plan->path == H5G_PATH_HOST) {
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, r->data.keys, plan->n, &plan->ks, 0));
     STEP(r, H5G_PHASE_SORT, h5g_sort_runs(r));
-  } else if (!(r->size == 1 && plan->path == H5G_PATH_DEVICE_RESIDENT)) {
+  } else if (!plan->sort_is_output) {
     STEP(r, H5G_PHASE_SORT, h5g_sort_wait_runs(r)); /* the host cuts or merges them */
   }
 done:
@@ -121,6 +122,6 @@ done:
   h5g_interrupt_temp(NULL);
   h5g_io_close(r->keys_in);
   h5g_io_close_file(r->in_file);
-  h5g_plan_free(r);
+  h5g_run_free(r);
   return rc;
 }

@@ -25,9 +25,12 @@ int h5g_plan_devices(h5g_run *r) {
   int rc = H5G_OK, local_rank = 0, local_size = 1;
   h5g_plan *plan = &r->plan;
   int devices = h5g_cuda_device_count();
-  /* auto: the GPU when there is one (keys and records alike) */
+  /* auto: the GPU when every rank has one (keys and records alike): ranks on different paths
+   * would not meet in the same collective calls */
+  int have_gpu = devices > 0, every_rank_has_gpu = 0;
+  CHECK_MPI(MPI_Allreduce(&have_gpu, &every_rank_has_gpu, 1, MPI_INT, MPI_MIN, r->comm));
   plan->use_cuda = r->opt->backend == H5G_BACKEND_CUDA ||
-                   (r->opt->backend == H5G_BACKEND_AUTO && devices > 0);
+                   (r->opt->backend == H5G_BACKEND_AUTO && every_rank_has_gpu);
   CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
   plan->ranks_on_node = local_size;
   plan->device = devices > 0 ? local_rank % devices : 0;
@@ -89,6 +92,7 @@ int h5g_plan_runs(h5g_run *r) {
     plan->path = H5G_PATH_DEVICE_RESIDENT;
   else
     plan->path = H5G_PATH_DEVICE_RUNS;
+  plan->sort_is_output = plan->path == H5G_PATH_DEVICE_RESIDENT && r->size == 1;
 done:
   return rc;
 }
@@ -145,7 +149,7 @@ done:
   return rc;
 }
 
-void h5g_plan_free(h5g_run *r) {
+void h5g_run_free(h5g_run *r) {
   h5g_buffers_free(r->data.set);
   if (r->be) r->be->destroy(r->be);
   h5g_transport_close(r->transport);

@@ -5,9 +5,10 @@
 #include "mpi/agree.h"
 #include "src/run.h"
 
-int h5g_read_open(h5g_run *r) {
+int h5g_read_open_file(h5g_run *r) { return h5g_io_open_file(r->comm, r->opt->input, 0, &r->in_file); }
+
+int h5g_read_open_keys(h5g_run *r) {
   int rc = H5G_OK;
-  CHECK(h5g_io_open_file(r->comm, r->opt->input, 0, &r->in_file));
   CHECK(h5g_io_open_keys(r->in_file, r->opt->dataset, r->opt->key_field, &r->keys_in));
   h5g_io_allow_direct(r->keys_in);
 done:

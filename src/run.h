@@ -23,6 +23,8 @@ typedef struct {
   h5g_dataset_info info;
   int in_place;
   unsigned long long carried_bytes; /* size of the input file when datasets are carried */
+  /* the keys' and the index's output storage has filters: their size is known once written */
+  int keys_filtered, index_filtered;
   char tmp_path[PATH_MAX];
   /* the input as validated: a run whose input changes before the commit fails */
   long long input_size, input_mtime_sec, input_mtime_nsec;
@@ -47,6 +49,7 @@ typedef struct {
   int gpu_per_rank;       /* every rank runs the CUDA backend on a GPU of its own */
   int cpus, io_threads;   /* CPUs this rank may run on; threads for its direct file I/O */
   h5g_path path;
+  int sort_is_output;     /* one rank, one run on the GPU: the sorted run comes back as the output */
   h5g_keyspec ks;
   int records;            /* values (source indices) move with the keys */
   uint64_t offset, n;     /* this rank's share [offset, offset + n) of the N elements */
@@ -55,7 +58,8 @@ typedef struct {
 } h5g_plan;
 
 /* The host buffers (base/host_memory.h), made ready in the background while the file is read. */
-enum { H5G_BUFFER_KEYS, H5G_BUFFER_SPARE, H5G_BUFFER_VALUES, H5G_BUFFER_SPARE_VALUES,
+/* In the order the helper thread makes them ready: the read and the sort need the first two. */
+enum { H5G_BUFFER_KEYS, H5G_BUFFER_VALUES, H5G_BUFFER_SPARE, H5G_BUFFER_SPARE_VALUES,
        H5G_BUFFER_COUNT };
 
 typedef struct {
@@ -93,6 +97,15 @@ typedef struct {
   uint64_t loaded;    /* keys of that run handed to the backend so far */
 } h5g_run;
 
+/* The host buffers that do not hold the sorted keys (values): a merge's other side, or where
+ * --verify reads the output back (the plan makes a spare buffer for both). */
+static inline void *h5g_run_spare_keys(const h5g_run *r) {
+  return r->data.sorted == r->data.keys ? r->data.spare : r->data.keys;
+}
+static inline uint64_t *h5g_run_spare_values(const h5g_run *r) {
+  return r->data.sorted_values == r->data.values ? r->data.spare_values : r->data.values;
+}
+
 /* Test hooks (src/faults.c): H5GSORT_TEST_KILL=<point>[:<rank>] and H5GSORT_TEST_SLEEP. */
 void h5g_fault_point(const h5g_run *r, const char *point);
 
@@ -119,9 +132,10 @@ int h5g_plan_backend(h5g_run *r);
 int h5g_plan_runs(h5g_run *r);
 int h5g_plan_buffers(h5g_run *r);
 int h5g_plan_tables(h5g_run *r);
-void h5g_plan_free(h5g_run *r);
+void h5g_run_free(h5g_run *r);
 /* src/read.c */
-int h5g_read_open(h5g_run *r);
+int h5g_read_open_file(h5g_run *r);
+int h5g_read_open_keys(h5g_run *r);
 int h5g_read_run(h5g_run *r, size_t j);
 int h5g_read_checksum(h5g_run *r);
 /* src/local_sort.c */

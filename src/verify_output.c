@@ -5,18 +5,6 @@
 #include "src/run.h"
 #include "src/verify.h"
 
-/* The buffer that does not hold the output: the plan makes a spare buffer when --verify asks. */
-static void *readback_buffer(const h5g_data *d) {
-  return d->sorted == d->keys ? d->spare : d->keys;
-}
-
-static int read_back(h5g_run *r, h5g_dset **written) {
-  int rc = H5G_OK;
-  CHECK(h5g_io_open_keys(r->out_file, r->opt->output_dataset, r->opt->key_field, written));
-  CHECK(h5g_io_read(*written, r->plan.offset, r->plan.n, readback_buffer(&r->data)));
-done:
-  return rc;
-}
 
 static int check_share(h5g_run *r, const h5g_verify_result *res) {
   int rc = H5G_OK;
@@ -38,8 +26,10 @@ int h5g_verify_output(h5g_run *r) {
   int rc = H5G_OK;
   h5g_verify_result res;
   h5g_dset *written = NULL;
-  STEP(r, H5G_PHASE_VERIFY, read_back(r, &written));
-  STEP(r, H5G_PHASE_VERIFY, h5g_verify_share(r->comm, readback_buffer(&r->data), r->plan.n,
+  STEP(r, H5G_PHASE_VERIFY, h5g_io_open_keys(r->out_file, r->opt->output_dataset, r->opt->key_field,
+                                             &written));
+  STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written, r->plan.offset, r->plan.n, h5g_run_spare_keys(r)));
+  STEP(r, H5G_PHASE_VERIFY, h5g_verify_share(r->comm, h5g_run_spare_keys(r), r->plan.n,
                                              r->plan.offset, &r->plan.ks, &res));
   STEP(r, H5G_PHASE_VERIFY, check_share(r, &res));
 done:

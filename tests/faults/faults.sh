@@ -150,22 +150,23 @@ interrupt)
     out="$work/out.h5"; extra=()
     if [ "$mode" = inplace ]; then out="$work/in.h5"; extra=(--force); fi
     H5GSORT_TEST_SLEEP=$point:30 $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$out" -d /k --backend cpu \
-      "${extra[@]}" >"$work/log" 2>&1 &
+      --progress "${extra[@]}" >"$work/log" 2>&1 &
     launcher=$!
-    # wait until every rank sleeps at the point (the temp file exists from write-data on)
-    for _ in $(seq 100); do
+    # wait until the ranks sleep at the point: rank 0 announces each phase after an agreement of
+    # every rank (--progress), and the temp file exists from write-data on
+    for _ in $(seq 300); do
       if [ "$point" = write-data ]; then ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$' && break
-      else [ "$(pgrep -fc "$bin/h5gsort .*$work")" -ge 3 ] && break; fi
+      else grep -q "^h5gsort: $point\$" "$work/log" && break; fi
       sleep 0.1
     done
-    sleep 0.5
+    sleep 1
     start=$SECONDS
     kill -"$sig" "$launcher"
     wait "$launcher"; rc=$?
     wait_ranks
     what="SIG$sig at $point ($mode)"
     expect "$what: exit non-zero ($rc)" test "$rc" -ne 0
-    expect "$what: ended within 10 s, not after the 30 s sleep" test $((SECONDS - start)) -lt 10
+    expect "$what: ended within 20 s, not after the 30 s sleep" test $((SECONDS - start)) -lt 20
     expect "$what: one error line naming the signal" \
       test "$(grep -c "^h5gsort: error: interrupted (signal [0-9]*)" "$work/log")" -eq 1
     expect "$what: no temporary file" no_temp
