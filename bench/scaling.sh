@@ -115,7 +115,7 @@ measure() { # measure PART G EXCHANGE COUNT: appends a row to rows.tsv
     for run in $(seq 0 "$repeats"); do # run 0 is the warm-up
       name="n${n}_g${g}_${exchange}_$run"
       rm -f "$out"
-      logged "$name" "${mpirun[@]}" -np "$g" "$bin/h5gsort" "$in" "$out" -d /keys -q \
+      logged "$name" "${mpirun[@]}" -np "$g" --map-by "slot:PE=$(( $(nproc) / g > 0 ? $(nproc) / g : 1 ))" "$bin/h5gsort" "$in" "$out" -d /keys -q \
         --backend "$backend" --exchange "$exchange" --report "$work/reports/$name.json"
       [ "$run" -eq 0 ] || reports="$reports${reports:+,}$work/reports/$name.json"
     done

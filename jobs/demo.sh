@@ -14,9 +14,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 set -x
-mpiexec -n "$ranks" build/bin/h5gsort-gen "$work/input.h5" -d /particles/id --count "$count" \
+mpiexec -n "$ranks" --bind-to none build/bin/h5gsort-gen "$work/input.h5" -d /particles/id --count "$count" \
   --type u8 --dist zipf --seed 2026
-mpiexec -n "$ranks" build/bin/h5gsort "$work/input.h5" "$work/sorted.h5" -d /particles/id \
+mpiexec -n "$ranks" --bind-to none build/bin/h5gsort "$work/input.h5" "$work/sorted.h5" -d /particles/id \
   --verify --report "$work/report.json" -v
 build/bin/h5gsort_check "$work/input.h5" -d /particles/id "$work/sorted.h5" -o /particles/id
 cat "$work/report.json"
