@@ -4,7 +4,6 @@
  * an agreement, so an error on one rank reaches every rank before the next collective call. */
 #include "src/pipeline.h"
 
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,11 +14,19 @@
 #include "src/interrupt.h"
 #include "src/run.h"
 
-void h5g_step_begin(h5g_run *r, h5g_phase phase) {
-  if (r->opt->progress && r->rank == 0) {
-    fprintf(stderr, "h5gsort: %s\n", h5g_phase_name(phase));
-    fflush(stderr);
+/* The bytes of the whole job a phase moves, for --progress (0: none to tell). */
+static uint64_t phase_bytes(const h5g_run *r, h5g_phase phase) {
+  uint64_t keys = r->verdict.info.n * r->plan.ks.width;
+  switch (phase) {
+  case H5G_PHASE_READ: case H5G_PHASE_TRANSFORM: case H5G_PHASE_SORT: case H5G_PHASE_MERGE:
+  case H5G_PHASE_WRITE: return keys;
+  default: return 0;
   }
+}
+
+void h5g_step_begin(h5g_run *r, h5g_phase phase) {
+  if (r->rank == 0)
+    h5g_progress_phase(&r->progress, phase, r->metrics.seconds, phase_bytes(r, phase));
   h5g_fault_point(r, h5g_phase_name(phase));
   r->step_start = MPI_Wtime();
 }
@@ -103,6 +110,7 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   MPI_Comm_size(comm, &r->size);
   double start = MPI_Wtime();
   r->metrics.start_time = time(NULL);
+  h5g_progress_start(&r->progress, opt->progress && r->rank == 0);
 
   STEP(r, H5G_PHASE_VALIDATE, h5g_validate(r));
   STEP(r, H5G_PHASE_VALIDATE, h5g_share_verdict(r));
@@ -115,6 +123,7 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   CHECK(h5g_agree(comm, read_and_sort(r)));
   CHECK(h5g_agree(comm, split_exchange_merge(r)));
   CHECK(h5g_agree(comm, write_and_commit(r, start, rep)));
+  h5g_progress_finish(&r->progress, r->metrics.seconds);
 done:
   /* every rank is here together (rc was agreed), so the collective closes match */
   h5g_io_close_file(r->out_file);

@@ -42,6 +42,7 @@ static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   if (r->opt->verify)
     r->metrics.checksum_in +=
         h5g_keys_checksum((const char *)r->data.keys + (run_begin + first) * w, count, w);
+  h5g_progress_bytes(&r->progress, (run_begin + first + count) * w, r->plan.n * w);
   if (r->plan.path == H5G_PATH_HOST || !h5g_buffers_pinned(r->data.set, H5G_BUFFER_KEYS))
     return H5G_OK;
   return load_read_keys(r, first + count);

@@ -15,6 +15,7 @@
 #include "base/keys.h"
 #include "io/h5io.h"
 #include "src/options.h"
+#include "src/progress.h"
 #include "src/report.h"
 #include "src/transport.h"
 
@@ -87,6 +88,7 @@ typedef struct {
   h5g_plan plan;
   h5g_data data;
   h5g_metrics metrics;
+  h5g_progress progress; /* --progress, rank 0 */
   h5g_backend *be;
   h5g_transport *transport;
   h5g_file *in_file, *out_file;

@@ -169,6 +169,44 @@ if missing or 3 not in ranks:
 EOF
 }
 
+# --progress: one line per phase, each phase once, with bytes and a rate where it moves the keys;
+# nothing on stderr without it. --report keeps what ran (provenance): the command line, files,
+# start time, exit status and each rank's CPUs and I/O threads; a runtime failure leaves a report
+# that says so.
+case_progress_report() {
+  gen 2 "$W/in.h5" -d /keys --count 200003 --type i8 --dist uniform
+  sort_ok 3 --progress --report "$W/report.json" --io-threads 2 "$W/in.h5" "$W/out.h5" -d /keys
+  check "$W/in.h5" -d /keys "$W/out.h5" -o /keys
+  local lines
+  lines=$(grep '^h5gsort: ' "$W/last.log" | grep -v 'h5gsort: sorted' || true)
+  [ -n "$lines" ] || die "--progress printed nothing"
+  [ "$(echo "$lines" | awk '{print $2}' | sort | uniq -d)" = "" ] || { echo "$lines"; die "--progress repeats a phase"; }
+  for phase in read write; do
+    echo "$lines" | grep -qE "^h5gsort: $phase +[0-9.]+ GiB +[0-9.]+ s +[0-9.]+ GiB/s$" ||
+      { echo "$lines"; die "--progress has no bytes and rate for $phase"; }
+  done
+  sort_ok 2 "$W/in.h5" "$W/out2.h5" -d /keys
+  [ "$(grep -c '^h5gsort: ' "$W/last.log")" -le 1 ] || die "phases printed without --progress"
+  python3 - "$W/report.json" "$W/in.h5" <<'EOF' || die "--report lacks provenance"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["exit_status"] == 0 and r["start_time"].endswith("Z"), r
+assert "--progress" in r["command"] and sys.argv[2] in r["command"], r["command"]
+assert r["input"] == {"file": sys.argv[2], "dataset": "/keys"}, r["input"]
+assert len(r["rank_detail"]) == r["ranks"] == 3, r["rank_detail"]
+assert all(d["io_threads"] == 2 and d["cpu_count"] >= 1 and d["host"] for d in r["rank_detail"])
+EOF
+  rm -f "$W/out3.h5"
+  mpirun 2 bash -c "ulimit -f 100; exec '$BIN/h5gsort' '$W/in.h5' '$W/out3.h5' -d /keys --report '$W/failed.json'" \
+    >"$W/last.log" 2>&1 && die "a run over the file-size limit succeeded"
+  [ ! -e "$W/out3.h5" ] || die "a failed run left its output"
+  python3 - "$W/failed.json" <<'EOF' || die "a failed run left no report of its error"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["exit_status"] == 1 and r["error"], r
+EOF
+}
+
 # A tiny device-memory cap with the CPU backend: the out-of-core path.
 case_out_of_core() {
   gen 2 "$W/a.h5" -d /keys --count 100003 --type f8 --dist special

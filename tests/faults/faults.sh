@@ -152,11 +152,12 @@ interrupt)
     H5GSORT_TEST_SLEEP=$point:30 $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$out" -d /k --backend cpu \
       --progress "${extra[@]}" >"$work/log" 2>&1 &
     launcher=$!
-    # wait until the ranks sleep at the point: rank 0 announces each phase after an agreement of
-    # every rank (--progress), and the temp file exists from write-data on
+    # wait until the ranks sleep at the point: rank 0 prints each phase it moved past, after an
+    # agreement of every rank (--progress: "buffers" comes before "read"), and the temp file
+    # exists from write-data on
     for _ in $(seq 300); do
       if [ "$point" = write-data ]; then ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$' && break
-      else grep -q "^h5gsort: $point\$" "$work/log" && break; fi
+      else grep -q "^h5gsort: buffers " "$work/log" && break; fi
       sleep 0.1
     done
     sleep 1
