@@ -44,9 +44,13 @@ int h5g_files_check_report(const char *report) { return check_directory_of(repor
 
 int h5g_files_check_output(const char *input, const char *output, int force, int *same_as_input) {
   int rc = H5G_OK;
-  struct stat out_st, in_st;
+  struct stat out_st, in_st, link_st;
   *same_as_input = 0;
   CHECK(check_directory_of(output, "output"));
+  /* stat() sees no file behind a dangling symbolic link, but the rename would replace the link */
+  if (!force && lstat(output, &link_st) == 0 && S_ISLNK(link_st.st_mode) && stat(output, &out_st) != 0)
+    H5G_FAIL(H5G_ERR_USAGE, "output exists (a dangling symbolic link); use --force to replace it (%s)",
+             output);
   if (stat(output, &out_st) == 0) {
     if (S_ISDIR(out_st.st_mode)) H5G_FAIL(H5G_ERR_USAGE, "output is a directory (%s)", output);
     if (!force) H5G_FAIL(H5G_ERR_USAGE, "output exists; use --force to replace it (%s)", output);

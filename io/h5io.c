@@ -1,9 +1,11 @@
 #include "io/h5io.h"
 
 #include <hdf5.h>
+#include <limits.h>
 #include <sys/types.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "io/direct.h"
@@ -20,12 +22,13 @@
 struct h5g_file {
   MPI_Comm comm;
   hid_t id;
-  char path[WHERE_MAX];
+  char path[PATH_MAX]; /* the whole path: direct transfers open it */
 };
 
 struct h5g_dset {
   h5g_file *file;
   hid_t id, file_type, mem_type, dxpl;
+  hid_t own_file; /* a rank's own serial handle of the file, for virtual datasets (below) */
   int rank;
   hsize_t dims[H5S_MAX_RANK];
   uint64_t row_elems; /* elements per row: product of dims[1..] */
@@ -53,7 +56,10 @@ static off_t direct_offset(const h5g_dset *d) {
   hid_t dcpl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
   hsize_t userblock = 1;
   haddr_t address = HADDR_UNDEF;
+  H5O_info_t in_dset, in_file; /* through an external link, the data lie in another file */
   if (d->direct && io_config.direct && H5Tequal(d->file_type, d->mem_type) > 0 &&
+      H5Oget_info2(d->id, &in_dset, H5O_INFO_BASIC) >= 0 &&
+      H5Oget_info2(d->file->id, &in_file, H5O_INFO_BASIC) >= 0 && in_dset.fileno == in_file.fileno &&
       (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
       H5Pget_external_count(dcpl) == 0 && H5Pget_nfilters(dcpl) == 0 &&
       (fcpl = H5Fget_create_plist(d->file->id)) >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0 &&
@@ -93,19 +99,20 @@ static const char *class_name(H5T_class_t c) {
   }
 }
 
-/* True when every prefix of `path` exists as a link (H5Lexists fails on missing parents). */
+/* True when every prefix of `path` exists as a link (H5Lexists fails on missing parents).
+ * Paths have no length limit: HDF5's names have none. */
 static int path_exists(hid_t loc, const char *path) {
-  char prefix[WHERE_MAX];
   size_t len = strlen(path);
-  if (len == 0 || len >= sizeof prefix) return 0;
-  for (size_t i = 1; i <= len; i++) {
+  char *prefix = malloc(len + 1);
+  int exists = len > 0 && prefix != NULL;
+  for (size_t i = 1; exists && i <= len; i++) {
     if (i < len && path[i] != '/') continue;
     memcpy(prefix, path, i);
     prefix[i] = '\0';
-    if (strcmp(prefix, "/") == 0) continue;
-    if (H5Lexists(loc, prefix, H5P_DEFAULT) <= 0) return 0;
+    if (strcmp(prefix, "/") != 0 && H5Lexists(loc, prefix, H5P_DEFAULT) <= 0) exists = 0;
   }
-  return 1;
+  free(prefix);
+  return exists;
 }
 
 /* Fills cls/width/type_name from an HDF5 file datatype, or fails with a usage error naming it. */
@@ -116,15 +123,15 @@ static int classify_type(hid_t type, h5g_dataset_info *info, const char *where) 
   size_t precision = H5Tget_precision(type);
   int big = H5Tget_order(type) == H5T_ORDER_BE;
   const char *order = big ? " (big-endian)" : "";
-  if (cls == H5T_INTEGER) {
-    int is_signed = H5Tget_sign(type) == H5T_SGN_2;
+  if (cls == H5T_INTEGER || cls == H5T_BITFIELD) { /* bitfields sort as unsigned, like h5py's */
+    int is_signed = cls == H5T_INTEGER && H5Tget_sign(type) == H5T_SGN_2;
+    const char *kind = cls == H5T_BITFIELD ? "bitfield" : is_signed ? "int" : "uint";
     if ((size != 1 && size != 2 && size != 4 && size != 8) || precision != 8 * size ||
         H5Tget_offset(type) != 0)
-      H5G_FAIL(H5G_ERR_USAGE, "unsupported integer type of %zu bytes and %zu bits (%s)", size,
-               precision, where);
+      H5G_FAIL(H5G_ERR_USAGE, "unsupported %s type of %zu bytes and %zu bits (%s)",
+               cls == H5T_BITFIELD ? "bitfield" : "integer", size, precision, where);
     info->cls = is_signed ? H5G_KEY_SIGNED : H5G_KEY_UNSIGNED;
-    snprintf(info->type_name, sizeof info->type_name, "%sint%zu%s", is_signed ? "" : "u",
-             8 * size, order);
+    snprintf(info->type_name, sizeof info->type_name, "%s%zu%s", kind, 8 * size, order);
   } else if (cls == H5T_FLOAT) {
     size_t spos, epos, esize, mpos, msize;
     CHECK_H5(H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize),
@@ -146,6 +153,193 @@ done:
   return rc;
 }
 
+/* Why H5Fopen failed, from HDF5's error stack (kept while its printing is off). */
+typedef struct {
+  int locked, marked;
+} open_failure;
+
+static herr_t note_open_failure(unsigned n, const H5E_error2_t *e, void *data) {
+  open_failure *why = data;
+  (void)n;
+  if (e->min_num == H5E_CANTLOCKFILE) why->locked = 1;
+  if (e->desc && strstr(e->desc, "already open for write")) why->marked = 1;
+  return 0;
+}
+
+static int open_failed(const char *where) {
+  int rc = H5G_OK;
+  open_failure why = {0, 0};
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, note_open_failure, &why);
+  if (why.locked)
+    H5G_FAIL(H5G_ERR_USAGE, "the file is locked: another process has it open for writing (HDF5 "
+             "file locking); sort it once that writer has closed it (%s)", where);
+  if (why.marked)
+    H5G_FAIL(H5G_ERR_USAGE, "the file is marked as open for writing by another process (its "
+             "superblock says so); sort it once that writer has closed it, or, if the writer "
+             "crashed, clear the mark with 'h5clear -s' (%s)", where);
+  H5G_FAIL(H5G_ERR_USAGE, "cannot open the HDF5 file: truncated or corrupt (%s)", where);
+done:
+  return rc;
+}
+
+/* Opens `name`, a file that an external link or a virtual dataset of `file` names, where HDF5
+ * looks for it: as given when absolute, else beside `file`, else from the working directory.
+ * *exists says whether such a file is there at all. */
+static hid_t open_named_file(const char *file, const char *name, int *exists) {
+  hid_t fid = H5I_INVALID_HID;
+  const char *slash = strrchr(file, '/');
+  size_t len = strlen(file) + strlen(name) + 2;
+  char *beside = name[0] != '/' && slash ? malloc(len) : NULL;
+  if (beside) snprintf(beside, len, "%.*s/%s", (int)(slash - file), file, name);
+  const char *tries[2] = {beside, name};
+  *exists = 0;
+  for (int i = 0; i < 2 && fid < 0; i++) {
+    if (!tries[i] || access(tries[i], F_OK) != 0) continue;
+    *exists = 1;
+    fid = H5Fopen(tries[i], H5F_ACC_RDONLY, H5P_DEFAULT);
+  }
+  free(beside);
+  return fid;
+}
+
+/* The object at `dataset` did not open: names a dangling soft link, or an external link whose
+ * file or object is missing, on the way to it; else the file is corrupt. Always an error. */
+static int unreachable(hid_t fid, const char *file, const char *dataset, const char *where) {
+  int rc = H5G_OK, exists = 0;
+  size_t len = strlen(dataset);
+  char *prefix = malloc(len + 1), *value = NULL;
+  const char *ext_file = NULL, *ext_path = NULL;
+  unsigned flags = 0;
+  hid_t ext = H5I_INVALID_HID;
+  H5L_info_t link;
+  CHECK_ALLOC(prefix, len + 1);
+  for (size_t i = 1; i <= len; i++) {
+    if (i < len && dataset[i] != '/') continue;
+    memcpy(prefix, dataset, i);
+    prefix[i] = '\0';
+    if (H5Lget_info(fid, prefix, &link, H5P_DEFAULT) < 0 || link.type == H5L_TYPE_HARD ||
+        H5Oexists_by_name(fid, prefix, H5P_DEFAULT) > 0)
+      continue;
+    value = calloc(1, link.u.val_size + 1);
+    CHECK_ALLOC(value, link.u.val_size + 1);
+    if (H5Lget_val(fid, prefix, value, link.u.val_size, H5P_DEFAULT) < 0) break;
+    if (link.type == H5L_TYPE_SOFT)
+      H5G_FAIL(H5G_ERR_USAGE, "dangling soft link: %s points to %s, which does not exist (%s)",
+               prefix, value, where);
+    if (link.type != H5L_TYPE_EXTERNAL ||
+        H5Lunpack_elink_val(value, link.u.val_size, &flags, &ext_file, &ext_path) < 0)
+      break;
+    ext = open_named_file(file, ext_file, &exists);
+    if (!exists)
+      H5G_FAIL(H5G_ERR_USAGE, "external link %s points into %s, a file that does not exist "
+               "(looked for beside the input and in the working directory) (%s)", prefix,
+               ext_file, where);
+    if (ext < 0)
+      H5G_FAIL(H5G_ERR_USAGE, "external link %s points into %s, which is not a readable HDF5 "
+               "file (%s)", prefix, ext_file, where);
+    H5G_FAIL(H5G_ERR_USAGE, "external link %s points to %s:%s, which does not exist (%s)", prefix,
+             ext_file, ext_path, where);
+  }
+  H5G_FAIL(H5G_ERR_USAGE, "cannot open the object: file corrupt? (%s)", where);
+done:
+  CLOSE_ID(H5Fclose, ext);
+  free(value);
+  free(prefix);
+  return rc;
+}
+
+/* A virtual dataset's data is its sources' (h5py reads a missing source as fill values, which
+ * are not the data): every source file and dataset must be there. */
+static int check_virtual_sources(hid_t fid, hid_t dcpl, const char *file, const char *where) {
+  int rc = H5G_OK;
+  size_t count = 0;
+  char *src_file = NULL, *src_dset = NULL;
+  hid_t src = H5I_INVALID_HID;
+  CHECK_H5(H5Pget_virtual_count(dcpl, &count), "cannot read the virtual dataset's sources (%s)",
+           where);
+  for (size_t i = 0; i < count; i++) {
+    ssize_t flen = H5Pget_virtual_filename(dcpl, i, NULL, 0);
+    ssize_t dlen = H5Pget_virtual_dsetname(dcpl, i, NULL, 0);
+    if (flen < 0 || dlen < 0)
+      H5G_FAIL(H5G_ERR_USAGE, "cannot read the virtual dataset's sources (%s)", where);
+    src_file = malloc((size_t)flen + 1);
+    src_dset = malloc((size_t)dlen + 1);
+    CHECK_ALLOC(src_file, (size_t)flen + 1);
+    CHECK_ALLOC(src_dset, (size_t)dlen + 1);
+    H5Pget_virtual_filename(dcpl, i, src_file, (size_t)flen + 1);
+    H5Pget_virtual_dsetname(dcpl, i, src_dset, (size_t)dlen + 1);
+    int exists = 1, same = strcmp(src_file, ".") == 0;
+    if (!same) src = open_named_file(file, src_file, &exists);
+    if (!exists)
+      H5G_FAIL(H5G_ERR_USAGE, "virtual dataset source file %s does not exist (looked for beside "
+               "the input and in the working directory) (%s)", src_file, where);
+    if ((same ? fid : src) < 0 || !path_exists(same ? fid : src, src_dset))
+      H5G_FAIL(H5G_ERR_USAGE, "virtual dataset source %s:%s does not exist (%s)", src_file,
+               src_dset, where);
+    CLOSE_ID(H5Fclose, src);
+    src = H5I_INVALID_HID;
+    free(src_file);
+    free(src_dset);
+    src_file = src_dset = NULL;
+  }
+done:
+  CLOSE_ID(H5Fclose, src);
+  free(src_dset);
+  free(src_file);
+  return rc;
+}
+
+/* Names of common plugin filters whose files may not record a name. */
+static const char *known_filter(H5Z_filter_t id) {
+  switch (id) {
+  case 307: return "bzip2";
+  case 32000: return "lzf";
+  case 32001: return "blosc";
+  case 32004: return "lz4";
+  case 32008: return "bitshuffle";
+  case 32015: return "zstd";
+  default: return "";
+  }
+}
+
+/* Every filter of the dataset's pipeline must be there to decode it (plugins are looked for
+ * on HDF5_PLUGIN_PATH by H5Zfilter_avail itself). */
+static int check_filters(hid_t dcpl, const char *where) {
+  int rc = H5G_OK;
+  int n = H5Pget_nfilters(dcpl);
+  if (n < 0) H5G_FAIL(H5G_ERR_USAGE, "cannot read the dataset's filters (%s)", where);
+  for (int i = 0; i < n; i++) {
+    char name[128] = "";
+    unsigned flags = 0, config = 0, info = 0;
+    size_t nvalues = 0;
+    H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &nvalues, NULL, sizeof name, name,
+                                     &config);
+    if (id < 0) H5G_FAIL(H5G_ERR_USAGE, "cannot read the dataset's filters (%s)", where);
+    if (!name[0]) snprintf(name, sizeof name, "%s", known_filter(id));
+    if (H5Zfilter_avail(id) <= 0)
+      H5G_FAIL(H5G_ERR_USAGE, "filter %d%s%s%s is not available: install its HDF5 plugin and set "
+               "HDF5_PLUGIN_PATH to the plugin's directory (%s)", (int)id, name[0] ? " (" : "",
+               name, name[0] ? ")" : "", where);
+    if (H5Zget_filter_info(id, &info) < 0 || !(info & H5Z_FILTER_CONFIG_DECODE_ENABLED))
+      H5G_FAIL(H5G_ERR_USAGE, "filter %d (%s) cannot decode in this HDF5 library (%s)", (int)id,
+               name, where);
+  }
+done:
+  return rc;
+}
+
+/* What every dataset h5gsort reads must have besides its type and shape: storage it can reach. */
+static int check_storage(hid_t fid, hid_t did, const char *file, const char *where) {
+  int rc = H5G_OK;
+  hid_t dcpl = H5I_INVALID_HID;
+  CHECK_H5(dcpl = H5Dget_create_plist(did), "cannot read the dataset's storage (%s)", where);
+  if (H5Pget_layout(dcpl) == H5D_VIRTUAL) CHECK(check_virtual_sources(fid, dcpl, file, where));
+  CHECK(check_filters(dcpl, where));
+done:
+  CLOSE_ID(H5Pclose, dcpl);
+  return rc;
+}
+
 /* Opens file and dataset for inspection; checks what every dataset h5gsort reads must be. */
 static int inspect_open(const char *file, const char *dataset, const char *where, hid_t *fid,
                         hid_t *did) {
@@ -155,17 +349,18 @@ static int inspect_open(const char *file, const char *dataset, const char *where
   fclose(probe);
   if (H5Fis_hdf5(file) <= 0) H5G_FAIL(H5G_ERR_USAGE, "not an HDF5 file (%s)", where);
   *fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (*fid < 0) H5G_FAIL(H5G_ERR_USAGE, "cannot open the HDF5 file: truncated or corrupt (%s)", where);
+  if (*fid < 0) CHECK(open_failed(where));
   if (dataset[0] != '/' || !path_exists(*fid, dataset))
     H5G_FAIL(H5G_ERR_USAGE, "no such dataset (%s)", where);
   H5O_info_t oinfo;
   if (H5Oget_info_by_name(*fid, dataset, &oinfo, H5P_DEFAULT) < 0)
-    H5G_FAIL(H5G_ERR_USAGE, "cannot open the object: file corrupt? (%s)", where);
+    CHECK(unreachable(*fid, file, dataset, where));
   if (oinfo.type != H5O_TYPE_DATASET)
     H5G_FAIL(H5G_ERR_USAGE, "not a dataset: it is a %s (%s)",
              oinfo.type == H5O_TYPE_GROUP ? "group" : "named datatype", where);
   *did = H5Dopen2(*fid, dataset, H5P_DEFAULT);
   if (*did < 0) H5G_FAIL(H5G_ERR_USAGE, "cannot open the dataset: file corrupt? (%s)", where);
+  CHECK(check_storage(*fid, *did, file, where));
 done:
   return rc;
 }
@@ -290,7 +485,8 @@ static int open_file(MPI_Comm comm, const char *path, int create, int writable, 
   CHECK(h5g_agree_alloc(comm, f != NULL, sizeof *f));
   f->comm = comm;
   f->id = H5I_INVALID_HID;
-  snprintf(f->path, sizeof f->path, "%s", path);
+  if ((size_t)snprintf(f->path, sizeof f->path, "%s", path) >= sizeof f->path)
+    H5G_FAIL(H5G_ERR_USAGE, "path too long (%s)", path);
   CHECK_H5(fapl = mpio_fapl(comm), "cannot set up MPI-IO (%s)", path);
   if (create)
     CHECK_H5(f->id = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
@@ -332,7 +528,7 @@ static int new_dset(h5g_file *f, const char *dataset, h5g_dset **out) {
   *out = NULL;
   CHECK(h5g_agree_alloc(f->comm, d != NULL, sizeof *d));
   d->file = f;
-  d->id = d->file_type = d->mem_type = d->dxpl = H5I_INVALID_HID;
+  d->id = d->file_type = d->mem_type = d->dxpl = d->own_file = H5I_INVALID_HID;
   int used = snprintf(d->where, sizeof d->where, "%s:", f->path);
   if (used > 0 && (size_t)used < sizeof d->where)
     snprintf(d->where + used, sizeof d->where - (size_t)used, "%s", dataset);
@@ -360,14 +556,58 @@ done:
   return rc;
 }
 
-int h5g_io_open_keys(h5g_file *f, const char *dataset, const char *key_field, h5g_dset **out) {
+/* How a dataset opened for reading is read. Independently, with no MPI call inside HDF5, so a
+ * read that fails on one rank (a corrupt chunk index; HDF5 1.10.8's collective read of filtered
+ * chunks, which reads unwritten chunks at HADDR_UNDEF) cannot strand the others: transfer()
+ * agrees after every piece. Only contiguous data lying wholly inside the file's allocated space
+ * keeps the collective read (MPI-IO aggregation): there every rank sees the same layout message
+ * and the same bounds, so HDF5 fails on all ranks or none before its MPI calls. */
+static int choose_read_transfer(h5g_dset *d) {
+  int rc = H5G_OK;
+  hid_t dcpl = H5I_INVALID_HID;
+  haddr_t eoa = 0, addr = H5Dget_offset(d->id);
+  hsize_t bytes = H5Dget_storage_size(d->id);
+  CHECK_H5(dcpl = H5Dget_create_plist(d->id), "cannot read the dataset's storage (%s)", d->where);
+  int collective = H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
+                   addr != HADDR_UNDEF && H5Fget_eoa(d->file->id, &eoa) >= 0 && addr <= eoa &&
+                   bytes <= eoa - addr;
+  if (!collective)
+    CHECK_H5(H5Pset_dxpl_mpio(d->dxpl, H5FD_MPIO_INDEPENDENT), "cannot set up the read (%s)",
+             d->where);
+done:
+  CLOSE_ID(H5Pclose, dcpl);
+  return rc;
+}
+
+/* HDF5 1.10 reads no virtual dataset through MPI-IO ("parallel reads not supported on virtual
+ * datasets"): each rank reads its rows of one through a serial handle of its own (a driver other
+ * than the MPI-IO one, so HDF5 opens the file anew), sources included. */
+static int reopen_virtual(h5g_dset *d, const char *dataset) {
+  int rc = H5G_OK;
+  hid_t dcpl = H5I_INVALID_HID;
+  CHECK_H5(dcpl = H5Dget_create_plist(d->id), "cannot read the dataset's storage (%s)", d->where);
+  if (H5Pget_layout(dcpl) != H5D_VIRTUAL) goto done;
+  H5Dclose(d->id);
+  d->id = H5I_INVALID_HID;
+  CHECK_H5(d->own_file = H5Fopen(d->file->path, H5F_ACC_RDONLY, H5P_DEFAULT),
+           "cannot open the file for the virtual dataset (%s)", d->where);
+  CHECK_H5(d->id = H5Dopen2(d->own_file, dataset, H5P_DEFAULT), "cannot open dataset (%s)", d->where);
+done:
+  CLOSE_ID(H5Pclose, dcpl);
+  return rc;
+}
+
+/* The local part of opening a dataset for reading: the handle, the memory type (raw: the file
+ * type; else host byte order and, of a compound, only key_field), shape and transfer. */
+static int open_for_reading(h5g_dset *d, const char *dataset, const char *key_field, int raw) {
   int rc = H5G_OK;
   hid_t member = H5I_INVALID_HID, native = H5I_INVALID_HID;
-  h5g_dset *d = NULL;
-  CHECK(new_dset(f, dataset, &d));
-  CHECK_H5(d->id = H5Dopen2(f->id, dataset, H5P_DEFAULT), "cannot open dataset (%s)", d->where);
+  CHECK_H5(d->id = H5Dopen2(d->file->id, dataset, H5P_DEFAULT), "cannot open dataset (%s)", d->where);
+  CHECK(reopen_virtual(d, dataset));
   CHECK_H5(d->file_type = H5Dget_type(d->id), "cannot read the datatype (%s)", d->where);
-  if (key_field) { /* a compound holding only the key field: HDF5 picks it out by name */
+  if (raw) {
+    CHECK_H5(d->mem_type = H5Tcopy(d->file_type), "cannot copy the datatype (%s)", d->where);
+  } else if (key_field) { /* a compound holding only the key field: HDF5 picks it out by name */
     int index = H5Tget_member_index(d->file_type, key_field);
     CHECK_H5(index, "no field '%s' (%s)", key_field, d->where);
     CHECK_H5(member = H5Tget_member_type(d->file_type, (unsigned)index), "bad field (%s)", d->where);
@@ -381,29 +621,36 @@ int h5g_io_open_keys(h5g_file *f, const char *dataset, const char *key_field, h5
              d->where);
   }
   CHECK(finish_dset(d));
-  *out = d;
-  d = NULL;
+  CHECK(choose_read_transfer(d));
 done:
   CLOSE_ID(H5Tclose, native);
   CLOSE_ID(H5Tclose, member);
+  return rc;
+}
+
+/* Collective: the ranks agree on the open (a corrupt file may fail it on one rank only) before
+ * any of them goes on to a transfer. */
+static int open_reading(h5g_file *f, const char *dataset, const char *key_field, int raw,
+                        h5g_dset **out) {
+  int rc = H5G_OK;
+  h5g_dset *d = NULL;
+  CHECK(new_dset(f, dataset, &d));
+  CHECK(h5g_agree(f->comm, open_for_reading(d, dataset, key_field, raw)));
+  *out = d;
+  d = NULL;
+done:
   h5g_io_close(d);
   return rc;
 }
 
-int h5g_io_open_rows(h5g_file *f, const char *dataset, h5g_dset **out) {
-  int rc = H5G_OK;
-  h5g_dset *d = NULL;
-  CHECK(new_dset(f, dataset, &d));
-  CHECK_H5(d->id = H5Dopen2(f->id, dataset, H5P_DEFAULT), "cannot open dataset (%s)", d->where);
-  CHECK_H5(d->file_type = H5Dget_type(d->id), "cannot read the datatype (%s)", d->where);
-  CHECK_H5(d->mem_type = H5Tcopy(d->file_type), "cannot copy the datatype (%s)", d->where);
-  CHECK(finish_dset(d));
-  *out = d;
-  d = NULL;
-done:
-  h5g_io_close(d);
-  return rc;
+int h5g_io_open_keys(h5g_file *f, const char *dataset, const char *key_field, h5g_dset **out) {
+  return open_reading(f, dataset, key_field, 0, out);
 }
+
+int h5g_io_open_rows(h5g_file *f, const char *dataset, h5g_dset **out) {
+  return open_reading(f, dataset, NULL, 1, out);
+}
+
 
 /* Dataset creation properties for `storage` (NULL: contiguous); sets maxdims (an empty chunked
  * dataset is made extendible: a fixed-size one needs chunks no larger than itself). No fill
@@ -430,17 +677,29 @@ done:
   return rc;
 }
 
+/* Collective: every rank found `what` (an object of `where`), or none did. The ranks see the
+ * same metadata, but a look-up that failed otherwise (out of memory) on one rank must not let the
+ * others go on alone to the collective call that follows. */
+static int agree_found(MPI_Comm comm, int found, const char *what, const char *where) {
+  int rc = H5G_OK;
+  int mine[2] = {found, -found}, all[2];
+  CHECK_MPI(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, comm));
+  if (all[0] != -all[1]) H5G_FAIL(H5G_ERR_RUNTIME, "cannot look up %s (%s)", what, where);
+done:
+  return rc;
+}
+
 /* Creates a dataset with intermediate groups. With `replace`, an existing link of that name is
  * replaced (in-place sorts write into a copy of the input); without, it is an error. */
 static int create_dataset(h5g_file *out, const char *dataset, hid_t file_type, int rank,
-                          const hsize_t *dims, const h5g_io_storage *storage, int replace,
+                          const hsize_t *dims, hid_t dcpl, const hsize_t *maxdims, int replace,
                           h5g_dset *d) {
   int rc = H5G_OK;
-  hid_t lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
-  hsize_t maxdims[H5S_MAX_RANK];
-  if (replace && path_exists(out->id, dataset))
+  hid_t lcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  int exists = replace && path_exists(out->id, dataset);
+  if (replace) CHECK(agree_found(out->comm, exists, dataset, out->path));
+  if (exists)
     CHECK_H5(H5Ldelete(out->id, dataset, H5P_DEFAULT), "cannot replace the dataset (%s)", d->where);
-  CHECK(storage_properties(storage, rank, dims, maxdims, d->where, &dcpl));
   CHECK_H5(space = H5Screate_simple(rank, dims, maxdims), "cannot create dataspace (%s)", d->where);
   CHECK_H5(lcpl = H5Pcreate(H5P_LINK_CREATE), "cannot create property list (%s)", d->where);
   CHECK_H5(H5Pset_create_intermediate_group(lcpl, 1), "cannot set up groups (%s)", d->where);
@@ -449,7 +708,6 @@ static int create_dataset(h5g_file *out, const char *dataset, hid_t file_type, i
            replace ? "cannot create the output dataset (%s)"
                    : "cannot create the dataset (%s): does it exist already?", d->where);
 done:
-  CLOSE_ID(H5Pclose, dcpl);
   CLOSE_ID(H5Pclose, lcpl);
   CLOSE_ID(H5Sclose, space);
   return rc;
@@ -516,37 +774,108 @@ done:
   return rc == H5G_OK ? 0 : -1;
 }
 
-int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like, h5g_dset **result) {
+/* Collective: the creation properties of an output stored as `storage` resolved against the
+ * storage of `like` (NULL: contiguous), agreed on before the collective create. */
+static int like_properties(const h5g_dset *d, const h5g_dset *like, const h5g_io_storage_choice *storage,
+                           int value_filters, hid_t file_type, int rank, const hsize_t *dims,
+                           hid_t *dcpl, hsize_t *maxdims) {
+  int rc = H5G_OK;
+  static const h5g_io_storage_choice contiguous = {H5G_LAYOUT_CONTIGUOUS, 0, H5G_COMPRESS_NONE, 0};
+  hid_t like_dcpl = like ? H5Dget_create_plist(like->id) : H5I_INVALID_HID;
+  int made = like && like_dcpl < 0
+                 ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot read the storage (%s)",
+                                 like->where)
+                 : h5g_io_storage_plist_internal(like ? storage : &contiguous, like_dcpl,
+                                                 value_filters ? like->file_type : H5I_INVALID_HID,
+                                                 H5Tget_size(file_type), value_filters, rank, dims,
+                                                 d->where, dcpl, maxdims);
+  CHECK(h5g_agree(d->file->comm, made));
+done:
+  CLOSE_ID(H5Pclose, like_dcpl);
+  return rc;
+}
+
+int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
+                       const h5g_io_storage_choice *storage, h5g_dset **result) {
   int rc = H5G_OK;
   h5g_dset *d = NULL;
+  hid_t dcpl = H5I_INVALID_HID;
+  hsize_t maxdims[H5S_MAX_RANK];
   CHECK(new_dset(out, dataset, &d));
-  CHECK(create_dataset(out, dataset, like->file_type, like->rank, like->dims, NULL, 1, d));
+  CHECK(like_properties(d, like, storage, 1, like->file_type, like->rank, like->dims, &dcpl, maxdims));
+  CHECK(create_dataset(out, dataset, like->file_type, like->rank, like->dims, dcpl, maxdims, 1, d));
   attr_copy copy = {out->comm, d->id, H5G_OK};
   hsize_t idx = 0;
   if (H5Aiterate2(like->id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attribute, &copy) < 0)
     H5G_FAIL(copy.status == H5G_OK ? H5G_ERR_RUNTIME : copy.status, "cannot copy attributes (%s)",
              d->where);
-  CHECK_H5(d->mem_type = H5Tcopy(like->mem_type), "cannot copy the memory type (%s)", d->where);
+  /* a filtered output of another byte order takes its rows in that order (h5g_io_foreign_order) */
+  H5T_class_t cls = H5Tget_class(like->mem_type);
+  int raw = H5Pget_nfilters(dcpl) > 0 &&
+            (cls == H5T_INTEGER || cls == H5T_FLOAT || cls == H5T_BITFIELD) &&
+            H5Tget_order(like->mem_type) != H5Tget_order(like->file_type);
+  CHECK_H5(d->mem_type = H5Tcopy(raw ? like->file_type : like->mem_type),
+           "cannot copy the memory type (%s)", d->where);
   CHECK(finish_dset(d));
   *result = d;
   d = NULL;
 done:
+  CLOSE_ID(H5Pclose, dcpl);
   h5g_io_close(d);
   return rc;
 }
 
-int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset **result) {
+int h5g_io_create_index_like(h5g_file *out, const char *dataset, uint64_t n, const h5g_dset *keys,
+                             const h5g_io_storage_choice *storage, h5g_dset **result) {
   int rc = H5G_OK;
-  hsize_t dims = n;
   h5g_dset *d = NULL;
+  hid_t dcpl = H5I_INVALID_HID;
+  hsize_t maxdims[H5S_MAX_RANK], dims = n;
   CHECK(new_dset(out, dataset, &d));
-  CHECK(create_dataset(out, dataset, H5T_STD_U64LE, 1, &dims, NULL, 1, d));
+  CHECK(like_properties(d, keys, storage, 0, H5T_STD_U64LE, 1, &dims, &dcpl, maxdims));
+  CHECK(create_dataset(out, dataset, H5T_STD_U64LE, 1, &dims, dcpl, maxdims, 1, d));
   CHECK_H5(d->mem_type = H5Tcopy(H5T_NATIVE_UINT64), "cannot copy the memory type (%s)", d->where);
   CHECK(finish_dset(d));
   *result = d;
   d = NULL;
 done:
+  CLOSE_ID(H5Pclose, dcpl);
   h5g_io_close(d);
+  return rc;
+}
+
+int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset **result) {
+  return h5g_io_create_index_like(out, dataset, n, NULL, NULL, result);
+}
+
+int h5g_io_foreign_order(const h5g_dset *d) {
+  return H5Tget_order(d->mem_type) != H5Tget_order(H5T_NATIVE_INT);
+}
+
+int h5g_io_copy_group_attributes(h5g_file *in, h5g_file *out, const char *group) {
+  int rc = H5G_OK;
+  hid_t src = H5I_INVALID_HID, dst = H5I_INVALID_HID;
+  H5O_info_t a, b;
+  /* a missing link on the way fails the look-up: "no such group" */
+  int found = H5Oget_info_by_name(in->id, group, &a, H5P_DEFAULT) >= 0 &&
+              H5Oget_info_by_name(out->id, group, &b, H5P_DEFAULT) >= 0 &&
+              a.type == H5O_TYPE_GROUP && b.type == H5O_TYPE_GROUP;
+  CHECK(agree_found(out->comm, found, group, out->path));
+  if (!found) goto done;
+  src = H5Gopen2(in->id, group, H5P_DEFAULT);
+  dst = H5Gopen2(out->id, group, H5P_DEFAULT);
+  int opened = src >= 0 && dst >= 0 ? H5G_OK
+                                    : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                    "cannot open group %s (%s)", group, out->path);
+  CHECK(h5g_agree(out->comm, opened));
+  attr_copy copy = {out->comm, dst, H5G_OK};
+  hsize_t idx = 0;
+  if (H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attribute, &copy) < 0)
+    H5G_FAIL(copy.status == H5G_OK ? H5G_ERR_RUNTIME : copy.status,
+             "cannot copy the attributes of group %s (%s)", group, out->path);
+done:
+  CLOSE_ID(H5Gclose, dst);
+  CLOSE_ID(H5Gclose, src);
   return rc;
 }
 
@@ -554,13 +883,17 @@ int h5g_io_create(h5g_file *f, const char *dataset, hid_t file_type, hid_t mem_t
                   const hsize_t *dims, const h5g_io_storage *storage, h5g_dset **result) {
   int rc = H5G_OK;
   h5g_dset *d = NULL;
+  hid_t dcpl = H5I_INVALID_HID;
+  hsize_t maxdims[H5S_MAX_RANK];
   CHECK(new_dset(f, dataset, &d));
-  CHECK(create_dataset(f, dataset, file_type, rank, dims, storage, 0, d));
+  CHECK(storage_properties(storage, rank, dims, maxdims, d->where, &dcpl));
+  CHECK(create_dataset(f, dataset, file_type, rank, dims, dcpl, maxdims, 0, d));
   CHECK_H5(d->mem_type = H5Tcopy(mem_type), "cannot copy the memory type (%s)", d->where);
   CHECK(finish_dset(d));
   *result = d;
   d = NULL;
 done:
+  CLOSE_ID(H5Pclose, dcpl);
   h5g_io_close(d);
   return rc;
 }
@@ -592,6 +925,7 @@ int h5g_io_close(h5g_dset *d) {
   if (d->id >= 0 && H5Dclose(d->id) < 0)
     rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot close the dataset (%s)",
                        d->where);
+  CLOSE_ID(H5Fclose, d->own_file);
   free(d);
   return rc;
 }

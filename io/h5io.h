@@ -47,11 +47,52 @@ int h5g_io_close_file(h5g_file *f);
 /* Collective dataset opens. */
 int h5g_io_open_keys(h5g_file *f, const char *dataset, const char *key_field, h5g_dset **d);
 int h5g_io_open_rows(h5g_file *f, const char *dataset, h5g_dset **d);
+/* Output storage as asked for (--layout, --chunk, --compress), resolved for each dataset written
+ * against the one it is made like (io/storage.c). All zero (or NULL): keep the source's layout,
+ * chunk length and filters, as h5repack does; contiguous, compact or virtual sources give
+ * contiguous output. CHUNKED, a chunk length or GZIP make chunked output; GZIP replaces the
+ * filters by shuffle (elements wider than a byte) + deflate; NONE drops them. */
+typedef enum { H5G_LAYOUT_KEEP = 0, H5G_LAYOUT_CONTIGUOUS, H5G_LAYOUT_CHUNKED } h5g_layout_choice;
+typedef enum { H5G_COMPRESS_KEEP = 0, H5G_COMPRESS_NONE, H5G_COMPRESS_GZIP } h5g_compress_choice;
+typedef struct {
+  h5g_layout_choice layout;
+  uint64_t chunk_rows; /* rows per chunk; 0: the source's, or about 1 MiB of rows */
+  h5g_compress_choice compress;
+  int gzip_level;      /* 0-9, with H5G_COMPRESS_GZIP */
+} h5g_io_storage_choice;
+/* Serial (one rank, before any work): resolves `choice` for the output made like file:dataset
+ * (value_filters 0: for the uint64 index that follows it); *filtered tells whether that output
+ * has filters, so its size is not known before it is written. Usage error for chunks HDF5
+ * cannot take. */
+int h5g_io_inspect_storage(const char *file, const char *dataset,
+                           const h5g_io_storage_choice *choice, int value_filters, int *filtered);
 /* Collective: creates `dataset` in `out` (intermediate groups created, an existing link of that
- * name replaced) with the datatype, shape and attributes of `like`, accessed like `like`. */
-int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like, h5g_dset **d);
-/* Collective: creates a 1-D uint64 dataset of n elements. */
+ * name replaced) with the datatype, shape and attributes of `like`, stored as `storage` resolved
+ * against `like`'s storage, accessed like `like` (but see h5g_io_foreign_order). */
+int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
+                       const h5g_io_storage_choice *storage, h5g_dset **d);
+/* Collective: creates a contiguous 1-D uint64 dataset of n elements. */
 int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset **d);
+/* The same, its storage `storage` resolved against that of `keys` (the index follows the keys:
+ * their chunk length and filters, less those that describe the keys' values: scale-offset,
+ * n-bit). */
+int h5g_io_create_index_like(h5g_file *out, const char *dataset, uint64_t n, const h5g_dset *keys,
+                             const h5g_io_storage_choice *storage, h5g_dset **d);
+/* 1 when d's rows are given in the file's byte order and it is not the host's: a filtered output
+ * of another byte order is written without conversion, since HDF5 1.10 writes filtered datasets
+ * only collectively and a type conversion breaks collective I/O. */
+int h5g_io_foreign_order(const h5g_dset *d);
+/* Collective: copies the attributes of group `group` of `in` to the group of that path in `out`,
+ * when both files have it as a group (nothing otherwise). */
+int h5g_io_copy_group_attributes(h5g_file *in, h5g_file *out, const char *group);
+/* Internal to io/ (io/storage.c): dataset creation properties (*dcpl) and maximum dimensions
+ * for an output of shape dims[0..rank) and elements of elem_bytes, `choice` resolved against the
+ * source's creation properties `like_dcpl` (H5I_INVALID_HID: none); file_type (or
+ * H5I_INVALID_HID) is the source's type, for its fill value; value_filters as above. */
+int h5g_io_storage_plist_internal(const h5g_io_storage_choice *choice, hid_t like_dcpl,
+                                  hid_t file_type, size_t elem_bytes, int value_filters, int rank,
+                                  const hsize_t *dims, const char *where, hid_t *dcpl,
+                                  hsize_t *maxdims);
 /* Storage of a dataset that h5g_io_create makes: contiguous, or chunks of chunk_rows rows (fewer
  * when the dataset has fewer; the other dimensions whole), optionally filtered by shuffle and
  * deflate (gzip_level 1-9; 0: none). */

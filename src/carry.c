@@ -16,7 +16,7 @@ typedef struct {
 static int carry_open(h5g_run *r, const char *src, const char *dst, carried *c) {
   int rc = H5G_OK;
   CHECK(h5g_io_open_rows(r->in_file, src, &c->src));
-  CHECK(h5g_io_create_like(r->out_file, dst, c->src, &c->dst));
+  CHECK(h5g_io_create_like(r->out_file, dst, c->src, &r->opt->storage, &c->dst));
 done:
   return rc;
 }

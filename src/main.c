@@ -50,6 +50,9 @@ int main(int argc, char **argv) {
   h5g_report rep = {0};
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
   signal(SIGXFSZ, SIG_IGN);
+  /* h5gsort uses no shared file pointers, and Open MPI's sharedfp components (lockedfile, sm),
+   * reached from MPI_File_open, overflow a fixed buffer on long paths. A user's setting wins. */
+  setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0);
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

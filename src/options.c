@@ -1,6 +1,7 @@
 #include "src/options.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,7 @@
 enum { OPT_OUTPUT_DATASET = 256, OPT_DESCENDING, OPT_FORCE, OPT_BACKEND, OPT_DEVICE_MEMORY,
        OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION, OPT_CHECK, OPT_AGAINST,
        OPT_AGAINST_DATASET, OPT_CARRY, OPT_INDEX_OUT, OPT_STABLE, OPT_KEY_FIELD, OPT_EXCHANGE,
-       OPT_IO_THREADS };
+       OPT_IO_THREADS, OPT_LAYOUT, OPT_CHUNK, OPT_COMPRESS, OPT_WHOLE_FILE };
 
 /* Index of `arg` among three option words, -1 if none. */
 static int word_index(const char *arg, const char *const words[3]) {
@@ -61,11 +62,21 @@ void h5g_options_usage(FILE *out) {
         "                             moving whole records\n"
         "      --stable               equal keys keep their input order (always the case\n"
         "                             when records move)\n"
+        "      --layout keep|contiguous|chunked  output storage (default keep: the input's\n"
+        "                             layout, chunk length and filters, like h5repack;\n"
+        "                             contiguous or compact input gives contiguous output)\n"
+        "      --chunk ROWS           chunk length in rows (implies chunked)\n"
+        "      --compress keep|none|gzip[=L]  filters: the input's, none (chunking kept), or\n"
+        "                             shuffle + deflate level L (0-9, default 6; implies chunked)\n"
+        "      --whole-file           OUTPUT is a copy of INPUT with the sorted dataset(s)\n"
+        "                             replaced (without it, root and group attributes on\n"
+        "                             the written paths are still copied)\n"
         "      --check                verify-only: FILE's dataset is in order; with --against,\n"
         "                             it holds the same keys as INPUT's (count and checksum)\n"
         "  -q, --quiet                print nothing but errors\n"
         "  -v, --verbose              print a summary and error origins\n"
-        "      --progress             print each phase to stderr as it starts\n"
+        "      --progress             rank 0 prints each phase to stderr once it is over (bytes,\n"
+        "                             seconds, rate); on a terminal also the one under way\n"
         "  -h, --help                 this text\n"
         "      --version              print the version\n"
         "\n"
@@ -99,6 +110,40 @@ static void normalize_path(char *path) {
   *out = '\0';
 }
 
+/* --compress keep|none|gzip[=LEVEL] */
+static int parse_compress(const char *arg, h5g_io_storage_choice *storage) {
+  int rc = H5G_OK;
+  static const char *const words[] = {"keep", "none", "gzip"}; /* h5g_compress_choice order */
+  int which = word_index(arg, words);
+  storage->gzip_level = which == H5G_COMPRESS_GZIP ? 6 : 0; /* 6: zlib's own default */
+  if (which < 0 && strncmp(arg, "gzip=", 5) == 0) {
+    if (arg[5] < '0' || arg[5] > '9' || arg[6] != '\0')
+      H5G_FAIL(H5G_ERR_USAGE, "--compress gzip takes a level from 0 to 9, not '%s'", arg + 5);
+    which = H5G_COMPRESS_GZIP;
+    storage->gzip_level = arg[5] - '0';
+  }
+  if (which < 0)
+    H5G_FAIL(H5G_ERR_USAGE, "--compress takes keep, none or gzip[=0-9], not '%s'", arg);
+  storage->compress = (h5g_compress_choice)which;
+done:
+  return rc;
+}
+
+/* Storage options that contradict each other, and output options with --check. */
+static int check_storage(const h5g_options *opt) {
+  int rc = H5G_OK;
+  const h5g_io_storage_choice *s = &opt->storage;
+  if (s->layout == H5G_LAYOUT_CONTIGUOUS && s->compress == H5G_COMPRESS_GZIP)
+    H5G_FAIL(H5G_ERR_USAGE, "--compress gzip needs chunked storage, not --layout contiguous");
+  if (s->layout == H5G_LAYOUT_CONTIGUOUS && s->chunk_rows)
+    H5G_FAIL(H5G_ERR_USAGE, "--chunk needs chunked storage, not --layout contiguous");
+  if (opt->check && (opt->whole_file || s->layout != H5G_LAYOUT_KEEP || s->chunk_rows ||
+                     s->compress != H5G_COMPRESS_KEEP))
+    H5G_FAIL(H5G_ERR_USAGE, "--layout, --chunk, --compress and --whole-file do not go with --check");
+done:
+  return rc;
+}
+
 int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
   int rc = H5G_OK;
   static const struct option longs[] = {
@@ -124,6 +169,10 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       {"against", required_argument, NULL, OPT_AGAINST},
       {"against-dataset", required_argument, NULL, OPT_AGAINST_DATASET},
       {"io-threads", required_argument, NULL, OPT_IO_THREADS},
+      {"layout", required_argument, NULL, OPT_LAYOUT},
+      {"chunk", required_argument, NULL, OPT_CHUNK},
+      {"compress", required_argument, NULL, OPT_COMPRESS},
+      {"whole-file", no_argument, NULL, OPT_WHOLE_FILE},
       {NULL, 0, NULL, 0}};
   memset(opt, 0, sizeof *opt);
   opt->argc = argc;
@@ -175,6 +224,24 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       opt->io_threads = (int)threads;
       break;
     }
+    case OPT_LAYOUT: {
+      static const char *const words[] = {"keep", "contiguous", "chunked"}; /* h5g_layout_choice */
+      int which = word_index(optarg, words);
+      if (which < 0)
+        H5G_FAIL(H5G_ERR_USAGE, "--layout takes keep, contiguous or chunked, not '%s'", optarg);
+      opt->storage.layout = (h5g_layout_choice)which;
+      break;
+    }
+    case OPT_CHUNK: {
+      char *end = NULL;
+      unsigned long long rows = optarg[0] >= '0' && optarg[0] <= '9' ? strtoull(optarg, &end, 10) : 0;
+      if (!end || *end || rows == 0 || rows == ULLONG_MAX)
+        H5G_FAIL(H5G_ERR_USAGE, "--chunk takes a number of rows from 1 up, not '%s'", optarg);
+      opt->storage.chunk_rows = rows;
+      break;
+    }
+    case OPT_COMPRESS: CHECK(parse_compress(optarg, &opt->storage)); break;
+    case OPT_WHOLE_FILE: opt->whole_file = 1; break;
     case OPT_VERIFY: opt->verify = 1; break;
     case OPT_REPORT: opt->report = optarg; break;
     case 'q': opt->quiet = 1; break;
@@ -238,6 +305,7 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     H5G_FAIL(H5G_ERR_USAGE, "--index-out needs an absolute path other than the output dataset");
   if (opt->check && (opt->ncarry || opt->index_out))
     H5G_FAIL(H5G_ERR_USAGE, "--carry and --index-out do not go with --check");
+  CHECK(check_storage(opt));
   /* Every dataset the run writes needs a path of its own, none inside another. */
   const char *written[H5G_MAX_CARRY + 2];
   char targets[H5G_MAX_CARRY][1024];

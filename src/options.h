@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "io/h5io.h"
 #include "src/transport.h"
 
 #define H5G_MAX_CARRY 64
@@ -27,6 +28,8 @@ typedef struct {
   h5g_exchange_choice exchange;
   uint64_t device_memory; /* bytes; 0 = backend default */
   int io_threads;         /* --io-threads; 0 = the CPUs this rank may run on */
+  h5g_io_storage_choice storage; /* --layout, --chunk, --compress (all zero: keep the input's) */
+  int whole_file;         /* --whole-file: OUTPUT is a copy of INPUT with the outputs replaced */
   int argc;               /* the command line, for the report */
   const char *const *argv;
   int descending, force, verify, quiet, verbose, progress;

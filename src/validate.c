@@ -26,6 +26,13 @@ int h5g_validate(h5g_run *r) {
   if (r->rank != 0) goto done;
   CHECK(h5g_io_inspect(opt->input, opt->dataset, opt->key_field, &v->info));
   for (int i = 0; i < opt->ncarry; i++) CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n));
+  /* the output storage, resolved now so that chunks HDF5 cannot take stop the run before work */
+  int carried_filtered = 0;
+  CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 1, &v->keys_filtered));
+  if (opt->index_out)
+    CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, &v->index_filtered));
+  for (int i = 0; i < opt->ncarry; i++)
+    CHECK(h5g_io_inspect_storage(opt->input, opt->carry[i], &opt->storage, 1, &carried_filtered));
   CHECK(h5g_files_check_output(opt->input, opt->output, opt->force, &v->in_place));
   if (opt->report) CHECK(h5g_files_check_report(opt->report));
   if (stat(opt->input, &input) != 0)

@@ -1,5 +1,6 @@
 /* Phase "write": the sorted share into a temporary file beside OUTPUT, renamed over OUTPUT only
  * after every rank succeeded (README "Semantics": output is atomic). */
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,31 +9,41 @@
 #include "src/interrupt.h"
 #include "src/run.h"
 
-/* What the temporary file will hold at most: the dataset, the in-place copy, and headroom for
- * HDF5's metadata and attributes. */
+/* The temporary file starts as a copy of the input (in place, --whole-file), whose datasets
+ * are then replaced; else it starts empty. */
+static int copies_input(const h5g_run *r) { return r->verdict.in_place || r->opt->whole_file; }
+
+/* What the temporary file will hold at most, as far as it is known before writing: the unfiltered
+ * datasets, the copy of the input, and headroom for HDF5's metadata and attributes. A filtered
+ * dataset counts nothing: its size is known only once its chunks are compressed (a sorted
+ * dataset often shrinks 10-600 times), and counting its raw size would refuse runs that fit or,
+ * reserved, hold disk the output never uses until the commit gives it back. A disk that fills
+ * while filtered chunks are written fails the write (exit 1, no output), as any I/O error does. */
 static unsigned long long output_bytes(const h5g_run *r) {
   const h5g_verdict *v = &r->verdict;
   struct stat input;
-  unsigned long long need = v->info.n * r->plan.ks.width + v->carried_bytes + (1ull << 20);
-  if (r->opt->index_out) need += v->info.n * sizeof(uint64_t);
-  if (v->in_place && stat(r->opt->input, &input) == 0) need += (unsigned long long)input.st_size;
+  unsigned long long need = v->carried_bytes + (1ull << 20);
+  if (!v->keys_filtered) need += v->info.n * r->plan.ks.width;
+  if (r->opt->index_out && !v->index_filtered) need += v->info.n * sizeof(uint64_t);
+  if (copies_input(r) && stat(r->opt->input, &input) == 0) need += (unsigned long long)input.st_size;
   return need;
 }
 
-/* Rank 0 checks that the output fits, then (in place) copies the input beside OUTPUT. */
+/* Rank 0 checks that the output fits, then (in place, --whole-file) copies the input beside
+ * OUTPUT. */
 int h5g_write_prepare(h5g_run *r) {
   int rc = H5G_OK;
   r->tmp_created = 1;
   if (r->rank != 0) goto done;
   h5g_interrupt_temp(r->verdict.tmp_path);
   CHECK(h5g_files_check_space(r->opt->output, output_bytes(r)));
-  if (r->verdict.in_place) CHECK(h5g_files_copy(r->opt->input, r->verdict.tmp_path));
+  if (copies_input(r)) CHECK(h5g_files_copy(r->opt->input, r->verdict.tmp_path));
 done:
   return rc;
 }
 
 int h5g_write_open(h5g_run *r) {
-  if (r->verdict.in_place) return h5g_io_open_file(r->comm, r->verdict.tmp_path, 1, &r->out_file);
+  if (copies_input(r)) return h5g_io_open_file(r->comm, r->verdict.tmp_path, 1, &r->out_file);
   return h5g_io_create_file(r->comm, r->verdict.tmp_path, &r->out_file);
 }
 
@@ -41,10 +52,32 @@ int h5g_write_reserve(h5g_run *r) {
   return r->rank == 0 ? h5g_files_reserve(r->verdict.tmp_path, output_bytes(r)) : H5G_OK;
 }
 
-/* Before each piece is written: the GPU has copied it back. */
-static int piece_copied_back(void *ctx, uint64_t first, uint64_t count, int moved) {
-  h5g_run *r = ctx;
-  return moved ? H5G_OK : r->be->wait_copied(r->be, first + count);
+typedef struct {
+  h5g_run *r;
+  int from_device; /* the piece is still coming back from the GPU */
+  int swap;        /* the output takes its keys in the other byte order (h5g_io_foreign_order) */
+} keys_writer;
+
+static void swap_bytes(unsigned char *p, uint64_t count, unsigned width) {
+  for (uint64_t i = 0; i < count; i++, p += width)
+    for (unsigned a = 0, b = width - 1; a < b; a++, b--) {
+      unsigned char t = p[a];
+      p[a] = p[b];
+      p[b] = t;
+    }
+}
+
+/* Before each piece is written: the GPU has copied it back, and it is in the file's byte order;
+ * after: back in the host's, so the buffer holds what it held. */
+static int keys_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
+  int rc = H5G_OK;
+  keys_writer *w = ctx;
+  unsigned width = w->r->plan.ks.width;
+  if (!moved && w->from_device) CHECK(w->r->be->wait_copied(w->r->be, first + count));
+  if (w->swap) swap_bytes((unsigned char *)w->r->data.sorted + first * width, count, width);
+  if (moved) h5g_progress_bytes(&w->r->progress, (first + count) * width, w->r->plan.n * width);
+done:
+  return rc;
 }
 
 static int wait_all_copied(h5g_run *r) { return r->be->wait_copied(r->be, r->plan.n); }
@@ -60,15 +93,19 @@ int h5g_write_keys(h5g_run *r) {
   int from_device = plan->path == H5G_PATH_DEVICE_RESIDENT;
   h5g_dset *keys = NULL, *index = NULL;
   if (!r->opt->key_field) {
-    STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, r->opt->output_dataset, r->keys_in, &keys));
+    STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, r->opt->output_dataset, r->keys_in,
+                                                &r->opt->storage, &keys));
     h5g_io_allow_direct(keys);
     h5g_fault_point(r, "write-data");
+    keys_writer w = {r, from_device, h5g_io_foreign_order(keys)};
     STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(keys, plan->offset, plan->n, d->sorted,
-                                               from_device ? piece_copied_back : NULL, r));
+                                               keys_piece, &w));
   }
   if (from_device) STEP(r, H5G_PHASE_WRITE, wait_all_copied(r));
   if (r->opt->index_out) {
-    STEP(r, H5G_PHASE_WRITE, h5g_io_create_index(r->out_file, r->opt->index_out, r->verdict.info.n, &index));
+    STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->index_out,
+                                                      r->verdict.info.n, r->keys_in,
+                                                      &r->opt->storage, &index));
     h5g_io_allow_direct(index);
     STEP(r, H5G_PHASE_WRITE, h5g_io_write(index, plan->offset, plan->n, d->sorted_values));
   }
@@ -78,9 +115,50 @@ done:
   return rc;
 }
 
+/* True when `group` (a prefix of written[i]) is also a group on the path of an earlier one. */
+static int group_seen(const char *const *written, int i, const char *group, size_t len) {
+  for (int j = 0; j < i; j++)
+    if (strncmp(written[j], group, len) == 0 && written[j][len] == '/') return 1;
+  return 0;
+}
+
+/* Collective, without a copy of the input: the attributes of the root and of every group on the
+ * path of a written dataset that INPUT has at the same path (the groups HDF5 created for the
+ * datasets have none). */
+static int copy_group_attributes(h5g_run *r) {
+  int rc = H5G_OK;
+  const h5g_options *opt = r->opt;
+  const char *written[H5G_MAX_CARRY + 2];
+  static char targets[H5G_MAX_CARRY][1024];
+  char group[1024];
+  int nwritten = 0;
+  if (copies_input(r)) goto done;
+  written[nwritten++] = opt->output_dataset;
+  if (opt->index_out) written[nwritten++] = opt->index_out;
+  for (int i = 0; i < opt->ncarry; i++) {
+    h5g_options_carry_target(opt, opt->carry[i], targets[i], sizeof targets[i]);
+    written[nwritten++] = targets[i];
+  }
+  CHECK(h5g_io_copy_group_attributes(r->in_file, r->out_file, "/"));
+  for (int i = 0; i < nwritten; i++)
+    for (const char *slash = strchr(written[i] + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+      size_t len = (size_t)(slash - written[i]);
+      if (len >= sizeof group || group_seen(written, i, written[i], len)) continue;
+      memcpy(group, written[i], len);
+      group[len] = '\0';
+      CHECK(h5g_io_copy_group_attributes(r->in_file, r->out_file, group));
+    }
+done:
+  return rc;
+}
+
+/* The groups' attributes (every dataset exists by now), then the collective close. */
 int h5g_write_close(h5g_run *r) {
-  int rc = h5g_io_close_file(r->out_file);
+  int rc = H5G_OK;
+  CHECK(copy_group_attributes(r));
+  rc = h5g_io_close_file(r->out_file);
   r->out_file = NULL;
+done:
   return rc;
 }
 

@@ -66,7 +66,8 @@ write)
     H5GSORT_TEST_SLEEP=write:3 $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$work/ro/out.h5" -d /k \
       --progress >"$work/log" 2>&1 &
     job=$!
-    for _ in $(seq 100); do grep -q "^h5gsort: write" "$work/log" && break; sleep 0.1; done
+    # --progress prints a phase once it is over: "merge" comes right before "write"
+    for _ in $(seq 100); do grep -q "^h5gsort: merge " "$work/log" && break; sleep 0.1; done
     chattr +i "$work/ro"
     wait $job
     rc=$?

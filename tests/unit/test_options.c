@@ -281,6 +281,8 @@ static void check_help_version(void) {
       "usage:", "-d, --dataset", "--output-dataset", "--descending", "--force", "--backend",
       "--exchange", "--device-memory", "--verify", "--report", "--carry", "--index-out",
       "--key-field", "--stable", "--check", "--against", "--against-dataset", "-q, --quiet",
+      "--layout keep|contiguous|chunked", "--chunk ROWS", "--compress keep|none|gzip[=L]",
+      "--whole-file",
       "-v, --verbose", "--progress", "-h, --help", "--version", "Exit codes"};
   for (size_t i = 0; i < sizeof named / sizeof *named; i++)
     EXPECT(strstr(text, named[i]) != NULL, "the usage text does not name %s", named[i]);
@@ -327,8 +329,66 @@ static void check_io_threads(void) {
     EXPECT_USAGE("--io-threads takes", "in", "out", "-d", "/k", "--io-threads", bad[i]);
 }
 
+/* --layout, --chunk, --compress, --whole-file: each accepted form, and each usage error. */
+static void check_storage(void) {
+  EXPECT_PARSES("storage default", "in", "out", "-d", "/k");
+  EXPECT(opt.storage.layout == H5G_LAYOUT_KEEP && opt.storage.chunk_rows == 0 &&
+             opt.storage.compress == H5G_COMPRESS_KEEP && !opt.whole_file,
+         "keep the input's storage, no --whole-file by default");
+  static const char *const layouts[] = {"keep", "contiguous", "chunked"};
+  static const h5g_layout_choice layout_values[] = {H5G_LAYOUT_KEEP, H5G_LAYOUT_CONTIGUOUS,
+                                                    H5G_LAYOUT_CHUNKED};
+  for (int i = 0; i < 3; i++) {
+    EXPECT_PARSES(layouts[i], "in", "out", "-d", "/k", "--layout", layouts[i]);
+    EXPECT(opt.storage.layout == layout_values[i], "--layout %s", layouts[i]);
+  }
+  EXPECT_PARSES("--chunk", "in", "out", "-d", "/k", "--chunk", "7");
+  EXPECT(opt.storage.chunk_rows == 7 && opt.storage.layout == H5G_LAYOUT_KEEP, "--chunk 7");
+  EXPECT_PARSES("--chunk=", "in", "out", "-d", "/k", "--chunk=1000000", "--layout=chunked");
+  EXPECT(opt.storage.chunk_rows == 1000000 && opt.storage.layout == H5G_LAYOUT_CHUNKED, "--chunk=");
+  static const struct {
+    const char *word;
+    h5g_compress_choice compress;
+    int level;
+  } compress[] = {{"keep", H5G_COMPRESS_KEEP, 0}, {"none", H5G_COMPRESS_NONE, 0},
+                  {"gzip", H5G_COMPRESS_GZIP, 6}, {"gzip=0", H5G_COMPRESS_GZIP, 0},
+                  {"gzip=9", H5G_COMPRESS_GZIP, 9}, {"gzip=4", H5G_COMPRESS_GZIP, 4}};
+  for (size_t i = 0; i < sizeof compress / sizeof *compress; i++) {
+    EXPECT_PARSES(compress[i].word, "in", "out", "-d", "/k", "--compress", compress[i].word);
+    EXPECT(opt.storage.compress == compress[i].compress && opt.storage.gzip_level == compress[i].level,
+           "--compress %s: %d level %d", compress[i].word, (int)opt.storage.compress,
+           opt.storage.gzip_level);
+  }
+  EXPECT_PARSES("gzip with chunked", "in", "out", "-d", "/k", "--layout", "chunked", "--compress",
+                "gzip=1", "--chunk", "64");
+  EXPECT_PARSES("none with contiguous", "in", "out", "-d", "/k", "--layout", "contiguous",
+                "--compress", "none");
+  EXPECT_PARSES("--whole-file", "in", "out", "-d", "/k", "--whole-file");
+  EXPECT(opt.whole_file, "--whole-file");
+
+  EXPECT_USAGE("--layout takes keep, contiguous or chunked, not 'compact'", "in", "out", "-d", "/k",
+               "--layout", "compact");
+  static const char *const bad_chunks[] = {"0", "-1", "x", "7x", "", "18446744073709551616"};
+  for (size_t i = 0; i < sizeof bad_chunks / sizeof *bad_chunks; i++)
+    EXPECT_USAGE("--chunk takes a number of rows", "in", "out", "-d", "/k", "--chunk", bad_chunks[i]);
+  EXPECT_USAGE("--compress takes keep, none or gzip[=0-9], not 'lzf'", "in", "out", "-d", "/k",
+               "--compress", "lzf");
+  EXPECT_USAGE("--compress takes", "in", "out", "-d", "/k", "--compress", "GZIP");
+  static const char *const bad_levels[] = {"gzip=10", "gzip=-1", "gzip=", "gzip=x", "gzip=66"};
+  for (size_t i = 0; i < sizeof bad_levels / sizeof *bad_levels; i++)
+    EXPECT_USAGE("takes a level from 0 to 9", "in", "out", "-d", "/k", "--compress", bad_levels[i]);
+  EXPECT_USAGE("--compress gzip needs chunked storage", "in", "out", "-d", "/k", "--layout",
+               "contiguous", "--compress", "gzip");
+  EXPECT_USAGE("--chunk needs chunked storage", "in", "out", "-d", "/k", "--chunk", "10", "--layout",
+               "contiguous");
+  EXPECT_USAGE("needs a value", "in", "out", "-d", "/k", "--chunk");
+  EXPECT_USAGE("do not go with --check", "--check", "s.h5", "-d", "/k", "--whole-file");
+  EXPECT_USAGE("do not go with --check", "--check", "s.h5", "-d", "/k", "--compress", "none");
+}
+
 int main(void) {
   check_defaults();
+  check_storage();
   check_paths();
   check_io_threads();
   check_forms();

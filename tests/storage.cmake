@@ -1,0 +1,12 @@
+# tests/storage.cmake: output storage (label storage): --layout, --chunk, --compress keep the
+# input's chunks and filters or make the ones asked for; --whole-file; group attributes. Outputs
+# checked by h5gsort_check / h5gsort_check_records, storage by h5dump -p, the rest by h5diff.
+add_executable(h5gsort_group_attrs ${CMAKE_CURRENT_SOURCE_DIR}/storage/group_attrs.c)
+target_link_libraries(h5gsort_group_attrs PRIVATE h5g_hdf5)
+
+foreach(case keep contiguous chunked gzip none usage carry whole_file group_attrs)
+  add_test(NAME storage.${case}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/storage/storage.sh ${H5G_BIN_DIR}
+                   "${H5G_MPIEXEC_STR}" ${case})
+  set_tests_properties(storage.${case} PROPERTIES LABELS storage TIMEOUT 300)
+endforeach()
