@@ -13,14 +13,6 @@ typedef struct {
   void *rows, *out; /* this rank's rows as read; the rows of its sorted share */
 } carried;
 
-static int carry_open(h5g_run *r, const char *src, const char *dst, carried *c) {
-  int rc = H5G_OK;
-  CHECK(h5g_io_open_rows(r->in_file, src, &c->src));
-  CHECK(h5g_io_create_like(r->out_file, dst, c->src, &r->opt->storage, &c->dst));
-done:
-  return rc;
-}
-
 static int carry_allocate(h5g_run *r, carried *c) {
   int rc = H5G_OK;
   size_t bytes = r->plan.n * h5g_io_row_bytes(c->src);
@@ -38,7 +30,8 @@ static int carry_dataset(h5g_run *r, const char *src, const char *dst) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;
   carried c = {0};
-  STEP(r, H5G_PHASE_CARRY, carry_open(r, src, dst, &c));
+  STEP(r, H5G_PHASE_CARRY, h5g_io_open_rows(r->in_file, src, &c.src));
+  STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst, c.src, &r->opt->storage, &c.dst));
   STEP(r, H5G_PHASE_CARRY, carry_allocate(r, &c));
   STEP(r, H5G_PHASE_CARRY, h5g_io_read(c.src, plan->offset, plan->n, c.rows));
   STEP(r, H5G_PHASE_CARRY, h5g_gather_rows(r->comm, r->data.sorted_values, plan->n, c.rows,

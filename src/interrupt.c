@@ -2,6 +2,7 @@
 #include "src/interrupt.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -19,6 +20,24 @@ void h5g_interrupt_temp(const char *path) {
   temp_path[sizeof temp_path - 1] = '\0';
   atomic_signal_fence(memory_order_seq_cst); /* the path is whole before the handler may read it */
   temp_set = 1;
+}
+
+static sigset_t interrupts(void) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+void h5g_interrupt_hold(void) {
+  sigset_t set = interrupts();
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+void h5g_interrupt_release(void) {
+  sigset_t set = interrupts();
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 void h5g_interrupt_committed(void) { committed = 1; }

@@ -9,6 +9,11 @@
 void h5g_interrupt_install(int rank);
 /* The temporary file the handler removes (NULL: none yet, or no longer ours). */
 void h5g_interrupt_temp(const char *path);
+/* SIGINT/SIGTERM wait (blocked) from hold until release: around the commit, so that no rank
+ * takes a signal between the rename on rank 0 and every rank learning of it; a signal that came
+ * meanwhile is then handled as committed (exit 0) or, if the commit failed, as an interrupt. */
+void h5g_interrupt_hold(void);
+void h5g_interrupt_release(void);
 /* The output is committed: an interrupt from now on ends the run with success. */
 void h5g_interrupt_committed(void);
 /* The run is over with exit code `rc` (its error, if any, printed): an interrupt from now on

@@ -94,8 +94,10 @@ static int write_and_commit(h5g_run *r, double start, h5g_report *rep) {
   if (r->opt->report) /* a run that then fails to commit gets a failure report (src/main.c) */
     CHECK(h5g_agree(r->comm, r->rank == 0 ? h5g_report_write_json(rep, r->opt, 0, r->opt->report)
                                           : H5G_OK));
+  h5g_interrupt_hold();
   STEP(r, H5G_PHASE_WRITE, h5g_write_commit(r));
   h5g_interrupt_committed();
+  h5g_interrupt_release();
 done:
   return rc;
 }
@@ -129,6 +131,7 @@ done:
   h5g_io_close_file(r->out_file);
   if (r->tmp_created && r->rank == 0) unlink(r->verdict.tmp_path);
   h5g_interrupt_temp(NULL);
+  h5g_interrupt_release(); /* a failed commit: a signal held meanwhile is an interrupt */
   h5g_io_close(r->keys_in);
   h5g_io_close_file(r->in_file);
   h5g_run_free(r);
