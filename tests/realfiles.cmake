@@ -14,3 +14,12 @@ foreach(case hangs mutations_keys mutations_records)
            COMMAND bash ${H5G_REALFILES_DIR}/mutate.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
   set_tests_properties(realfiles.${case} PROPERTIES LABELS realfiles TIMEOUT 400)
 endforeach()
+# The readable cases again on the GPU backend (label gpu; skipped where no GPU is visible).
+if(H5G_HAVE_CUDA)
+  foreach(case layouts partial bitfields links)
+    add_test(NAME gpu.realfiles_${case}
+             COMMAND bash ${H5G_REALFILES_DIR}/realfiles.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
+    set_tests_properties(gpu.realfiles_${case} PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT H5G_REALFILES_BACKEND=cuda)
+  endforeach()
+endif()

@@ -9,6 +9,13 @@
 BIN=$1
 MPIEXEC=$2
 CASE=$3
+# H5G_REALFILES_BACKEND=cuda runs the same cases on the GPU (CTest gpu.realfiles_*; skipped
+# without a GPU)
+BACKEND=${H5G_REALFILES_BACKEND:-cpu}
+if [ "$BACKEND" = cuda ] && ! nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  echo "SKIP: no CUDA device"
+  exit 77
+fi
 source "$(dirname "$0")/../e2e/lib.sh"
 W=$WORK
 F=$W/files
@@ -25,7 +32,7 @@ sorted() {
   local p=$1 d=$2 out=$W/out/sorted_$1.h5
   shift 2
   rm -f "$out"
-  sort_check "$p" "$R" "$d" "$out" "$d" --backend cpu --verify "$@"
+  sort_check "$p" "$R" "$d" "$out" "$d" --backend "$BACKEND" --verify "$@"
   local order=()
   for o in "$@"; do [ "$o" = --descending ] && order=(--descending); done
   mpirun "$p" "$BIN/h5gsort" --check "$out" -d "$d" --against "$R" "${order[@]}" >"$W/log" 2>&1 ||
@@ -51,7 +58,7 @@ case_partial() {
   done
   for p in 1 2 4; do
     rm -f "$OUT"
-    sort_ok "$p" --backend cpu --carry /partial/carry --index-out /idx "$R" "$OUT" -d /partial/recipe
+    sort_ok "$p" --backend "$BACKEND" --carry /partial/carry --index-out /idx "$R" "$OUT" -d /partial/recipe
     rcheck "$R" "$OUT" -d /partial/recipe --carry /partial/carry --index /idx
   done
 }
@@ -63,7 +70,7 @@ case_bitfields() {
   for d in b8 b16le b16be b32le b32be b64le b64be; do
     for order in "" --descending; do
       rm -f "$OUT" "$W/u.h5"
-      sort_ok "$p" --backend cpu --verify $order "$R" "$OUT" -d "/bits/$d"
+      sort_ok "$p" --backend "$BACKEND" --verify $order "$R" "$OUT" -d "/bits/$d"
       "$BIN/h5gsort_fixtures" --as-unsigned "$R" "/bits/$d" "$W/u.h5" /in &&
         "$BIN/h5gsort_fixtures" --as-unsigned "$OUT" "/bits/$d" "$W/u.h5" /out ||
         die "/bits/$d: the output is not the input's bitfield type"
@@ -126,7 +133,7 @@ case_paths() {
     gen 2 "$dir/in.h5" -d /keys --count 5003 --type i4
     for p in 1 3; do
       rm -f "$dir/out.h5"
-      sort_check "$p" "$dir/in.h5" /keys "$dir/out.h5" /keys --backend cpu --verify
+      sort_check "$p" "$dir/in.h5" /keys "$dir/out.h5" /keys --backend "$BACKEND" --verify
     done
   done
   IN=$R
@@ -134,7 +141,7 @@ case_paths() {
   ln -s "$W/out/nowhere.h5" "$OUT"
   expect_failure 2 'dangling symbolic link.*--force' "$R" "$OUT" -d /layouts/contiguous
   [ -L "$OUT" ] || die "the dangling link was replaced without --force"
-  sort_ok 2 --backend cpu --force "$R" "$OUT" -d /layouts/contiguous
+  sort_ok 2 --backend "$BACKEND" --force "$R" "$OUT" -d /layouts/contiguous
   [ ! -L "$OUT" ] || die "--force did not replace the dangling link"
   check "$R" -d /layouts/contiguous "$OUT" -o /layouts/contiguous
 }
