@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/cpus.h"
 #include "base/error.h"
 
 enum {
@@ -28,10 +29,12 @@ static void *touch_pages(void *arg) {
 }
 
 /* Touch threads for one of `ranks_on_node` processes making buffers at once: its share of the
- * cores less the one its reader (and NCCL's set-up) runs on. With every core touching pages, NCCL's
- * set-up beside the read took 1.2 s to load its kernels instead of 0.3 (2 ranks, 32 cores). */
+ * cores, or the CPUs it may run on when the launcher gave it fewer, less the one its reader (and
+ * NCCL's set-up) runs on. With every core touching pages, NCCL's set-up beside the read took
+ * 1.2 s to load its kernels instead of 0.3 (2 ranks, 32 cores). */
 static long touch_threads(int ranks_on_node) {
-  return sysconf(_SC_NPROCESSORS_ONLN) / (ranks_on_node < 1 ? 1 : ranks_on_node) - 1;
+  long share = h5g_cpus_online() / (ranks_on_node < 1 ? 1 : ranks_on_node), allowed = h5g_cpus_allowed();
+  return (allowed < share ? allowed : share) - 1;
 }
 
 /* First touch of every page, split among `wanted` threads (clamped to 1..MAX_TOUCH_THREADS);

@@ -159,8 +159,10 @@ done:
   return rc;
 }
 
+/* The stream is drained first: after a failure, copies into or out of the buffer may still be
+ * under way when the pipeline releases it. */
 void cuda_unpin(h5g_backend *be, void *p) {
-  (void)be;
+  cudaStreamSynchronize(impl_of(be)->stream);
   cudaHostUnregister(p);
 }
 

@@ -260,6 +260,7 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
           H5G_FAIL(H5G_ERR_USAGE, "at most %d datasets can be carried", H5G_MAX_CARRY);
         if (path[0] != '/') H5G_FAIL(H5G_ERR_USAGE, "--carry paths must be absolute, not '%s'", path);
         normalize_path(path);
+        if (strcmp(path, "/") == 0) H5G_FAIL(H5G_ERR_USAGE, "--carry paths must name a dataset, not '/'");
         opt->carry[opt->ncarry++] = path;
       }
       break;
@@ -301,7 +302,8 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     H5G_FAIL(H5G_ERR_USAGE, "output dataset path must be absolute and name a dataset, not '%s'",
              opt->output_dataset);
   if (!opt->against_dataset) opt->against_dataset = opt->dataset;
-  if (opt->index_out && (opt->index_out[0] != '/' || strcmp(opt->index_out, opt->output_dataset) == 0))
+  if (opt->index_out && (opt->index_out[0] != '/' || strcmp(opt->index_out, "/") == 0 ||
+                         strcmp(opt->index_out, opt->output_dataset) == 0))
     H5G_FAIL(H5G_ERR_USAGE, "--index-out needs an absolute path other than the output dataset");
   if (opt->check && (opt->ncarry || opt->index_out))
     H5G_FAIL(H5G_ERR_USAGE, "--carry and --index-out do not go with --check");

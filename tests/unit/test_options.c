@@ -317,6 +317,8 @@ static void check_paths(void) {
   EXPECT(same(opt.index_out, "/j"), "index %s", opt.index_out);
   EXPECT_USAGE("name a dataset", "in", "out", "-d", "/a/..");
   EXPECT_USAGE("more than once", "in", "out", "-d", "/a", "-d", "/b");
+  EXPECT_USAGE("name a dataset", "in", "out", "-d", "/k", "--carry", "/c,/a/..");
+  EXPECT_USAGE("--index-out needs", "in", "out", "-d", "/k", "--index-out", "/x/..");
 }
 
 static void check_io_threads(void) {
