@@ -126,12 +126,15 @@ static int classify_type(hid_t type, h5g_dataset_info *info, const char *where) 
   if (cls == H5T_INTEGER || cls == H5T_BITFIELD) { /* bitfields sort as unsigned, like h5py's */
     int is_signed = cls == H5T_INTEGER && H5Tget_sign(type) == H5T_SGN_2;
     const char *kind = cls == H5T_BITFIELD ? "bitfield" : is_signed ? "int" : "uint";
-    if ((size != 1 && size != 2 && size != 4 && size != 8) || precision != 8 * size ||
-        H5Tget_offset(type) != 0)
+    if (size != 1 && size != 2 && size != 4 && size != 8)
       H5G_FAIL(H5G_ERR_USAGE, "unsupported %s type of %zu bytes and %zu bits (%s)",
                cls == H5T_BITFIELD ? "bitfield" : "integer", size, precision, where);
     info->cls = is_signed ? H5G_KEY_SIGNED : H5G_KEY_UNSIGNED;
-    snprintf(info->type_name, sizeof info->type_name, "%s%zu%s", kind, 8 * size, order);
+    if (precision != 8 * size) /* padded: read as h5py reads it, converted to the full width */
+      snprintf(info->type_name, sizeof info->type_name, "%s%zu%s, %hhu bits at %hhu", kind, 8 * size,
+               order, (unsigned char)precision, (unsigned char)H5Tget_offset(type));
+    else
+      snprintf(info->type_name, sizeof info->type_name, "%s%zu%s", kind, 8 * size, order);
   } else if (cls == H5T_FLOAT) {
     size_t spos, epos, esize, mpos, msize;
     CHECK_H5(H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize),
@@ -450,7 +453,26 @@ done:
   return rc;
 }
 
+/* True for an integer or bitfield whose value bits do not fill its bytes (a precision below its
+ * size, or an offset): padding bits that the memory type must not carry. */
+static int padded_integer(hid_t type) {
+  H5T_class_t cls = H5Tget_class(type);
+  return (cls == H5T_INTEGER || cls == H5T_BITFIELD) &&
+         (H5Tget_precision(type) != 8 * H5Tget_size(type) || H5Tget_offset(type) != 0);
+}
+
+/* The memory type of keys stored as `file_type`: the same type in host byte order, or for a
+ * padded integer the full-width native integer (bitfield) of its size and sign, into which HDF5
+ * converts it as it does for h5py (sign-extended from its precision). */
 static hid_t native_order_copy(hid_t file_type) {
+  if (padded_integer(file_type)) {
+    size_t size = H5Tget_size(file_type);
+    int bits = H5Tget_class(file_type) == H5T_BITFIELD, is_signed = !bits && H5Tget_sign(file_type) == H5T_SGN_2;
+    hid_t full = bits ? (size == 1 ? H5T_NATIVE_B8 : size == 2 ? H5T_NATIVE_B16 : size == 4 ? H5T_NATIVE_B32 : H5T_NATIVE_B64)
+                 : is_signed ? (size == 1 ? H5T_NATIVE_INT8 : size == 2 ? H5T_NATIVE_INT16 : size == 4 ? H5T_NATIVE_INT32 : H5T_NATIVE_INT64)
+                             : (size == 1 ? H5T_NATIVE_UINT8 : size == 2 ? H5T_NATIVE_UINT16 : size == 4 ? H5T_NATIVE_UINT32 : H5T_NATIVE_UINT64);
+    return H5Tcopy(full);
+  }
   hid_t mem = H5Tcopy(file_type);
   if (mem >= 0 && H5Tset_order(mem, H5Tget_order(H5T_NATIVE_INT)) < 0) {
     H5Tclose(mem);
@@ -811,7 +833,7 @@ int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
              d->where);
   /* a filtered output of another byte order takes its rows in that order (h5g_io_foreign_order) */
   H5T_class_t cls = H5Tget_class(like->mem_type);
-  int raw = H5Pget_nfilters(dcpl) > 0 &&
+  int raw = H5Pget_nfilters(dcpl) > 0 && !padded_integer(like->file_type) &&
             (cls == H5T_INTEGER || cls == H5T_FLOAT || cls == H5T_BITFIELD) &&
             H5Tget_order(like->mem_type) != H5Tget_order(like->file_type);
   CHECK_H5(d->mem_type = H5Tcopy(raw ? like->file_type : like->mem_type),

@@ -367,8 +367,20 @@ static int write_long_path(hid_t file, int64_t *vals) {
   return write_real(file, -1, &s, vals);
 }
 
+/* An integer type whose value bits do not fill its bytes: `precision` bits at bit `offset`. */
+static hid_t padded(hid_t base, size_t precision, size_t offset) {
+  hid_t type = H5Tcopy(base);
+  if (type < 0 || H5Tset_precision(type, precision) < 0 || H5Tset_offset(type, offset) < 0) return -1;
+  return type;
+}
+
 static int write_realfiles(const char *dir) {
   const H5D_alloc_time_t deflt = H5D_ALLOC_TIME_DEFAULT;
+  hid_t i12 = padded(H5T_STD_I16LE, 12, 0), u20be = padded(H5T_STD_U32BE, 20, 5),
+        i40 = padded(H5T_STD_I64LE, 40, 8);
+  CHECK_H5(i12);
+  CHECK_H5(u20be);
+  CHECK_H5(i40);
   const real_spec specs[] = {
       {"/layouts/contiguous", H5T_STD_I32LE, 10007, 0, 0, 0, 0, 0, deflt, 0, {{0, 0}}},
       {"/layouts/compact", H5T_STD_I16LE, 10007, 0, 1, 0, 0, 0, deflt, 0, {{0, 0}}},
@@ -397,6 +409,10 @@ static int write_realfiles(const char *dir) {
       {"/bits/b64le", H5T_STD_B64LE, 3001, 0, 0, 0, 0, 0, deflt, 0, {{0, 0}}},
       {"/bits/b64be", H5T_STD_B64BE, 3001, 1000, 0, F_GZIP, 0, 0, deflt, 0, {{0, 0}}},
       {"/lzf/keys", H5T_STD_I32LE, 1000, 100, 0, F_LZF, 0, 0, deflt, 0, {{0, 0}}},
+      /* padded integers: h5py reads them converted to the full width */
+      {"/padded/i12", i12, 10007, 0, 0, 0, 0, 0, deflt, 0, {{0, 0}}},
+      {"/padded/u20be", u20be, 10007, 1000, 0, 0, 0, 0, deflt, 0, {{0, 0}}},
+      {"/padded/i40", i40, 10007, 0, 0, 0, 0, 0, deflt, 0, {{0, 0}}},
   };
   const H5Z_class2_t lzf = {H5Z_CLASS_T_VERS, (H5Z_filter_t)LZF_ID, 1, 1, "lzf", NULL, NULL, passthrough};
   CHECK_H5(H5Zregister(&lzf));
@@ -436,14 +452,19 @@ static int hold_open(const char *path, int seconds) {
 
 /* --as-unsigned IN PATH OUT PATH: the bitfield dataset IN:PATH's bytes as the unsigned integer
  * type of the same size and byte order, in OUT:PATH (OUT created or added to), so that
- * h5gsort_check can compare bitfields. Fails (exit 1) when IN:PATH is not a bitfield. */
-static int as_unsigned(const char *in, const char *in_path, const char *out, const char *out_path) {
+ * h5gsort_check can compare bitfields. Fails (exit 1) when IN:PATH is not a bitfield.
+ * --as-full-width IN PATH OUT PATH: the padded integer dataset IN:PATH (precision below its size)
+ * converted by HDF5 to the full-width native integer, as h5py reads it; fails on other types. */
+static int as_unsigned(const char *in, const char *in_path, const char *out, const char *out_path,
+                       int padded_ints) {
   hid_t fin, dset, type, space, fout, uint_type, lcpl;
   CHECK_H5(fin = H5Fopen(in, H5F_ACC_RDONLY, H5P_DEFAULT));
   CHECK_H5(dset = H5Dopen2(fin, in_path, H5P_DEFAULT));
   CHECK_H5(type = H5Dget_type(dset));
-  if (!is_bitfield(type)) {
-    fprintf(stderr, "h5gsort_fixtures: %s:%s is not a bitfield\n", in, in_path);
+  int padded_int = H5Tget_class(type) == H5T_INTEGER && H5Tget_precision(type) != 8 * H5Tget_size(type);
+  if (padded_ints ? !padded_int : !is_bitfield(type)) {
+    fprintf(stderr, "h5gsort_fixtures: %s:%s is not a %s\n", in, in_path,
+            padded_ints ? "padded integer" : "bitfield");
     return 1;
   }
   CHECK_H5(space = H5Dget_space(dset));
@@ -451,10 +472,19 @@ static int as_unsigned(const char *in, const char *in_path, const char *out, con
   size_t size = H5Tget_size(type);
   unsigned char *raw = malloc((size_t)n * size + 1);
   if (!raw) return 1;
-  if (n > 0) CHECK_H5(H5Dread(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw));
-  hid_t base = size == 1 ? H5T_STD_U8LE : size == 2 ? H5T_STD_U16LE : size == 4 ? H5T_STD_U32LE : H5T_STD_U64LE;
-  CHECK_H5(uint_type = H5Tcopy(base));
-  CHECK_H5(H5Tset_order(uint_type, H5Tget_order(type)));
+  if (padded_ints) { /* converted by HDF5 to the full-width integer, as h5py reads it */
+    int is_signed = H5Tget_sign(type) == H5T_SGN_2;
+    hid_t full = size == 1 ? (is_signed ? H5T_NATIVE_INT8 : H5T_NATIVE_UINT8)
+                 : size == 2 ? (is_signed ? H5T_NATIVE_INT16 : H5T_NATIVE_UINT16)
+                 : size == 4 ? (is_signed ? H5T_NATIVE_INT32 : H5T_NATIVE_UINT32)
+                             : (is_signed ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64);
+    CHECK_H5(uint_type = H5Tcopy(full));
+  } else { /* the bitfield's bytes as the unsigned integer of its size and byte order */
+    hid_t base = size == 1 ? H5T_STD_U8LE : size == 2 ? H5T_STD_U16LE : size == 4 ? H5T_STD_U32LE : H5T_STD_U64LE;
+    CHECK_H5(uint_type = H5Tcopy(base));
+    CHECK_H5(H5Tset_order(uint_type, H5Tget_order(type)));
+  }
+  if (n > 0) CHECK_H5(H5Dread(dset, padded_ints ? uint_type : type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw));
   fout = access(out, F_OK) == 0 ? H5Fopen(out, H5F_ACC_RDWR, H5P_DEFAULT)
                                 : H5Fcreate(out, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
   CHECK_H5(fout);
@@ -479,10 +509,13 @@ int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--realfiles") == 0) return write_realfiles(argv[2]);
   if (argc == 4 && strcmp(argv[1], "--hold") == 0) return hold_open(argv[2], atoi(argv[3]));
   if (argc == 6 && strcmp(argv[1], "--as-unsigned") == 0)
-    return as_unsigned(argv[2], argv[3], argv[4], argv[5]);
+    return as_unsigned(argv[2], argv[3], argv[4], argv[5], 0);
+  if (argc == 6 && strcmp(argv[1], "--as-full-width") == 0)
+    return as_unsigned(argv[2], argv[3], argv[4], argv[5], 1);
   if (argc != 2) {
     fputs("usage: h5gsort_fixtures OUT.h5 | --realfiles DIR | --hold FILE SECONDS |\n"
-          "       --as-unsigned IN.h5 PATH OUT.h5 PATH\n", stderr);
+          "       --as-unsigned IN.h5 PATH OUT.h5 PATH | --as-full-width IN.h5 PATH OUT.h5 PATH\n",
+          stderr);
     return 2;
   }
   hid_t file, space4, space2d, scalar, type;

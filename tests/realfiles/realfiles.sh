@@ -63,6 +63,25 @@ case_partial() {
   done
 }
 
+# Padded integers (fewer value bits than bytes, at an offset) sort as h5py reads them, converted
+# to the full width (sign-extended from their precision), and keep their type: the checker
+# compares the full-width conversions of input and output (--as-full-width also fails when the
+# output's type lost its padding).
+case_padded() {
+  local p=1
+  for d in i12 u20be i40; do
+    for order in "" --descending; do
+      rm -f "$OUT" "$W/full.h5"
+      sort_ok "$p" --backend "$BACKEND" --verify $order "$R" "$OUT" -d "/padded/$d"
+      "$BIN/h5gsort_fixtures" --as-full-width "$R" "/padded/$d" "$W/full.h5" /in &&
+        "$BIN/h5gsort_fixtures" --as-full-width "$OUT" "/padded/$d" "$W/full.h5" /out ||
+        die "/padded/$d: the output is not the input's padded type"
+      check "$W/full.h5" -d /in "$W/full.h5" -o /out $order
+      p=$((p % 4 + 1))
+    done
+  done
+}
+
 # Bitfields sort as unsigned integers of their width and byte order and keep their type: the
 # checker compares them as those integers (--as-unsigned also fails when a type is not a bitfield).
 case_bitfields() {
