@@ -63,40 +63,33 @@ case_partial() {
   done
 }
 
-# Padded integers (fewer value bits than bytes, at an offset) sort as h5py reads them, converted
-# to the full width (sign-extended from their precision), and keep their type: the checker
-# compares the full-width conversions of input and output (--as-full-width also fails when the
-# output's type lost its padding).
-case_padded() {
-  local p=1
-  for d in i12 u20be i40; do
+# sorted_as MODE WHAT DATASET...: each dataset sorted both ways at 1-4 ranks, input and output
+# compared as the plain integers h5gsort_fixtures MODE turns them into (which also fails when the
+# output lost the input's kind of type, WHAT).
+sorted_as() {
+  local mode=$1 what=$2 p=1
+  shift 2
+  for d in "$@"; do
     for order in "" --descending; do
-      rm -f "$OUT" "$W/full.h5"
-      sort_ok "$p" --backend "$BACKEND" --verify $order "$R" "$OUT" -d "/padded/$d"
-      "$BIN/h5gsort_fixtures" --as-full-width "$R" "/padded/$d" "$W/full.h5" /in &&
-        "$BIN/h5gsort_fixtures" --as-full-width "$OUT" "/padded/$d" "$W/full.h5" /out ||
-        die "/padded/$d: the output is not the input's padded type"
-      check "$W/full.h5" -d /in "$W/full.h5" -o /out $order
+      rm -f "$OUT" "$W/plain.h5"
+      sort_ok "$p" --backend "$BACKEND" --verify $order "$R" "$OUT" -d "$d"
+      "$BIN/h5gsort_fixtures" "$mode" "$R" "$d" "$W/plain.h5" /in &&
+        "$BIN/h5gsort_fixtures" "$mode" "$OUT" "$d" "$W/plain.h5" /out ||
+        die "$d: the output is not the input's $what type"
+      check "$W/plain.h5" -d /in "$W/plain.h5" -o /out $order
       p=$((p % 4 + 1))
     done
   done
 }
 
-# Bitfields sort as unsigned integers of their width and byte order and keep their type: the
-# checker compares them as those integers (--as-unsigned also fails when a type is not a bitfield).
+# Padded integers (fewer value bits than bytes, at an offset) sort as h5py reads them, converted
+# to the full width (sign-extended from their precision), and keep their type.
+case_padded() { sorted_as --as-full-width padded /padded/i12 /padded/u20be /padded/i40; }
+
+# Bitfields sort as unsigned integers of their width and byte order and keep their type.
 case_bitfields() {
-  local p=1
-  for d in b8 b16le b16be b32le b32be b64le b64be; do
-    for order in "" --descending; do
-      rm -f "$OUT" "$W/u.h5"
-      sort_ok "$p" --backend "$BACKEND" --verify $order "$R" "$OUT" -d "/bits/$d"
-      "$BIN/h5gsort_fixtures" --as-unsigned "$R" "/bits/$d" "$W/u.h5" /in &&
-        "$BIN/h5gsort_fixtures" --as-unsigned "$OUT" "/bits/$d" "$W/u.h5" /out ||
-        die "/bits/$d: the output is not the input's bitfield type"
-      check "$W/u.h5" -d /in "$W/u.h5" -o /out $order
-      p=$((p % 4 + 1))
-    done
-  done
+  sorted_as --as-unsigned bitfield /bits/b8 /bits/b16le /bits/b16be /bits/b32le /bits/b32be \
+    /bits/b64le /bits/b64be
 }
 
 # Soft and external links (the external file found beside the input, whatever the working
