@@ -796,6 +796,18 @@ done:
   return rc == H5G_OK ? 0 : -1;
 }
 
+/* A chunked output stays extendible where its source is (an appendable dataset stays one, as
+ * h5repack keeps it). The ranks read the same metadata: a failed read keeps the fixed size. */
+static void keep_unlimited(const h5g_dset *like, int rank, hsize_t *maxdims) {
+  hsize_t like_max[H5S_MAX_RANK];
+  hid_t space = H5Dget_space(like->id);
+  if (space >= 0 && H5Sget_simple_extent_ndims(space) == rank &&
+      H5Sget_simple_extent_dims(space, NULL, like_max) == rank)
+    for (int k = 0; k < rank; k++)
+      if (like_max[k] == H5S_UNLIMITED) maxdims[k] = H5S_UNLIMITED;
+  CLOSE_ID(H5Sclose, space);
+}
+
 /* Collective: the creation properties of an output stored as `storage` resolved against the
  * storage of `like` (NULL: contiguous), agreed on before the collective create. */
 static int like_properties(const h5g_dset *d, const h5g_dset *like, const h5g_io_storage_choice *storage,
@@ -812,6 +824,7 @@ static int like_properties(const h5g_dset *d, const h5g_dset *like, const h5g_io
                                                  H5Tget_size(file_type), value_filters, rank, dims,
                                                  d->where, dcpl, maxdims);
   CHECK(h5g_agree(d->file->comm, made));
+  if (like && H5Pget_layout(*dcpl) == H5D_CHUNKED) keep_unlimited(like, rank, maxdims);
 done:
   CLOSE_ID(H5Pclose, like_dcpl);
   return rc;

@@ -367,6 +367,25 @@ static int write_long_path(hid_t file, int64_t *vals) {
   return write_real(file, -1, &s, vals);
 }
 
+/* /layouts/extendible: a chunked, gzip-filtered int32 dataset of unlimited length (h5py's
+ * maxshape=(None,)), as appending writers leave them. */
+static int write_extendible(hid_t file, int64_t *vals) {
+  const real_spec s = {"/layouts/extendible", H5T_STD_I32LE, 10007, 0, 0, 0, 0, 0, H5D_ALLOC_TIME_DEFAULT, 0, {{0, 0}}};
+  hsize_t n = s.n, unlimited = H5S_UNLIMITED, chunk = 777;
+  hid_t dcpl, space, dset;
+  CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE));
+  CHECK_H5(H5Pset_chunk(dcpl, 1, &chunk));
+  CHECK_H5(H5Pset_deflate(dcpl, 6));
+  CHECK_H5(space = H5Screate_simple(1, &n, &unlimited));
+  CHECK_H5(dset = H5Dcreate2(file, s.name, s.type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  for (hsize_t i = 0; i < n; i++) vals[i] = real_value(&s, i);
+  CHECK_H5(H5Dwrite(dset, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals));
+  CHECK_H5(H5Dclose(dset));
+  CHECK_H5(H5Sclose(space));
+  CHECK_H5(H5Pclose(dcpl));
+  return 0;
+}
+
 /* An integer type whose value bits do not fill its bytes: `precision` bits at bit `offset`. */
 static hid_t padded(hid_t base, size_t precision, size_t offset) {
   hid_t type = H5Tcopy(base);
@@ -424,7 +443,8 @@ static int write_realfiles(const char *dir) {
     const real_spec *s = &specs[i];
     if (write_real(file, strncmp(s->name, "/lzf", 4) ? expected : -1, s, vals)) return 1;
   }
-  if (write_links(file, dir, vals) || write_long_path(file, vals)) return 1;
+  if (write_links(file, dir, vals) || write_long_path(file, vals) || write_extendible(file, vals))
+    return 1;
   CHECK_H5(H5Fclose(expected));
   CHECK_H5(H5Fclose(file));
   CHECK_H5(file = create_in(dir, "latest.h5", 1));

@@ -46,6 +46,12 @@ case_layouts() {
     p=$((p % 4 + 1))
   done
   sorted 3 /layouts/all --descending
+  # an appendable (unlimited) chunked dataset stays appendable, as h5repack keeps it
+  for p in 1 3; do
+    sorted "$p" /layouts/extendible
+    h5dump -H -d /layouts/extendible "$W/out/sorted_$p.h5" | grep -q 'H5S_UNLIMITED' ||
+      die "/layouts/extendible: the output is no longer extendible"
+  done
 }
 
 # Unwritten chunks read as the fill value (the recipe first), at 1-4 ranks, and carried.
