@@ -830,6 +830,15 @@ done:
   return rc;
 }
 
+/* The end of every create: the memory type the rows are written in, shape and transfer. */
+static int finish_created(h5g_dset *d, hid_t mem_type) {
+  int rc = H5G_OK;
+  CHECK_H5(d->mem_type = H5Tcopy(mem_type), "cannot copy the memory type (%s)", d->where);
+  CHECK(finish_dset(d));
+done:
+  return rc;
+}
+
 int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
                        const h5g_io_storage_choice *storage, h5g_dset **result) {
   int rc = H5G_OK;
@@ -849,9 +858,7 @@ int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
   int raw = H5Pget_nfilters(dcpl) > 0 && !padded_integer(like->file_type) &&
             (cls == H5T_INTEGER || cls == H5T_FLOAT || cls == H5T_BITFIELD) &&
             H5Tget_order(like->mem_type) != H5Tget_order(like->file_type);
-  CHECK_H5(d->mem_type = H5Tcopy(raw ? like->file_type : like->mem_type),
-           "cannot copy the memory type (%s)", d->where);
-  CHECK(finish_dset(d));
+  CHECK(finish_created(d, raw ? like->file_type : like->mem_type));
   *result = d;
   d = NULL;
 done:
@@ -869,8 +876,7 @@ int h5g_io_create_index_like(h5g_file *out, const char *dataset, uint64_t n, con
   CHECK(new_dset(out, dataset, &d));
   CHECK(like_properties(d, keys, storage, 0, H5T_STD_U64LE, 1, &dims, &dcpl, maxdims));
   CHECK(create_dataset(out, dataset, H5T_STD_U64LE, 1, &dims, dcpl, maxdims, 1, d));
-  CHECK_H5(d->mem_type = H5Tcopy(H5T_NATIVE_UINT64), "cannot copy the memory type (%s)", d->where);
-  CHECK(finish_dset(d));
+  CHECK(finish_created(d, H5T_NATIVE_UINT64));
   *result = d;
   d = NULL;
 done:
@@ -923,8 +929,7 @@ int h5g_io_create(h5g_file *f, const char *dataset, hid_t file_type, hid_t mem_t
   CHECK(new_dset(f, dataset, &d));
   CHECK(storage_properties(storage, rank, dims, maxdims, d->where, &dcpl));
   CHECK(create_dataset(f, dataset, file_type, rank, dims, dcpl, maxdims, 0, d));
-  CHECK_H5(d->mem_type = H5Tcopy(mem_type), "cannot copy the memory type (%s)", d->where);
-  CHECK(finish_dset(d));
+  CHECK(finish_created(d, mem_type));
   *result = d;
   d = NULL;
 done:
