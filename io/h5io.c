@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "io/chunked.h"
+#include "io/deflate_filter.h"
 #include "io/direct.h"
 #include "io/h5check.h"
 #include "mpi/agree.h"
@@ -34,6 +36,7 @@ struct h5g_dset {
   uint64_t row_elems; /* elements per row: product of dims[1..] */
   size_t elem_size;   /* bytes of one element in memory */
   int direct;         /* h5g_io_allow_direct was called */
+  int chunk_index;    /* direct chunked reads: 0 not yet checked, 1 its index adds up, -1 not */
   char where[WHERE_MAX];
 };
 
@@ -65,13 +68,101 @@ static off_t direct_offset(const h5g_dset *d) {
       (fcpl = H5Fget_create_plist(d->file->id)) >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0 &&
       userblock == 0)
     address = H5Dget_offset(d->id);
+  /* data HDF5 takes to lie past the file's end it would not read: neither do we */
+  haddr_t eoa = 0;
+  if (address != HADDR_UNDEF &&
+      (H5Fget_eoa(d->file->id, &eoa) < 0 || address > eoa ||
+       H5Dget_storage_size(d->id) > eoa - address))
+    address = HADDR_UNDEF;
   CLOSE_ID(H5Pclose, dcpl);
   CLOSE_ID(H5Pclose, fcpl);
   return address == HADDR_UNDEF ? (off_t)-1 : (off_t)address;
 }
 
-void h5g_io_quiet(void) {
+/* Rows [row, row + rows) through HDF5, independently: a direct chunked read's chunks that HDF5
+ * never wrote (their fill value is HDF5's to give). */
+static int read_rows_independent(void *ctx, uint64_t row, uint64_t rows, void *buf) {
+  int rc = H5G_OK;
+  h5g_dset *d = ctx;
+  hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
+  hsize_t start[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK], mem_len = rows * d->row_elems;
+  start[0] = row;
+  count[0] = rows;
+  for (int k = 1; k < d->rank; k++) count[k] = d->dims[k];
+  CHECK_H5(file_space = H5Dget_space(d->id), "cannot read the shape (%s)", d->where);
+  CHECK_H5(mem_space = H5Screate_simple(1, &mem_len, NULL), "cannot read the dataset (%s)", d->where);
+  CHECK_H5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL),
+           "cannot read the dataset (%s)", d->where);
+  CHECK_H5(H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, buf),
+           "cannot read the dataset (%s)", d->where);
+done:
+  CLOSE_ID(H5Sclose, mem_space);
+  CLOSE_ID(H5Sclose, file_space);
+  return rc;
+}
+
+/* 1 when the reads of `d` may go through io/chunked.h, *src filled: a chunked dataset of this
+ * file (no user block) read with no conversion, whose chunks hold whole rows and whose filters
+ * io/filters.h decodes (h5g_io_allow_direct, as for contiguous data). Anything else, or any
+ * HDF5 query that fails, leaves the read to HDF5. */
+static int chunked_source(h5g_dset *d, h5g_chunked_source *src) {
+  hid_t dcpl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
+  hsize_t userblock = 1, chunk[H5S_MAX_RANK];
+  H5O_info_t in_dset, in_file;
+  int had_error = h5g_error_code() != H5G_OK, ours = 0, eligible =
+      d->direct && io_config.direct && d->dims[0] > 0 && H5Tequal(d->file_type, d->mem_type) > 0 &&
+      H5Oget_info2(d->id, &in_dset, H5O_INFO_BASIC) >= 0 &&
+      H5Oget_info2(d->file->id, &in_file, H5O_INFO_BASIC) >= 0 && in_dset.fileno == in_file.fileno &&
+      (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+      H5Pget_chunk(dcpl, d->rank, chunk) == d->rank &&
+      (fcpl = H5Fget_create_plist(d->file->id)) >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0 &&
+      userblock == 0 && H5Fget_eoa(d->file->id, &src->eoa) >= 0 &&
+      h5g_filters_from_dcpl(dcpl, d->elem_size, &src->pipeline, &ours, d->where) == H5G_OK && ours;
+  for (int k = 1; eligible && k < d->rank; k++) eligible = chunk[k] == d->dims[k];
+  if (eligible) {
+    src->dset = d->id;
+    src->path = d->file->path;
+    src->rows_total = d->dims[0];
+    src->chunk_rows = chunk[0];
+    src->rank = d->rank;
+    src->row_bytes = h5g_io_row_bytes(d);
+    src->fallback = read_rows_independent;
+    src->fallback_ctx = d;
+    src->where = d->where;
+  }
+  CLOSE_ID(H5Pclose, dcpl);
+  CLOSE_ID(H5Pclose, fcpl);
+  if (!had_error) h5g_error_clear(); /* a failed query above only means: HDF5 reads it */
+  return eligible;
+}
+
+/* Collective, once per dataset read by chunks: 1 when its chunk index adds up (io/chunked.h),
+ * each rank looking up the chunks that start in an even share of the rows. */
+static int chunk_index_adds_up(h5g_dset *d, const h5g_chunked_source *src) {
+  int rc = H5G_OK, size, rank;
+  h5g_chunk_index *index = NULL;
+  uint64_t counted = 0, total = 0;
+  MPI_Comm comm = d->file->comm;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  uint64_t q = d->dims[0] / (uint64_t)size, extra = d->dims[0] % (uint64_t)size, r = (uint64_t)rank;
+  uint64_t begin = q * r + (r < extra ? r : extra), share = q + (r < extra);
+  int had_error = h5g_error_code() != H5G_OK;
+  int looked_up = h5g_chunked_index(src, begin, share, &index, &counted) == H5G_OK, all_looked_up;
+  if (!had_error) h5g_error_clear(); /* a failed look-up only means: HDF5 reads it */
+  CHECK_MPI(MPI_Allreduce(&looked_up, &all_looked_up, 1, MPI_INT, MPI_MIN, comm));
+  CHECK_MPI(MPI_Allreduce(&counted, &total, 1, MPI_UINT64_T, MPI_SUM, comm));
+  int adds_up = all_looked_up && (int64_t)total == h5g_chunked_allocated(src), all_add_up;
+  CHECK_MPI(MPI_Allreduce(&adds_up, &all_add_up, 1, MPI_INT, MPI_MIN, comm));
+  d->chunk_index = all_add_up ? 1 : -1;
+done:
+  h5g_chunked_index_free(index);
+  return rc;
+}
+
+void h5g_io_init(void) {
   if (!getenv("H5GSORT_HDF5_ERRORS")) H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* debugging aid */
+  h5g_deflate_filter_register();
 }
 
 uint64_t h5g_io_piece_bytes(void) {
@@ -853,11 +944,12 @@ int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
   if (H5Aiterate2(like->id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attribute, &copy) < 0)
     H5G_FAIL(copy.status == H5G_OK ? H5G_ERR_RUNTIME : copy.status, "cannot copy attributes (%s)",
              d->where);
-  /* a filtered output of another byte order takes its rows in that order (h5g_io_foreign_order) */
+  /* a filtered output whose file type is not its memory type takes its rows in the file's form
+   * (h5g_io_file_form) */
   H5T_class_t cls = H5Tget_class(like->mem_type);
-  int raw = H5Pget_nfilters(dcpl) > 0 && !padded_integer(like->file_type) &&
+  int raw = H5Pget_nfilters(dcpl) > 0 &&
             (cls == H5T_INTEGER || cls == H5T_FLOAT || cls == H5T_BITFIELD) &&
-            H5Tget_order(like->mem_type) != H5Tget_order(like->file_type);
+            H5Tequal(like->mem_type, like->file_type) <= 0;
   CHECK(finish_created(d, raw ? like->file_type : like->mem_type));
   *result = d;
   d = NULL;
@@ -889,8 +981,23 @@ int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset
   return h5g_io_create_index_like(out, dataset, n, NULL, NULL, result);
 }
 
-int h5g_io_foreign_order(const h5g_dset *d) {
-  return H5Tget_order(d->mem_type) != H5Tget_order(H5T_NATIVE_INT);
+int h5g_io_file_form(const h5g_dset *d) {
+  H5T_class_t cls = H5Tget_class(d->mem_type);
+  return (cls == H5T_INTEGER || cls == H5T_FLOAT || cls == H5T_BITFIELD) &&
+         (padded_integer(d->mem_type) || H5Tget_order(d->mem_type) != H5Tget_order(H5T_NATIVE_INT));
+}
+
+int h5g_io_convert_rows(const h5g_dset *d, void *buf, uint64_t rows, int to_file) {
+  int rc = H5G_OK;
+  hid_t native = H5I_INVALID_HID;
+  size_t count = (size_t)(rows * d->row_elems);
+  CHECK_H5(native = native_order_copy(d->file_type), "cannot build the memory type (%s)", d->where);
+  CHECK_H5(H5Tconvert(to_file ? native : d->file_type, to_file ? d->file_type : native, count, buf,
+                      NULL, H5P_DEFAULT),
+           "cannot convert the rows to the %s's form (%s)", to_file ? "file" : "host", d->where);
+done:
+  CLOSE_ID(H5Tclose, native);
+  return rc;
 }
 
 int h5g_io_copy_group_attributes(h5g_file *in, h5g_file *out, const char *group) {
@@ -986,15 +1093,33 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   int rc = H5G_OK;
   MPI_Comm comm = d->file->comm;
   hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
+  h5g_chunk_index *index = NULL;
   size_t row_bytes = h5g_io_row_bytes(d);
   if (row_bytes == 0) goto done; /* rows of zero elements: nothing to move, on every rank */
+  /* direct transfers when every rank can make them: no collective call inside, one agreement
+   * at the end */
+  enum { THROUGH_HDF5, CONTIGUOUS_BYTES, CHUNKS };
+  h5g_chunked_source chunked;
   off_t offset = direct_offset(d);
-  int direct = offset >= 0, all_direct = 0;
-  CHECK_MPI(MPI_Allreduce(&direct, &all_direct, 1, MPI_INT, MPI_MIN, comm));
-  if (all_direct) { /* no collective call inside: one agreement at the end */
+  int mode = offset >= 0                              ? CONTIGUOUS_BYTES
+             : !writing && chunked_source(d, &chunked) ? CHUNKS
+                                                       : THROUGH_HDF5;
+  int modes[2] = {mode, -mode}, agreed[2];
+  CHECK_MPI(MPI_Allreduce(modes, agreed, 2, MPI_INT, MPI_MIN, comm));
+  if (agreed[0] == -agreed[1] && mode == CONTIGUOUS_BYTES) {
     CHECK(h5g_agree(comm, h5g_direct_transfer(d->file->path, offset + (off_t)(row * row_bytes), buf,
                                               rows, row_bytes, writing, io_config.threads, each,
                                               ctx, d->where)));
+    goto done;
+  }
+  if (agreed[0] == -agreed[1] && mode == CHUNKS && d->chunk_index == 0)
+    CHECK(chunk_index_adds_up(d, &chunked));
+  if (agreed[0] == -agreed[1] && mode == CHUNKS && d->chunk_index > 0) {
+    uint64_t counted;
+    int status = h5g_chunked_index(&chunked, row, rows, &index, &counted);
+    if (status == H5G_OK)
+      status = h5g_chunked_read(&chunked, index, row, rows, buf, io_config.threads, each, ctx);
+    CHECK(h5g_agree(comm, status));
     goto done;
   }
   uint64_t piece = h5g_io_piece_bytes() / row_bytes;
@@ -1033,6 +1158,7 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
     CHECK(h5g_agree(comm, piece_status(failed, piece_rc, writing, d->where)));
   }
 done:
+  h5g_chunked_index_free(index);
   CLOSE_ID(H5Sclose, mem_space);
   CLOSE_ID(H5Sclose, file_space);
   return rc;

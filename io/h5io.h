@@ -26,8 +26,9 @@ typedef struct {
 typedef struct h5g_file h5g_file;
 typedef struct h5g_dset h5g_dset;
 
-/* Silences HDF5's automatic error stack printing (call once, every rank). */
-void h5g_io_quiet(void);
+/* Once per process, every rank, before any other h5g_io call: silences HDF5's automatic error
+ * stack printing and has HDF5's deflate filter run through libdeflate (io/deflate_filter.h). */
+void h5g_io_init(void);
 
 /* Serial inspection (one rank) of the key dataset: file exists and is HDF5, path names a 1-D
  * dataset of a supported type (or, with key_field, a 1-D compound with that numeric field).
@@ -68,7 +69,7 @@ int h5g_io_inspect_storage(const char *file, const char *dataset,
                            const h5g_io_storage_choice *choice, int value_filters, int *filtered);
 /* Collective: creates `dataset` in `out` (intermediate groups created, an existing link of that
  * name replaced) with the datatype, shape and attributes of `like`, stored as `storage` resolved
- * against `like`'s storage, accessed like `like` (but see h5g_io_foreign_order). */
+ * against `like`'s storage, accessed like `like` (but see h5g_io_file_form). */
 int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
                        const h5g_io_storage_choice *storage, h5g_dset **d);
 /* Collective: creates a contiguous 1-D uint64 dataset of n elements. */
@@ -78,10 +79,13 @@ int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset
  * n-bit). */
 int h5g_io_create_index_like(h5g_file *out, const char *dataset, uint64_t n, const h5g_dset *keys,
                              const h5g_io_storage_choice *storage, h5g_dset **d);
-/* 1 when d's rows are given in the file's byte order and it is not the host's: a filtered output
- * of another byte order is written without conversion, since HDF5 1.10 writes filtered datasets
- * only collectively and a type conversion breaks collective I/O. */
-int h5g_io_foreign_order(const h5g_dset *d);
+/* 1 when d takes its rows in the file's own form, not the host's: a filtered output of another
+ * byte order or of padded integers (a precision below the size) is written without conversion,
+ * since HDF5 1.10 writes filtered datasets only collectively and a type conversion breaks
+ * collective I/O. h5g_io_convert_rows turns such rows (whole rows of d) into the file's form
+ * (to_file 1) and back, in place. */
+int h5g_io_file_form(const h5g_dset *d);
+int h5g_io_convert_rows(const h5g_dset *d, void *buf, uint64_t rows, int to_file);
 /* Collective: copies the attributes of group `group` of `in` to the group of that path in `out`,
  * when both files have it as a group (nothing otherwise). */
 int h5g_io_copy_group_attributes(h5g_file *in, h5g_file *out, const char *group);

@@ -12,6 +12,10 @@
  * before `temp_set` turns it on). */
 static char temp_path[PATH_MAX];
 static volatile sig_atomic_t temp_set, committed, is_rank0, finished, finished_rc;
+/* Around the commit: a signal that lands on another thread (the main thread blocks them, but a
+ * process-directed signal goes to any thread that does not: MPI's and CUDA's) is kept in
+ * `pending` and raised again on the main thread at release. */
+static volatile sig_atomic_t holding, pending;
 
 void h5g_interrupt_temp(const char *path) {
   temp_set = 0;
@@ -32,12 +36,17 @@ static sigset_t interrupts(void) {
 
 void h5g_interrupt_hold(void) {
   sigset_t set = interrupts();
+  holding = 1;
+  atomic_signal_fence(memory_order_seq_cst);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
 void h5g_interrupt_release(void) {
   sigset_t set = interrupts();
+  holding = 0;
+  atomic_thread_fence(memory_order_seq_cst);
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  if (pending) raise(pending);
 }
 
 void h5g_interrupt_committed(void) { committed = 1; }
@@ -47,8 +56,13 @@ void h5g_interrupt_finished(int rc) {
   finished = 1;
 }
 
-/* Only async-signal-safe calls: unlink, write, _exit. */
+/* Only async-signal-safe calls: unlink, write, _exit (and lock-free atomics). */
 static void on_signal(int sig) {
+  if (holding) {
+    pending = sig;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (holding) return; /* else the release has passed its look at `pending`: handle it here */
+  }
   if (finished) _exit(finished_rc);
   if (committed) _exit(0);
   if (is_rank0) {

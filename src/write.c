@@ -54,27 +54,20 @@ int h5g_write_reserve(h5g_run *r) {
 
 typedef struct {
   h5g_run *r;
+  const h5g_dset *out;
   int from_device; /* the piece is still coming back from the GPU */
-  int swap;        /* the output takes its keys in the other byte order (h5g_io_foreign_order) */
+  int file_form;   /* the output takes its keys in the file's form (h5g_io_file_form) */
 } keys_writer;
 
-static void swap_bytes(unsigned char *p, uint64_t count, unsigned width) {
-  for (uint64_t i = 0; i < count; i++, p += width)
-    for (unsigned a = 0, b = width - 1; a < b; a++, b--) {
-      unsigned char t = p[a];
-      p[a] = p[b];
-      p[b] = t;
-    }
-}
-
-/* Before each piece is written: the GPU has copied it back, and it is in the file's byte order;
- * after: back in the host's, so the buffer holds what it held. */
+/* Before each piece is written: the GPU has copied it back, and it is in the file's form; after:
+ * back in the host's, so the buffer holds what it held. */
 static int keys_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   int rc = H5G_OK;
   keys_writer *w = ctx;
   unsigned width = w->r->plan.ks.width;
   if (!moved && w->from_device) CHECK(w->r->be->wait_copied(w->r->be, first + count));
-  if (w->swap) swap_bytes((unsigned char *)w->r->data.sorted + first * width, count, width);
+  if (w->file_form)
+    CHECK(h5g_io_convert_rows(w->out, (char *)w->r->data.sorted + first * width, count, !moved));
   if (moved) h5g_progress_bytes(&w->r->progress, (first + count) * width, w->r->plan.n * width);
 done:
   return rc;
@@ -97,7 +90,7 @@ int h5g_write_keys(h5g_run *r) {
                                                 &r->opt->storage, &keys));
     h5g_io_allow_direct(keys);
     h5g_fault_point(r, "write-data");
-    keys_writer w = {r, from_device, h5g_io_foreign_order(keys)};
+    keys_writer w = {r, keys, from_device, h5g_io_file_form(keys)};
     STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(keys, plan->offset, plan->n, d->sorted,
                                                keys_piece, &w));
   }

@@ -1,11 +1,23 @@
 # tests/faults.cmake: fault injection (label `faults`): killed ranks, write failure, corrupted
-# output, in-place runs killed mid-way, and a 20-run load test. CPU backend.
+# output, in-place runs killed mid-way, a 20-run load test, signals, an input changed mid-run.
+# CPU backend (load, interrupt, input_changes; the others --backend auto).
 foreach(case kill write corrupt inplace load interrupt input_changes)
   add_test(NAME faults.${case}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/faults/faults.sh ${CMAKE_BINARY_DIR}/bin
                    "${H5G_MPIEXEC_STR}" ${case})
   set_tests_properties(faults.${case} PROPERTIES LABELS faults TIMEOUT 600)
 endforeach()
+# Signals and an input changed mid-run again on the GPU backend (label gpu; skipped where no GPU
+# is usable).
+if(H5G_HAVE_CUDA)
+  foreach(case interrupt input_changes)
+    add_test(NAME gpu.faults_${case}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/faults/faults.sh ${CMAKE_BINARY_DIR}/bin
+                     "${H5G_MPIEXEC_STR}" ${case})
+    set_tests_properties(gpu.faults_${case} PROPERTIES LABELS gpu TIMEOUT 600 SKIP_RETURN_CODE 77
+                         ENVIRONMENT H5G_TEST_BACKEND=cuda)
+  endforeach()
+endif()
 
 # Allocation failures (label `faults`): an LD_PRELOAD shim (faults/fail_alloc.c) fails the k-th
 # allocation made by the executable itself on rank 1 of 3, for every k (or a spread of them);

@@ -16,10 +16,10 @@ foreach(case hangs mutations_keys mutations_records)
 endforeach()
 # The readable cases again on the GPU backend (label gpu; skipped where no GPU is visible).
 if(H5G_HAVE_CUDA)
-  foreach(case layouts partial bitfields links)
+  foreach(case layouts partial bitfields padded links)
     add_test(NAME gpu.realfiles_${case}
              COMMAND bash ${H5G_REALFILES_DIR}/realfiles.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
     set_tests_properties(gpu.realfiles_${case} PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
-                         ENVIRONMENT H5G_REALFILES_BACKEND=cuda)
+                         ENVIRONMENT H5G_TEST_BACKEND=cuda)
   endforeach()
 endif()

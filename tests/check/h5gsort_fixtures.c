@@ -202,7 +202,7 @@ static int write_record_fixtures(hid_t file) {
  * DIR/latest.h5 (/keys, latest file format) is for --hold. */
 
 enum { F_SHUFFLE = 1, F_GZIP = 2, F_FLETCHER = 4, F_SZIP = 8, F_SCALEOFFSET = 16, F_NBIT = 32,
-       F_LZF = 64 };
+       F_LZF = 64, F_EXTERNAL = 128 /* raw data in the file external.bin beside it (H5Pset_external) */ };
 enum { LZF_ID = 32000, REAL_MAX = 100000 };
 
 typedef struct {
@@ -241,6 +241,7 @@ static size_t passthrough(unsigned flags, size_t cd_nelmts, const unsigned cd_va
 }
 
 static int write_real(hid_t file, hid_t expected, const real_spec *s, int64_t *vals) {
+  char external[4096];
   hid_t dcpl, space, dset, lcpl, mem = is_bitfield(s->type) ? H5T_NATIVE_B64 : H5T_NATIVE_INT64;
   CHECK_H5(lcpl = H5Pcreate(H5P_LINK_CREATE));
   CHECK_H5(H5Pset_create_intermediate_group(lcpl, 1));
@@ -254,6 +255,13 @@ static int write_real(hid_t file, hid_t expected, const real_spec *s, int64_t *v
   if (s->filters & F_SZIP) CHECK_H5(H5Pset_szip(dcpl, H5_SZIP_NN_OPTION_MASK, 8));
   if (s->filters & F_LZF) CHECK_H5(H5Pset_filter(dcpl, LZF_ID, H5Z_FLAG_MANDATORY, 0, NULL));
   if (s->filters & F_FLETCHER) CHECK_H5(H5Pset_fletcher32(dcpl));
+  if (s->filters & F_EXTERNAL) { /* an absolute name: HDF5 1.10 looks relative ones up from the cwd */
+    ssize_t len = H5Fget_name(file, external, sizeof external);
+    char *slash = len > 0 ? strrchr(external, '/') : NULL;
+    if (!slash || (size_t)(slash - external) + 14 > sizeof external) return 1;
+    strcpy(slash + 1, "external.bin");
+    CHECK_H5(H5Pset_external(dcpl, external, 0, H5F_UNLIMITED));
+  }
   if (s->has_fill) CHECK_H5(H5Pset_fill_value(dcpl, mem, &s->fill));
   if (s->alloc != H5D_ALLOC_TIME_DEFAULT) CHECK_H5(H5Pset_alloc_time(dcpl, s->alloc));
   CHECK_H5(space = H5Screate_simple(1, &s->n, NULL));
@@ -410,6 +418,7 @@ static int write_realfiles(const char *dir) {
       {"/layouts/szip", H5T_STD_I32LE, 10007, 1000, 0, F_SZIP, 0, 0, deflt, 0, {{0, 0}}},
       {"/layouts/scaleoffset", H5T_STD_I32LE, 10007, 1000, 0, F_SCALEOFFSET, 0, 0, deflt, 0, {{0, 0}}},
       {"/layouts/nbit", H5T_STD_I32LE, 10007, 1000, 0, F_NBIT, 0, 0, deflt, 0, {{0, 0}}},
+      {"/layouts/external", H5T_STD_I32LE, 10007, 0, 0, F_EXTERNAL, 0, 0, deflt, 0, {{0, 0}}},
       {"/layouts/all", H5T_STD_U16BE, 10007, 512, 0, F_SHUFFLE | F_GZIP | F_FLETCHER, 0, 0, deflt, 0, {{0, 0}}},
       /* the issue's recipe: h5py create_dataset(chunks=1000, gzip, shuffle, fillvalue=-5), then
        * only [5000, 7000) written */
@@ -432,6 +441,9 @@ static int write_realfiles(const char *dir) {
       {"/padded/i12", i12, 10007, 0, 0, 0, 0, 0, deflt, 0, {{0, 0}}},
       {"/padded/u20be", u20be, 10007, 1000, 0, 0, 0, 0, deflt, 0, {{0, 0}}},
       {"/padded/i40", i40, 10007, 0, 0, 0, 0, 0, deflt, 0, {{0, 0}}},
+      /* filtered: the output keeps the filters, so its rows are written in the file's form */
+      {"/padded/i12_gzip", i12, 10007, 1000, 0, F_SHUFFLE | F_GZIP, 0, 0, deflt, 0, {{0, 0}}},
+      {"/padded/u20be_nbit", u20be, 10007, 999, 0, F_NBIT, 0, 0, deflt, 0, {{0, 0}}},
   };
   const H5Z_class2_t lzf = {H5Z_CLASS_T_VERS, (H5Z_filter_t)LZF_ID, 1, 1, "lzf", NULL, NULL, passthrough};
   CHECK_H5(H5Zregister(&lzf));

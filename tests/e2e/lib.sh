@@ -1,6 +1,27 @@
 # shellcheck shell=bash
 # Shared helpers of the end-to-end and bad-input tests (sourced, not run).
 # The caller sets BIN (the build's bin dir) and MPIEXEC (launcher command ending with its -n flag).
+# `source lib.sh --backend-only` defines only the backend choice below (no shell options, no work
+# directory): for scripts with helpers of their own (tests/faults/faults.sh).
+
+# gpu_usable: nvidia-smi lists a GPU and CUDA_VISIBLE_DEVICES does not hide every one.
+gpu_usable() {
+  case ${CUDA_VISIBLE_DEVICES-unset} in "" | -1) return 1 ;; esac
+  nvidia-smi -L 2>/dev/null | grep -q GPU
+}
+
+# test_backend: BACKEND := H5G_TEST_BACKEND (cpu or cuda; default cpu), the backend a test sorts
+# on (CTest's gpu.* variants set cuda). cuda where no GPU is usable: the test is skipped (exit 77).
+test_backend() {
+  BACKEND=${H5G_TEST_BACKEND:-cpu}
+  case $BACKEND in
+  cpu) ;;
+  cuda) gpu_usable || { echo "SKIP: no CUDA device"; exit 77; } ;;
+  *) echo "FAIL: H5G_TEST_BACKEND=$BACKEND: expected cpu or cuda" >&2; exit 1 ;;
+  esac
+}
+if [ "${1:-}" = --backend-only ]; then return 0; fi
+
 set -euo pipefail
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -9,6 +30,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 WORK=$(mktemp -d "$(dirname "$BIN")/e2e-tmp.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 RUNS=0
+# Options sort_ok (so sort_check) and expect_failure give every h5gsort run before the test's
+# own, e.g. SORT_OPTS=(--backend "$BACKEND") to run a whole script on the backend test_backend chose.
+SORT_OPTS=()
 
 die() {
   echo "FAIL: $*" >&2
@@ -47,10 +71,10 @@ sort_ok() {
   local ranks=$1 rc=0
   shift
   RUNS=$((RUNS + 1))
-  mpirun "$ranks" "$BIN/h5gsort" "$@" >"$WORK/last.log" 2>&1 || rc=$?
+  mpirun "$ranks" "$BIN/h5gsort" "${SORT_OPTS[@]}" "$@" >"$WORK/last.log" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ] || grep -qE 'h5gsort: error|HDF5-DIAG' "$WORK/last.log"; then
     cat "$WORK/last.log" >&2
-    die "h5gsort $* (on $ranks ranks) exited $rc"
+    die "h5gsort ${SORT_OPTS[*]:+${SORT_OPTS[*]} }$* (on $ranks ranks) exited $rc"
   fi
 }
 
@@ -99,9 +123,9 @@ expect_failure() {
     fi
     before=$(ls -A "$(dirname "$OUT")" 2>&1 || true)
     RUNS=$((RUNS + 1))
-    mpirun "$p" "${WRAP[@]}" "$BIN/h5gsort" "$@" >"$WORK/log" 2>&1 || rc=$?
+    mpirun "$p" "${WRAP[@]}" "$BIN/h5gsort" "${SORT_OPTS[@]}" "$@" >"$WORK/log" 2>&1 || rc=$?
     after=$(ls -A "$(dirname "$OUT")" 2>&1 || true)
-    local what="h5gsort $* on $p ranks"
+    local what="h5gsort ${SORT_OPTS[*]:+${SORT_OPTS[*]} }$* on $p ranks"
     echo "--- $what: exit $rc"
     cat "$WORK/log"
     [ "$rc" -eq "$code" ] || die "$what exited $rc, expected $code"

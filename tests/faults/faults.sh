@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Fault injection (CPU backend): a killed rank, a write failure, a corrupted output, an in-place
-# run killed mid-way, and a load test. The promise checked every time: the input is never
-# modified, OUTPUT is complete and verified or absent, no temporary file survives a finished run,
-# and a rerun succeeds.
-#   faults.sh BIN_DIR "MPIEXEC ... -n" CASE     CASE: kill | write | corrupt | inplace | load
+# Fault injection: a killed rank, a write failure, a corrupted output, an in-place run killed
+# mid-way, a load test, signals and an input changed mid-run. The promise checked every time:
+# the input is never modified, OUTPUT is complete and verified or absent, no temporary file
+# survives a finished run, and a rerun succeeds. The cases that name a backend (load, interrupt,
+# input_changes) sort on H5G_TEST_BACKEND (cpu, the default, or cuda: CTest's gpu.faults_*,
+# skipped with exit 77 where no GPU is usable); the others leave it to --backend auto.
+#   faults.sh BIN_DIR "MPIEXEC ... -n" CASE
+#   CASE: kill | write | corrupt | inplace | load | interrupt | input_changes
 set -uo pipefail
 bin=$1 mpiexec=$2 case=$3
+source "$(dirname "$0")/../e2e/lib.sh" --backend-only
+test_backend # BACKEND
 work=$(mktemp -d "${TMPDIR:-/tmp}/h5gsort-faults.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -130,7 +135,7 @@ load)
     [ $((RANDOM % 3)) -eq 0 ] && extra+=(--device-memory 64K)
     rm -f "$work/in.h5" "$work/out.h5"
     gen "$work/in.h5" -d /k --count "$n" --type "$t" --dist "$d" --seed "$i"
-    $mpiexec "$np" "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend cpu "${extra[@]}"
+    $mpiexec "$np" "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend "$BACKEND" "${extra[@]}"
     rc=$?
     desc=(); [[ " ${extra[*]} " == *" --descending "* ]] && desc=(--descending)
     if [ $rc -eq 0 ] && check_sorted "$work/in.h5" /k "$work/out.h5" /k "${desc[@]}" && no_temp; then
@@ -142,31 +147,41 @@ load)
   ;;
 interrupt)
   # SIGINT to the launcher (Ctrl-C) while the output is being written, SIGTERM (scancel) while
-  # the input is read, and SIGINT during an in-place sort: every rank stops, one error line names
-  # the signal, no temporary file or OUTPUT remains, the input is untouched, a rerun succeeds.
+  # the input is read, and SIGINT during an in-place sort, on 1 to 4 ranks: every rank stops,
+  # one error line names the signal, no temporary file or OUTPUT remains, the input is
+  # untouched, a rerun succeeds. The ranks sleep 30 s at the point (H5GSORT_TEST_SLEEP, every
+  # rank, in sleep(3) on either backend: on the GPU no kernel runs there, the device-resident
+  # path's copies back to the host at most are in flight at write-data) and the signal comes
+  # 1 s after rank 0 was seen there. Reaching the point includes start-up, on the GPU the CUDA
+  # contexts of ranks sharing one GPU: it may take up to 60 s, and a run that never gets there
+  # fails the case rather than being signalled elsewhere.
   gen "$work/in.h5" -d /k --count 400000 --type i8 --dist uniform --seed 5
   cp "$work/in.h5" "$work/in.copy"
-  for spec in INT:write-data:out TERM:read:out INT:write-data:inplace; do
-    IFS=: read -r sig point mode <<<"$spec"
+  for spec in INT:write-data:out:3 TERM:read:out:4 INT:write-data:inplace:2 TERM:write-data:out:1; do
+    IFS=: read -r sig point mode np <<<"$spec"
     out="$work/out.h5"; extra=()
     if [ "$mode" = inplace ]; then out="$work/in.h5"; extra=(--force); fi
-    H5GSORT_TEST_SLEEP=$point:30 $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$out" -d /k --backend cpu \
-      --progress "${extra[@]}" >"$work/log" 2>&1 &
+    H5GSORT_TEST_SLEEP=$point:30 $mpiexec "$np" "$bin/h5gsort" "$work/in.h5" "$out" -d /k \
+      --backend "$BACKEND" --progress "${extra[@]}" >"$work/log" 2>&1 &
     launcher=$!
     # wait until the ranks sleep at the point: rank 0 prints each phase it moved past, after an
     # agreement of every rank (--progress: "buffers" comes before "read"), and the temp file
     # exists from write-data on
-    for _ in $(seq 300); do
-      if [ "$point" = write-data ]; then ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$' && break
-      else grep -q "^h5gsort: buffers " "$work/log" && break; fi
+    reached=0
+    for _ in $(seq 600); do
+      if [ "$point" = write-data ]; then ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$' && reached=1
+      else grep -q "^h5gsort: buffers " "$work/log" && reached=1; fi
+      [ "$reached" = 1 ] && break
+      kill -0 "$launcher" 2>/dev/null || break # ended before the point: failed below
       sleep 0.1
     done
+    what="SIG$sig at $point ($mode, $np ranks, $BACKEND)"
+    expect "$what: the ranks reached $point" test "$reached" = 1
     sleep 1
     start=$SECONDS
     kill -"$sig" "$launcher"
     wait "$launcher"; rc=$?
     wait_ranks
-    what="SIG$sig at $point ($mode)"
     expect "$what: exit non-zero ($rc)" test "$rc" -ne 0
     expect "$what: ended within 20 s, not after the 30 s sleep" test $((SECONDS - start)) -lt 20
     expect "$what: one error line naming the signal" \
@@ -174,28 +189,38 @@ interrupt)
     expect "$what: no temporary file" no_temp
     expect "$what: input untouched" cmp -s "$work/in.h5" "$work/in.copy"
     [ "$mode" = out ] && expect "$what: no OUTPUT" test ! -e "$work/out.h5"
-    $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend cpu
+    $mpiexec "$np" "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend "$BACKEND"
     expect "$what: rerun succeeds" check_sorted "$work/in.h5" /k "$work/out.h5" /k
     rm -f "$work/out.h5"
   done
   ;;
 input_changes)
-  # Another process changes the input while it is sorted (its mtime; bytes appended): the run
-  # fails with a message that says so and leaves no output; an unchanged rerun succeeds.
+  # Another process changes the input while it is sorted (its mtime; bytes appended), on 1 and
+  # 2 ranks: the run fails with a message that says so and leaves no output; an unchanged rerun
+  # succeeds. The change is made once the temporary output exists (up to 60 s of start-up, CUDA
+  # contexts included), while the ranks sleep 3 s at write-data, long after the input was read.
   gen "$work/in.h5" -d /k --count 100000 --type u4 --dist uniform --seed 9
-  for change in touch append; do
-    H5GSORT_TEST_SLEEP=write-data:3 $mpiexec 2 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k \
-      --backend cpu >"$work/log" 2>&1 &
+  for spec in touch:2 append:1; do
+    IFS=: read -r change np <<<"$spec"
+    what="input changed ($change, $np ranks, $BACKEND)"
+    H5GSORT_TEST_SLEEP=write-data:3 $mpiexec "$np" "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k \
+      --backend "$BACKEND" >"$work/log" 2>&1 &
     launcher=$!
-    for _ in $(seq 100); do ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$' && break; sleep 0.1; done
+    reached=0
+    for _ in $(seq 600); do
+      ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$' && { reached=1; break; }
+      kill -0 "$launcher" 2>/dev/null || break
+      sleep 0.1
+    done
+    expect "$what: the temporary output appeared" test "$reached" = 1
     if [ "$change" = touch ]; then touch "$work/in.h5"; else printf 'appended' >>"$work/in.h5"; fi
     wait "$launcher"; rc=$?
-    expect "input changed ($change): exit 1 ($rc)" test "$rc" -eq 1
-    expect "input changed ($change): says so" grep -q '^h5gsort: error: input changed while it was sorted' "$work/log"
-    expect "input changed ($change): no OUTPUT" test ! -e "$work/out.h5"
-    expect "input changed ($change): no temporary file" no_temp
-    $mpiexec 2 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend cpu
-    expect "input changed ($change): rerun succeeds" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+    expect "$what: exit 1 ($rc)" test "$rc" -eq 1
+    expect "$what: says so" grep -q '^h5gsort: error: input changed while it was sorted' "$work/log"
+    expect "$what: no OUTPUT" test ! -e "$work/out.h5"
+    expect "$what: no temporary file" no_temp
+    $mpiexec "$np" "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend "$BACKEND"
+    expect "$what: rerun succeeds" check_sorted "$work/in.h5" /k "$work/out.h5" /k
     rm -f "$work/out.h5"
   done
   ;;

@@ -9,14 +9,10 @@
 BIN=$1
 MPIEXEC=$2
 CASE=$3
-# H5G_REALFILES_BACKEND=cuda runs the same cases on the GPU (CTest gpu.realfiles_*; skipped
-# without a GPU)
-BACKEND=${H5G_REALFILES_BACKEND:-cpu}
-if [ "$BACKEND" = cuda ] && ! nvidia-smi -L 2>/dev/null | grep -q GPU; then
-  echo "SKIP: no CUDA device"
-  exit 77
-fi
 source "$(dirname "$0")/../e2e/lib.sh"
+# H5G_TEST_BACKEND=cuda runs the same cases on the GPU (CTest gpu.realfiles_*; skipped, exit 77,
+# where no GPU is usable)
+test_backend
 W=$WORK
 F=$W/files
 mkdir -p "$F" "$W/out"
@@ -41,7 +37,7 @@ sorted() {
 
 case_layouts() {
   local p=1
-  for d in contiguous compact chunked gzip shuffle_gzip fletcher32 szip scaleoffset nbit all; do
+  for d in contiguous compact external chunked gzip shuffle_gzip fletcher32 szip scaleoffset nbit all; do
     sorted "$p" "/layouts/$d"
     p=$((p % 4 + 1))
   done
@@ -90,7 +86,10 @@ sorted_as() {
 
 # Padded integers (fewer value bits than bytes, at an offset) sort as h5py reads them, converted
 # to the full width (sign-extended from their precision), and keep their type.
-case_padded() { sorted_as --as-full-width padded /padded/i12 /padded/u20be /padded/i40; }
+case_padded() {
+  sorted_as --as-full-width padded /padded/i12 /padded/u20be /padded/i40 /padded/i12_gzip \
+    /padded/u20be_nbit
+}
 
 # Bitfields sort as unsigned integers of their width and byte order and keep their type.
 case_bitfields() {

@@ -3,11 +3,15 @@
 # attributes of the root and of the groups on a written path. Inputs are made at test time by
 # h5gsort-gen, h5repack (filters and layouts gen does not write) and h5gsort_group_attrs; every
 # sorted output is checked by the independent checker h5gsort_check, and storage by h5dump -p.
+# H5G_TEST_BACKEND=cuda sorts on the GPU (CTest gpu.storage_*; skipped, exit 77, where no GPU is
+# usable); default cpu.
 #   storage.sh BIN_DIR "MPIEXEC ... -n" CASE
 BIN=$1
 MPIEXEC=$2
 CASE=$3
 source "$(dirname "$0")/../e2e/lib.sh"
+test_backend
+SORT_OPTS=(--backend "$BACKEND") # every sort_ok, sort_check and expect_failure run
 W=$WORK
 
 # storage FILE DATASET: layout, chunk dimensions and filters with their parameters (not sizes).
@@ -70,7 +74,7 @@ case_contiguous() {
   h5repack -l /keys:COMPA "$W/s.h5" "$W/compact.h5"
   gen 2 "$W/gz.h5" -d /keys --count 10007 --type f4 --dist normal --layout gzip --chunk 100
   expect_storage "$W/compact.h5" /keys COMPACT
-  for p in 1 3; do
+  for p in 1 2 3 4; do
     sort_check "$p" "$W/c.h5" /keys "$W/c_$p.h5" /keys
     expect_storage "$W/c_$p.h5" /keys CONTIGUOUS
     sort_check "$p" "$W/compact.h5" /keys "$W/compact_$p.h5" /keys --verify
@@ -138,7 +142,7 @@ case_gzip() {
 # --compress none keeps the chunks and drops the filters.
 case_none() {
   gen 2 "$W/gz.h5" -d /keys --count 10007 --type i2 --dist special --layout gzip --chunk 500
-  for p in 1 3; do
+  for p in 1 2 3 4; do
     sort_check "$p" "$W/gz.h5" /keys "$W/out_$p.h5" /keys --compress none --verify
     expect_storage "$W/out_$p.h5" /keys 'CHUNKED \( 500 \)'
     no_storage "$W/out_$p.h5" /keys 'SHUFFLE|DEFLATE'

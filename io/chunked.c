@@ -1,0 +1,243 @@
+#include "io/chunked.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "io/direct.h"
+
+enum { MAX_THREADS = 256 };
+/* Per-thread buffers stay below this in all (a chunk of 1 GiB, which h5py allows, gets fewer
+ * threads rather than 16 GiB of buffers). */
+#define THREAD_BUFFERS_MAX ((size_t)1 << 30)
+
+typedef struct {
+  uint64_t first; /* the chunk's first row */
+  haddr_t addr;   /* HADDR_UNDEF: never written, read through HDF5 */
+  size_t bytes;   /* stored bytes */
+  unsigned mask;  /* filters skipped for this chunk */
+} chunk;
+
+struct h5g_chunk_index {
+  uint64_t first_chunk; /* the chunk of the first row wanted */
+  size_t n;
+  chunk chunks[];
+};
+
+/* One piece: its chunks and the rows of them that are wanted, shared by the threads. */
+typedef struct {
+  const h5g_chunked_source *src;
+  int fd;
+  const chunk *chunks;
+  size_t nchunks, next; /* next: the next chunk to take (atomic) */
+  uint64_t row, rows;   /* rows wanted, and where row `row` lands: buf */
+  char *buf;
+  pthread_mutex_t lock;
+  const char *why;     /* the first failure: its reason, chunk (NULL: none) and errno */
+  const chunk *failed;
+  int error;
+} piece;
+
+static size_t raw_chunk_bytes(const h5g_chunked_source *src) {
+  return (size_t)src->chunk_rows * src->row_bytes;
+}
+
+static void fail(piece *p, const chunk *c, const char *why, int error) {
+  pthread_mutex_lock(&p->lock);
+  if (!p->why) {
+    p->failed = c;
+    p->why = why;
+    p->error = error;
+  }
+  pthread_mutex_unlock(&p->lock);
+}
+
+/* pread of exactly `bytes`; an errno value, or EIO when the file ends first. */
+static int read_exactly(int fd, char *to, size_t bytes, off_t at) {
+  for (size_t done = 0; done < bytes;) {
+    ssize_t n = pread(fd, to + done, bytes - done, at + (off_t)done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += (size_t)n;
+  }
+  return 0;
+}
+
+/* One chunk: the rows of it that are wanted land at their place in p->buf. An unfiltered chunk
+ * is read there directly; a filtered one is decoded there when it lies wholly inside the wanted
+ * rows, else into `raw` and the wanted rows copied. */
+static void read_chunk(piece *p, const chunk *c, h5g_filter_ctx *ctx, char *stored, char *raw) {
+  const h5g_chunked_source *src = p->src;
+  size_t row_bytes = src->row_bytes, raw_bytes = raw_chunk_bytes(src);
+  uint64_t lo = c->first > p->row ? c->first : p->row;
+  uint64_t end = c->first + src->chunk_rows, wanted_end = p->row + p->rows;
+  uint64_t hi = end < wanted_end ? end : wanted_end;
+  char *to = p->buf + (lo - p->row) * row_bytes;
+  int error;
+  const char *why = NULL;
+  if (src->pipeline.count == 0) {
+    if (c->bytes != raw_bytes) {
+      fail(p, c, "its stored size is not the chunk's size", 0);
+      return;
+    }
+    error = read_exactly(p->fd, to, (hi - lo) * row_bytes,
+                         (off_t)(c->addr + (lo - c->first) * row_bytes));
+    if (error) fail(p, c, "pread failed", error);
+    return;
+  }
+  if ((error = read_exactly(p->fd, stored, c->bytes, (off_t)c->addr))) {
+    fail(p, c, "pread failed", error);
+    return;
+  }
+  int whole = c->first >= p->row && end <= wanted_end;
+  if (h5g_filters_decode(ctx, c->mask, stored, c->bytes, whole ? to : raw, raw_bytes, &why) != 0) {
+    fail(p, c, why ? why : "it does not decode", 0);
+    return;
+  }
+  if (!whole) memcpy(to, raw + (lo - c->first) * row_bytes, (hi - lo) * row_bytes);
+}
+
+static size_t stored_max(const h5g_chunked_source *src) { return 2 * raw_chunk_bytes(src) + 65536; }
+
+static void *read_chunks(void *arg) {
+  piece *p = arg;
+  size_t raw_bytes = raw_chunk_bytes(p->src), stored_bytes = stored_max(p->src);
+  h5g_filter_ctx *ctx = NULL;
+  char *stored = NULL, *raw = NULL;
+  if (p->src->pipeline.count > 0 &&
+      (!(ctx = h5g_filter_ctx_new(&p->src->pipeline, raw_bytes)) ||
+       !(stored = malloc(stored_bytes)) || !(raw = malloc(raw_bytes)))) {
+    fail(p, NULL, "out of host memory", ENOMEM);
+    goto done;
+  }
+  for (;;) {
+    size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+    if (i >= p->nchunks) break;
+    if (p->chunks[i].addr != HADDR_UNDEF) read_chunk(p, &p->chunks[i], ctx, stored, raw);
+  }
+done:
+  free(raw);
+  free(stored);
+  h5g_filter_ctx_free(ctx);
+  return NULL;
+}
+
+int h5g_chunked_index(const h5g_chunked_source *src, uint64_t row, uint64_t rows,
+                      h5g_chunk_index **index, uint64_t *counted) {
+  int rc = H5G_OK, fd = -1;
+  struct stat st;
+  hsize_t offset[H5S_MAX_RANK] = {0};
+  uint64_t first_chunk = row / src->chunk_rows;
+  size_t n = rows ? (size_t)((row + rows - 1) / src->chunk_rows - first_chunk + 1) : 0;
+  h5g_chunk_index *made = malloc(sizeof *made + n * sizeof(chunk));
+  CHECK_ALLOC(made, sizeof *made + n * sizeof(chunk));
+  made->first_chunk = first_chunk;
+  made->n = n;
+  *counted = 0;
+  if ((fd = open(src->path, O_RDONLY)) < 0 || fstat(fd, &st) != 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot open the file for reading its chunks: %s (%s)",
+             strerror(errno), src->where);
+  haddr_t end = (haddr_t)st.st_size < src->eoa ? (haddr_t)st.st_size : src->eoa;
+  for (size_t i = 0; i < n; i++) {
+    chunk *c = &made->chunks[i];
+    hsize_t bytes = 0;
+    c->first = (first_chunk + i) * src->chunk_rows;
+    offset[0] = c->first;
+    if (H5Dget_chunk_info_by_coord(src->dset, offset, &c->mask, &c->addr, &bytes) < 0)
+      H5G_FAIL(H5G_ERR_RUNTIME, "cannot read the chunk index at row %llu: file corrupt? (%s)",
+               (unsigned long long)c->first, src->where);
+    c->bytes = (size_t)bytes;
+    if (c->addr == HADDR_UNDEF) continue;
+    if (bytes > stored_max(src) || c->addr > end || bytes > end - c->addr)
+      H5G_FAIL(H5G_ERR_RUNTIME,
+               "corrupt chunk at row %llu: its stored place lies outside the file (%s)",
+               (unsigned long long)c->first, src->where);
+    if (c->first >= row) (*counted)++;
+  }
+  *index = made;
+  made = NULL;
+done:
+  if (fd >= 0) close(fd);
+  free(made);
+  return rc;
+}
+
+int64_t h5g_chunked_allocated(const h5g_chunked_source *src) {
+  hsize_t n = 0;
+  hid_t space = H5Dget_space(src->dset); /* HDF5 1.10.8 takes no H5S_ALL here */
+  herr_t status = space < 0 ? -1 : H5Dget_num_chunks(src->dset, space, &n);
+  if (space >= 0) H5Sclose(space);
+  return status < 0 ? -1 : (int64_t)n;
+}
+
+void h5g_chunked_index_free(h5g_chunk_index *index) { free(index); }
+
+/* The rows of one piece: its chunks read by the threads, then the never-written ones through
+ * HDF5. */
+static int read_piece(piece *p, int threads) {
+  int rc = H5G_OK;
+  const h5g_chunked_source *src = p->src;
+  pthread_t ids[MAX_THREADS];
+  int started[MAX_THREADS] = {0};
+  if ((size_t)threads > p->nchunks) threads = (int)p->nchunks;
+  for (int t = 1; t < threads; t++) started[t] = pthread_create(&ids[t], NULL, read_chunks, p) == 0;
+  read_chunks(p);
+  for (int t = 1; t < threads; t++)
+    if (started[t]) pthread_join(ids[t], NULL);
+  if (p->why && !p->failed) H5G_FAIL(H5G_ERR_RUNTIME, "%s reading chunks (%s)", p->why, src->where);
+  if (p->why)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot read the chunk at row %llu: %s%s%s (%s)",
+             (unsigned long long)p->failed->first, p->why, p->error ? ": " : "",
+             p->error ? strerror(p->error) : "", src->where);
+  for (size_t i = 0; i < p->nchunks; i++) {
+    const chunk *c = &p->chunks[i];
+    if (c->addr != HADDR_UNDEF) continue;
+    uint64_t lo = c->first > p->row ? c->first : p->row, end = c->first + src->chunk_rows;
+    uint64_t hi = end < p->row + p->rows ? end : p->row + p->rows;
+    CHECK(src->fallback(src->fallback_ctx, lo, hi - lo, p->buf + (lo - p->row) * src->row_bytes));
+  }
+done:
+  return rc;
+}
+
+int h5g_chunked_read(const h5g_chunked_source *src, const h5g_chunk_index *index, uint64_t row,
+                     uint64_t rows, char *buf, int threads, h5g_io_piece_fn each, void *ctx) {
+  int rc = H5G_OK, fd = -1;
+  size_t raw_bytes = raw_chunk_bytes(src);
+  uint64_t piece_bytes = h5g_io_piece_bytes() < H5G_DIRECT_PIECE_BYTES ? h5g_io_piece_bytes()
+                                                                       : H5G_DIRECT_PIECE_BYTES;
+  /* whole chunks per piece, at least one */
+  uint64_t piece_chunks = piece_bytes / raw_bytes ? piece_bytes / raw_bytes : 1;
+  size_t per_thread = stored_max(src) + 2 * raw_bytes;
+  if (threads < 1) threads = 1;
+  if (threads > MAX_THREADS) threads = MAX_THREADS;
+  if ((size_t)threads * per_thread > THREAD_BUFFERS_MAX)
+    threads = per_thread >= THREAD_BUFFERS_MAX ? 1 : (int)(THREAD_BUFFERS_MAX / per_thread);
+  if (rows == 0) goto done;
+  if ((fd = open(src->path, O_RDONLY)) < 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot open the file for reading its chunks: %s (%s)",
+             strerror(errno), src->where);
+  for (size_t at = 0; at < index->n; at += piece_chunks) {
+    /* chunks [at, at + piece_chunks) of the index, and of their rows those wanted */
+    size_t n = index->n - at < piece_chunks ? index->n - at : piece_chunks;
+    uint64_t first = index->chunks[at].first > row ? index->chunks[at].first : row;
+    uint64_t end = index->chunks[at + n - 1].first + src->chunk_rows;
+    if (end > row + rows) end = row + rows;
+    piece p = {.src = src, .fd = fd, .chunks = index->chunks + at, .nchunks = n, .row = first,
+               .rows = end - first, .buf = buf + (first - row) * src->row_bytes};
+    pthread_mutex_init(&p.lock, NULL);
+    if (each) rc = each(ctx, first - row, end - first, 0);
+    if (rc == H5G_OK) rc = read_piece(&p, threads);
+    if (rc == H5G_OK && each) rc = each(ctx, first - row, end - first, 1);
+    pthread_mutex_destroy(&p.lock);
+    if (rc != H5G_OK) goto done;
+  }
+done:
+  if (fd >= 0) close(fd);
+  return rc;
+}

@@ -1,0 +1,50 @@
+/* Direct reads of chunked datasets (internal to io/): the chunks that overlap a rank's rows are
+ * read with pread and decoded (io/filters.h) by several threads, each straight into the slice
+ * buffer where the chunk lies inside it. HDF5's own chunked read decodes on one thread per rank
+ * (and is not thread-safe): for a gzip dataset that thread, not the disk, sets the read time.
+ * Chunks HDF5 never wrote are left to HDF5 (its fill value rules), through `fallback`. */
+#ifndef H5G_IO_CHUNKED_H
+#define H5G_IO_CHUNKED_H
+
+#include <hdf5.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/filters.h"
+#include "io/h5io.h"
+
+typedef struct {
+  hid_t dset;             /* for the chunk look-ups, made on the calling thread only */
+  const char *path;       /* the file the chunks are read from */
+  haddr_t eoa;            /* where HDF5 takes that file to end: no chunk lies past it */
+  uint64_t rows_total;    /* the dataset's first dimension */
+  uint64_t chunk_rows;    /* rows per chunk (every chunk holds whole rows) */
+  int rank;               /* dimensions of the dataset */
+  size_t row_bytes;       /* bytes of one row, in memory and in the file alike */
+  h5g_filter_pipeline pipeline;
+  /* reads rows [row, row + rows) into buf through HDF5 (independent transfer) */
+  int (*fallback)(void *ctx, uint64_t row, uint64_t rows, void *buf);
+  void *fallback_ctx;
+  const char *where;
+} h5g_chunked_source;
+
+/* Where the chunks overlapping rows [row, row + rows) are stored, looked up on the calling
+ * thread (HDF5's chunk index, checked against the file's size). *counted: those of them whose
+ * first row lies in [row, row + rows), so that the counts of ranks holding a partition of the
+ * rows add up to the dataset's allocated chunks (h5g_chunked_allocated): a chunk index that
+ * answers look-ups but does not add up is damaged, and HDF5 is left to read it. */
+typedef struct h5g_chunk_index h5g_chunk_index;
+int h5g_chunked_index(const h5g_chunked_source *src, uint64_t row, uint64_t rows,
+                      h5g_chunk_index **index, uint64_t *counted);
+/* Allocated chunks of the whole dataset as HDF5's index iteration counts them; -1 on failure. */
+int64_t h5g_chunked_allocated(const h5g_chunked_source *src);
+void h5g_chunked_index_free(h5g_chunk_index *index);
+
+/* Reads rows [row, row + rows) (those `index` was made for) into buf with `threads` threads,
+ * calling `each` before and after each piece of about H5G_DIRECT_PIECE_BYTES (whole chunks), as
+ * h5g_io_read_each does. Local: no MPI. A chunk that does not decode fails the read ("cannot read
+ * the chunk at row N: ..."). */
+int h5g_chunked_read(const h5g_chunked_source *src, const h5g_chunk_index *index, uint64_t row,
+                     uint64_t rows, char *buf, int threads, h5g_io_piece_fn each, void *ctx);
+
+#endif
