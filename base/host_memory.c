@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/cpus.h"
@@ -99,6 +100,9 @@ struct h5g_buffer_set {
   int rc;               /* the helper's status; its message in `error` */
   char error[H5G_MSG_MAX];
   int pinned;           /* buffers [0, pinned) hold a registration to release */
+  pthread_t unpinner;   /* h5g_buffers_unpin_start */
+  int unpinner_running;
+  double unpin_seconds;
 };
 
 static void publish(h5g_buffer_set *set, int buf, size_t elems, int rc) {
@@ -188,11 +192,44 @@ int h5g_buffers_wait_pinned(h5g_buffer_set *set, int which) { return wait_for(se
 
 int h5g_buffers_wait_all(h5g_buffer_set *set) { return wait_for(set, set->count - 1, 0); }
 
+static void unpin_all(h5g_buffer_set *set) {
+  for (int i = 0; i < set->pinned; i++)
+    if (set->bufs[i].p) set->unpin(set->ctx, set->bufs[i].p);
+  set->pinned = 0;
+}
+
+static void *unpin_in_background(void *arg) {
+  h5g_buffer_set *set = arg;
+  struct timespec start, end;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  unpin_all(set);
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  set->unpin_seconds = (double)(end.tv_sec - start.tv_sec) + 1e-9 * (double)(end.tv_nsec - start.tv_nsec);
+  return NULL;
+}
+
+void h5g_buffers_unpin_start(h5g_buffer_set *set) {
+  if (!set || set->unpinner_running) return;
+  if (set->helper_running) pthread_join(set->helper, NULL); /* done: the caller waited for it */
+  set->helper_running = 0;
+  if (set->pinned == 0) return;
+  /* without a thread, h5g_buffers_free unpins them */
+  set->unpinner_running = pthread_create(&set->unpinner, NULL, unpin_in_background, set) == 0;
+}
+
+double h5g_buffers_unpin_wait(h5g_buffer_set *set) {
+  if (!set || !set->unpinner_running) return 0;
+  pthread_join(set->unpinner, NULL);
+  set->unpinner_running = 0;
+  return set->unpin_seconds;
+}
+
 void h5g_buffers_free(h5g_buffer_set *set) {
   if (!set) return;
   if (set->helper_running) pthread_join(set->helper, NULL);
+  h5g_buffers_unpin_wait(set);
+  unpin_all(set);
   for (int i = 0; i < set->count; i++) {
-    if (i < set->pinned && set->bufs[i].p) set->unpin(set->ctx, set->bufs[i].p);
     free(set->bufs[i].p);
     set->bufs[i].p = NULL;
   }

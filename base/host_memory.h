@@ -42,6 +42,16 @@ int h5g_buffers_pinned(h5g_buffer_set *set, int which);
 int h5g_buffers_wait_pinned(h5g_buffer_set *set, int which);
 /* Blocks until every buffer is resident and pinned. */
 int h5g_buffers_wait_all(h5g_buffer_set *set);
+/* Starts unpinning every buffer in a background thread, once no GPU copy is issued from or into
+ * them any more (after h5g_buffers_wait_all; the unpin waits for copies under way): the memory
+ * stays, to be read and written. On the H200 machine unpinning 4 GiB takes 0.07 s and 16 GiB
+ * 0.25 s, and leaving the buffers pinned to the process's exit (or _exit) costs the exit as much.
+ * Behind the write of the output it took 0.17 / 0.68 s, none of it waited for, and slowed the
+ * write by 0.07 / 0.2 s: whole runs 0.02 / 0.29 s shorter (1 rank, u4, medians of 3). Safe with
+ * NULL. */
+void h5g_buffers_unpin_start(h5g_buffer_set *set);
+/* Waits for that; returns how long the unpinning took (0 when none ran). Safe with NULL. */
+double h5g_buffers_unpin_wait(h5g_buffer_set *set);
 /* Waits for the helper, unpins and frees every buffer. Safe with NULL. */
 void h5g_buffers_free(h5g_buffer_set *set);
 

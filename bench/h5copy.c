@@ -58,7 +58,7 @@ done:
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  h5g_io_init();
+  h5g_io_quiet();
   int rank, rc = H5G_ERR_USAGE;
   double t[2] = {0, 0};
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

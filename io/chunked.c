@@ -33,10 +33,13 @@ struct h5g_chunk_index {
 typedef struct {
   const h5g_chunked_source *src;
   int fd;
-  const chunk *chunks;
+  chunk *chunks;
   size_t nchunks, next; /* next: the next chunk to take (atomic) */
-  uint64_t row, rows;   /* rows wanted, and where row `row` lands: buf */
+  uint64_t row, rows;   /* rows wanted (or written), and where row `row` lies: buf */
   char *buf;
+  int writing;
+  char *encoded;        /* writing: chunk i's encoded bytes at encoded + i * encoded_cap */
+  size_t encoded_cap;
   pthread_mutex_t lock;
   const char *why;     /* the first failure: its reason, chunk (NULL: none) and errno */
   const chunk *failed;
@@ -102,23 +105,42 @@ static void read_chunk(piece *p, const chunk *c, h5g_filter_ctx *ctx, char *stor
   if (!whole) memcpy(to, raw + (lo - c->first) * row_bytes, (hi - lo) * row_bytes);
 }
 
+/* One chunk to write: its rows (the dataset's last chunk padded with zeros to the chunk's size,
+ * as HDF5 stores edge chunks whole) encoded into its place in p->encoded. */
+static void encode_chunk(piece *p, chunk *c, h5g_filter_ctx *ctx, char *raw) {
+  const h5g_chunked_source *src = p->src;
+  size_t row_bytes = src->row_bytes, raw_bytes = raw_chunk_bytes(src);
+  uint64_t rows = src->rows_total - c->first < src->chunk_rows ? src->rows_total - c->first
+                                                                : src->chunk_rows;
+  const char *from = p->buf + (c->first - p->row) * row_bytes, *why = NULL;
+  if (rows < src->chunk_rows) {
+    memcpy(raw, from, rows * row_bytes);
+    memset(raw + rows * row_bytes, 0, raw_bytes - rows * row_bytes);
+    from = raw;
+  }
+  if (h5g_filters_encode(ctx, from, raw_bytes, p->encoded + (size_t)(c - p->chunks) * p->encoded_cap,
+                         p->encoded_cap, &c->bytes, &c->mask, &why) != 0)
+    fail(p, c, why ? why : "it does not encode", 0);
+}
+
 static size_t stored_max(const h5g_chunked_source *src) { return 2 * raw_chunk_bytes(src) + 65536; }
 
-static void *read_chunks(void *arg) {
+static void *move_chunks(void *arg) {
   piece *p = arg;
-  size_t raw_bytes = raw_chunk_bytes(p->src), stored_bytes = stored_max(p->src);
+  size_t raw_bytes = raw_chunk_bytes(p->src), stored_bytes = p->writing ? 0 : stored_max(p->src);
   h5g_filter_ctx *ctx = NULL;
   char *stored = NULL, *raw = NULL;
   if (p->src->pipeline.count > 0 &&
       (!(ctx = h5g_filter_ctx_new(&p->src->pipeline, raw_bytes)) ||
-       !(stored = malloc(stored_bytes)) || !(raw = malloc(raw_bytes)))) {
+       (stored_bytes && !(stored = malloc(stored_bytes))) || !(raw = malloc(raw_bytes)))) {
     fail(p, NULL, "out of host memory", ENOMEM);
     goto done;
   }
   for (;;) {
     size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
     if (i >= p->nchunks) break;
-    if (p->chunks[i].addr != HADDR_UNDEF) read_chunk(p, &p->chunks[i], ctx, stored, raw);
+    if (p->writing) encode_chunk(p, &p->chunks[i], ctx, raw);
+    else if (p->chunks[i].addr != HADDR_UNDEF) read_chunk(p, &p->chunks[i], ctx, stored, raw);
   }
 done:
   free(raw);
@@ -177,26 +199,41 @@ int64_t h5g_chunked_allocated(const h5g_chunked_source *src) {
 
 void h5g_chunked_index_free(h5g_chunk_index *index) { free(index); }
 
-/* The rows of one piece: its chunks read by the threads, then the never-written ones through
- * HDF5. */
-static int read_piece(piece *p, int threads) {
+/* The threads over the chunks of one piece; the first failure, if any, as an error. */
+static int run_threads(piece *p, int threads) {
   int rc = H5G_OK;
-  const h5g_chunked_source *src = p->src;
   pthread_t ids[MAX_THREADS];
   int started[MAX_THREADS] = {0};
+  const char *verb = p->writing ? "write" : "read";
   if ((size_t)threads > p->nchunks) threads = (int)p->nchunks;
-  for (int t = 1; t < threads; t++) started[t] = pthread_create(&ids[t], NULL, read_chunks, p) == 0;
-  read_chunks(p);
+  for (int t = 1; t < threads; t++) started[t] = pthread_create(&ids[t], NULL, move_chunks, p) == 0;
+  move_chunks(p);
   for (int t = 1; t < threads; t++)
     if (started[t]) pthread_join(ids[t], NULL);
-  if (p->why && !p->failed) H5G_FAIL(H5G_ERR_RUNTIME, "%s reading chunks (%s)", p->why, src->where);
+  if (p->why && !p->failed)
+    H5G_FAIL(H5G_ERR_RUNTIME, "%s: cannot %s chunks (%s)", p->why, verb, p->src->where);
   if (p->why)
-    H5G_FAIL(H5G_ERR_RUNTIME, "cannot read the chunk at row %llu: %s%s%s (%s)",
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the chunk at row %llu: %s%s%s (%s)", verb,
              (unsigned long long)p->failed->first, p->why, p->error ? ": " : "",
-             p->error ? strerror(p->error) : "", src->where);
+             p->error ? strerror(p->error) : "", p->src->where);
+done:
+  return rc;
+}
+
+/* After the threads, on the calling thread (HDF5 is not thread-safe): reading, the chunks never
+ * written, through HDF5; writing, every chunk of the piece, in order. */
+static int finish_piece(piece *p) {
+  int rc = H5G_OK;
+  const h5g_chunked_source *src = p->src;
+  hsize_t offset[H5S_MAX_RANK] = {0};
   for (size_t i = 0; i < p->nchunks; i++) {
     const chunk *c = &p->chunks[i];
-    if (c->addr != HADDR_UNDEF) continue;
+    offset[0] = c->first;
+    if (p->writing &&
+        H5Dwrite_chunk(src->dset, H5P_DEFAULT, c->mask, offset, c->bytes, p->encoded + i * p->encoded_cap) < 0)
+      H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the chunk at row %llu (%s)",
+               (unsigned long long)c->first, src->where);
+    if (p->writing || c->addr != HADDR_UNDEF) continue;
     uint64_t lo = c->first > p->row ? c->first : p->row, end = c->first + src->chunk_rows;
     uint64_t hi = end < p->row + p->rows ? end : p->row + p->rows;
     CHECK(src->fallback(src->fallback_ctx, lo, hi - lo, p->buf + (lo - p->row) * src->row_bytes));
@@ -205,23 +242,31 @@ done:
   return rc;
 }
 
-int h5g_chunked_read(const h5g_chunked_source *src, const h5g_chunk_index *index, uint64_t row,
-                     uint64_t rows, char *buf, int threads, h5g_io_piece_fn each, void *ctx) {
+/* Rows [row, row + rows) of the chunks of `index`, piece by piece (whole chunks, about
+ * H5G_DIRECT_PIECE_BYTES each), `each` called around each piece. */
+static int move_pieces(const h5g_chunked_source *src, h5g_chunk_index *index, uint64_t row,
+                       uint64_t rows, char *buf, int writing, int threads, h5g_io_piece_fn each,
+                       void *ctx) {
   int rc = H5G_OK, fd = -1;
-  size_t raw_bytes = raw_chunk_bytes(src);
+  size_t raw_bytes = raw_chunk_bytes(src), encoded_cap = h5g_filters_bound(&src->pipeline, raw_bytes);
   uint64_t piece_bytes = h5g_io_piece_bytes() < H5G_DIRECT_PIECE_BYTES ? h5g_io_piece_bytes()
                                                                        : H5G_DIRECT_PIECE_BYTES;
-  /* whole chunks per piece, at least one */
-  uint64_t piece_chunks = piece_bytes / raw_bytes ? piece_bytes / raw_bytes : 1;
-  size_t per_thread = stored_max(src) + 2 * raw_bytes;
+  size_t piece_chunks = piece_bytes / raw_bytes ? (size_t)(piece_bytes / raw_bytes) : 1;
+  size_t per_thread = (writing ? 0 : stored_max(src)) + 3 * raw_bytes;
+  char *encoded = NULL;
   if (threads < 1) threads = 1;
   if (threads > MAX_THREADS) threads = MAX_THREADS;
   if ((size_t)threads * per_thread > THREAD_BUFFERS_MAX)
     threads = per_thread >= THREAD_BUFFERS_MAX ? 1 : (int)(THREAD_BUFFERS_MAX / per_thread);
   if (rows == 0) goto done;
-  if ((fd = open(src->path, O_RDONLY)) < 0)
+  if (writing) {
+    if (piece_chunks > index->n) piece_chunks = index->n;
+    encoded = malloc(piece_chunks * encoded_cap);
+    CHECK_ALLOC(encoded, piece_chunks * encoded_cap);
+  } else if ((fd = open(src->path, O_RDONLY)) < 0) {
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot open the file for reading its chunks: %s (%s)",
              strerror(errno), src->where);
+  }
   for (size_t at = 0; at < index->n; at += piece_chunks) {
     /* chunks [at, at + piece_chunks) of the index, and of their rows those wanted */
     size_t n = index->n - at < piece_chunks ? index->n - at : piece_chunks;
@@ -229,15 +274,42 @@ int h5g_chunked_read(const h5g_chunked_source *src, const h5g_chunk_index *index
     uint64_t end = index->chunks[at + n - 1].first + src->chunk_rows;
     if (end > row + rows) end = row + rows;
     piece p = {.src = src, .fd = fd, .chunks = index->chunks + at, .nchunks = n, .row = first,
-               .rows = end - first, .buf = buf + (first - row) * src->row_bytes};
+               .rows = end - first, .buf = buf + (first - row) * src->row_bytes,
+               .writing = writing, .encoded = encoded, .encoded_cap = encoded_cap};
     pthread_mutex_init(&p.lock, NULL);
     if (each) rc = each(ctx, first - row, end - first, 0);
-    if (rc == H5G_OK) rc = read_piece(&p, threads);
+    if (rc == H5G_OK) rc = run_threads(&p, threads);
+    if (rc == H5G_OK) rc = finish_piece(&p);
     if (rc == H5G_OK && each) rc = each(ctx, first - row, end - first, 1);
     pthread_mutex_destroy(&p.lock);
     if (rc != H5G_OK) goto done;
   }
 done:
+  free(encoded);
   if (fd >= 0) close(fd);
+  return rc;
+}
+
+int h5g_chunked_read(const h5g_chunked_source *src, h5g_chunk_index *index, uint64_t row,
+                     uint64_t rows, char *buf, int threads, h5g_io_piece_fn each, void *ctx) {
+  return move_pieces(src, index, row, rows, buf, 0, threads, each, ctx);
+}
+
+int h5g_chunked_write(const h5g_chunked_source *src, uint64_t row, uint64_t rows, const char *buf,
+                      int threads, h5g_io_piece_fn each, void *ctx) {
+  int rc = H5G_OK;
+  uint64_t first_chunk = row / src->chunk_rows;
+  size_t n = rows ? (size_t)((row + rows - 1) / src->chunk_rows - first_chunk + 1) : 0;
+  h5g_chunk_index *index = calloc(1, sizeof *index + n * sizeof(chunk));
+  CHECK_ALLOC(index, sizeof *index + n * sizeof(chunk));
+  if (row % src->chunk_rows || (row + rows != src->rows_total && (row + rows) % src->chunk_rows))
+    H5G_FAIL(H5G_ERR_RUNTIME, "rows %llu to %llu are not whole chunks (%s)",
+             (unsigned long long)row, (unsigned long long)(row + rows), src->where);
+  index->first_chunk = first_chunk;
+  index->n = n;
+  for (size_t i = 0; i < n; i++) index->chunks[i].first = (first_chunk + i) * src->chunk_rows;
+  CHECK(move_pieces(src, index, row, rows, (char *)buf, 1, threads, each, ctx));
+done:
+  free(index);
   return rc;
 }

@@ -1,8 +1,9 @@
-/* Direct reads of chunked datasets (internal to io/): the chunks that overlap a rank's rows are
- * read with pread and decoded (io/filters.h) by several threads, each straight into the slice
- * buffer where the chunk lies inside it. HDF5's own chunked read decodes on one thread per rank
- * (and is not thread-safe): for a gzip dataset that thread, not the disk, sets the read time.
- * Chunks HDF5 never wrote are left to HDF5 (its fill value rules), through `fallback`. */
+/* Direct transfers of chunked datasets (internal to io/). Reading, the chunks that overlap a
+ * rank's rows are read with pread and decoded (io/filters.h) by several threads, each straight
+ * into the slice buffer where the chunk lies inside it; chunks HDF5 never wrote are left to HDF5
+ * (its fill value rules), through `fallback`. Writing, threads encode the chunks. HDF5's own
+ * chunked transfers run the filters on one thread per rank (HDF5 is not thread-safe): for gzip
+ * that thread, not the disk, sets the time. */
 #ifndef H5G_IO_CHUNKED_H
 #define H5G_IO_CHUNKED_H
 
@@ -44,7 +45,15 @@ void h5g_chunked_index_free(h5g_chunk_index *index);
  * calling `each` before and after each piece of about H5G_DIRECT_PIECE_BYTES (whole chunks), as
  * h5g_io_read_each does. Local: no MPI. A chunk that does not decode fails the read ("cannot read
  * the chunk at row N: ..."). */
-int h5g_chunked_read(const h5g_chunked_source *src, const h5g_chunk_index *index, uint64_t row,
+int h5g_chunked_read(const h5g_chunked_source *src, h5g_chunk_index *index, uint64_t row,
                      uint64_t rows, char *buf, int threads, h5g_io_piece_fn each, void *ctx);
+/* Writes rows [row, row + rows) (whole chunks: row and row + rows on chunk boundaries, or the
+ * latter the dataset's end) from buf: the threads encode the chunks of each piece, then the
+ * calling thread hands them to H5Dwrite_chunk in order. Only where no other process writes the
+ * file: HDF5 allocates a chunk's space on the rank that writes it, and in a file opened by
+ * several ranks their views of it would part (parallel HDF5 writes filtered data collectively;
+ * h5io.c keeps that for more than one rank). */
+int h5g_chunked_write(const h5g_chunked_source *src, uint64_t row, uint64_t rows, const char *buf,
+                      int threads, h5g_io_piece_fn each, void *ctx);
 
 #endif

@@ -2,9 +2,9 @@
  * and fletcher32, the filters of h5py's and h5repack's gzip output and of most chunked files.
  * HDF5 is not thread-safe and runs its filters on one thread per rank; these functions touch no
  * HDF5 state (but h5g_filters_from_dcpl), so several threads decode or encode chunks at once.
- * Deflate goes through libdeflate, which reads and writes the zlib streams of HDF5's deflate
- * filter and decodes them 2-3x faster than zlib. Anything else (szip, scale-offset, n-bit,
- * plugins) is left to HDF5. */
+ * Deflate decodes through libdeflate (HDF5's zlib streams, 2-3x faster than zlib) and encodes
+ * through zlib as HDF5 does, so encoded chunks are HDF5's own, byte for byte. Anything else
+ * (szip, scale-offset, n-bit, plugins) is left to HDF5. */
 #ifndef H5G_IO_FILTERS_H
 #define H5G_IO_FILTERS_H
 

@@ -9,9 +9,9 @@
 
 #include "base/error.h"
 #include "io/chunked.h"
-#include "io/deflate_filter.h"
 #include "io/direct.h"
 #include "io/h5check.h"
+#include "io/superblock.h"
 #include "mpi/agree.h"
 
 #define CLOSE_ID(closer, id)                                                                      \
@@ -55,7 +55,7 @@ void h5g_io_allow_direct(h5g_dset *d) { d->direct = 1; }
 
 /* The file offset of a dataset that a direct transfer may move (io/h5io.h: h5g_io_allow_direct),
  * or -1. */
-static off_t direct_offset(const h5g_dset *d) {
+static off_t direct_offset(const h5g_dset *d, int writing) {
   hid_t dcpl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
   hsize_t userblock = 1;
   haddr_t address = HADDR_UNDEF;
@@ -68,10 +68,11 @@ static off_t direct_offset(const h5g_dset *d) {
       (fcpl = H5Fget_create_plist(d->file->id)) >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0 &&
       userblock == 0)
     address = H5Dget_offset(d->id);
-  /* data HDF5 takes to lie past the file's end it would not read: neither do we */
+  /* data HDF5 takes to lie past the file's end it would not read: neither do we (a file being
+   * written has its end in the superblock only once HDF5 flushes it) */
   haddr_t eoa = 0;
-  if (address != HADDR_UNDEF &&
-      (H5Fget_eoa(d->file->id, &eoa) < 0 || address > eoa ||
+  if (address != HADDR_UNDEF && !writing &&
+      (h5g_superblock_eoa(d->file->path, &eoa) != 0 || address > eoa ||
        H5Dget_storage_size(d->id) > eoa - address))
     address = HADDR_UNDEF;
   CLOSE_ID(H5Pclose, dcpl);
@@ -101,11 +102,11 @@ done:
   return rc;
 }
 
-/* 1 when the reads of `d` may go through io/chunked.h, *src filled: a chunked dataset of this
- * file (no user block) read with no conversion, whose chunks hold whole rows and whose filters
- * io/filters.h decodes (h5g_io_allow_direct, as for contiguous data). Anything else, or any
- * HDF5 query that fails, leaves the read to HDF5. */
-static int chunked_source(h5g_dset *d, h5g_chunked_source *src) {
+/* 1 when the transfers of `d` may go through io/chunked.h, *src filled: a chunked dataset of
+ * this file (no user block) moved with no conversion, whose chunks hold whole rows and whose
+ * filters io/filters.h knows (h5g_io_allow_direct, as for contiguous data). Anything else, or
+ * any HDF5 query that fails, leaves the transfer to HDF5. */
+static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
   hid_t dcpl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
   hsize_t userblock = 1, chunk[H5S_MAX_RANK];
   H5O_info_t in_dset, in_file;
@@ -116,7 +117,7 @@ static int chunked_source(h5g_dset *d, h5g_chunked_source *src) {
       (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
       H5Pget_chunk(dcpl, d->rank, chunk) == d->rank &&
       (fcpl = H5Fget_create_plist(d->file->id)) >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0 &&
-      userblock == 0 && H5Fget_eoa(d->file->id, &src->eoa) >= 0 &&
+      userblock == 0 && (writing || h5g_superblock_eoa(d->file->path, &src->eoa) == 0) &&
       h5g_filters_from_dcpl(dcpl, d->elem_size, &src->pipeline, &ours, d->where) == H5G_OK && ours;
   for (int k = 1; eligible && k < d->rank; k++) eligible = chunk[k] == d->dims[k];
   if (eligible) {
@@ -134,6 +135,12 @@ static int chunked_source(h5g_dset *d, h5g_chunked_source *src) {
   CLOSE_ID(H5Pclose, fcpl);
   if (!had_error) h5g_error_clear(); /* a failed query above only means: HDF5 reads it */
   return eligible;
+}
+
+/* 1 when rows [row, row + rows) are whole chunks of `src` (the last one may end the dataset). */
+static int whole_chunks(const h5g_chunked_source *src, uint64_t row, uint64_t rows) {
+  uint64_t end = row + rows;
+  return row % src->chunk_rows == 0 && (end == src->rows_total || end % src->chunk_rows == 0);
 }
 
 /* Collective, once per dataset read by chunks: 1 when its chunk index adds up (io/chunked.h),
@@ -160,9 +167,8 @@ done:
   return rc;
 }
 
-void h5g_io_init(void) {
+void h5g_io_quiet(void) {
   if (!getenv("H5GSORT_HDF5_ERRORS")) H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* debugging aid */
-  h5g_deflate_filter_register();
 }
 
 uint64_t h5g_io_piece_bytes(void) {
@@ -682,7 +688,7 @@ static int choose_read_transfer(h5g_dset *d) {
   hsize_t bytes = H5Dget_storage_size(d->id);
   CHECK_H5(dcpl = H5Dget_create_plist(d->id), "cannot read the dataset's storage (%s)", d->where);
   int collective = H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
-                   addr != HADDR_UNDEF && H5Fget_eoa(d->file->id, &eoa) >= 0 && addr <= eoa &&
+                   addr != HADDR_UNDEF && h5g_superblock_eoa(d->file->path, &eoa) == 0 && addr <= eoa &&
                    bytes <= eoa - addr;
   if (!collective)
     CHECK_H5(H5Pset_dxpl_mpio(d->dxpl, H5FD_MPIO_INDEPENDENT), "cannot set up the read (%s)",
@@ -1097,24 +1103,31 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   size_t row_bytes = h5g_io_row_bytes(d);
   if (row_bytes == 0) goto done; /* rows of zero elements: nothing to move, on every rank */
   /* direct transfers when every rank can make them: no collective call inside, one agreement
-   * at the end */
+   * at the end. Chunks are written directly by a run of one rank only (io/chunked.h). */
   enum { THROUGH_HDF5, CONTIGUOUS_BYTES, CHUNKS };
   h5g_chunked_source chunked;
-  off_t offset = direct_offset(d);
-  int mode = offset >= 0                              ? CONTIGUOUS_BYTES
-             : !writing && chunked_source(d, &chunked) ? CHUNKS
-                                                       : THROUGH_HDF5;
+  int ranks;
+  CHECK_MPI(MPI_Comm_size(comm, &ranks));
+  off_t offset = direct_offset(d, writing);
+  int chunks = chunked_source(d, writing, &chunked) &&
+               (!writing || (ranks == 1 && chunked.pipeline.count > 0 &&
+                             whole_chunks(&chunked, row, rows)));
+  int mode = offset >= 0 ? CONTIGUOUS_BYTES : chunks ? CHUNKS : THROUGH_HDF5;
   int modes[2] = {mode, -mode}, agreed[2];
   CHECK_MPI(MPI_Allreduce(modes, agreed, 2, MPI_INT, MPI_MIN, comm));
-  if (agreed[0] == -agreed[1] && mode == CONTIGUOUS_BYTES) {
+  if (agreed[0] != -agreed[1]) mode = THROUGH_HDF5;
+  if (mode == CONTIGUOUS_BYTES) {
     CHECK(h5g_agree(comm, h5g_direct_transfer(d->file->path, offset + (off_t)(row * row_bytes), buf,
                                               rows, row_bytes, writing, io_config.threads, each,
                                               ctx, d->where)));
     goto done;
   }
-  if (agreed[0] == -agreed[1] && mode == CHUNKS && d->chunk_index == 0)
-    CHECK(chunk_index_adds_up(d, &chunked));
-  if (agreed[0] == -agreed[1] && mode == CHUNKS && d->chunk_index > 0) {
+  if (mode == CHUNKS && writing) {
+    CHECK(h5g_agree(comm, h5g_chunked_write(&chunked, row, rows, buf, io_config.threads, each, ctx)));
+    goto done;
+  }
+  if (mode == CHUNKS && d->chunk_index == 0) CHECK(chunk_index_adds_up(d, &chunked));
+  if (mode == CHUNKS && d->chunk_index > 0) {
     uint64_t counted;
     int status = h5g_chunked_index(&chunked, row, rows, &index, &counted);
     if (status == H5G_OK)

@@ -26,9 +26,8 @@ typedef struct {
 typedef struct h5g_file h5g_file;
 typedef struct h5g_dset h5g_dset;
 
-/* Once per process, every rank, before any other h5g_io call: silences HDF5's automatic error
- * stack printing and has HDF5's deflate filter run through libdeflate (io/deflate_filter.h). */
-void h5g_io_init(void);
+/* Silences HDF5's automatic error stack printing (call once, every rank). */
+void h5g_io_quiet(void);
 
 /* Serial inspection (one rank) of the key dataset: file exists and is HDF5, path names a 1-D
  * dataset of a supported type (or, with key_field, a 1-D compound with that numeric field).

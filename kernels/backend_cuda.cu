@@ -5,6 +5,7 @@
  * Device memory is one pool, allocated on first need, grown only when a call needs more, and never
  * larger than mem_budget. Merging P runs uses merge path up to a measured number of rounds, a
  * re-sort beyond it (tuning.cuh). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,7 +493,83 @@ void cuda_destroy(h5g_backend *be) {
   free(be);
 }
 
+/* The device whose context this process made (-1: none), for h5g_cuda_release_context. Written
+ * by the warm-up thread before it is joined, or by the main thread. */
+int g_context_device = -1;
+
+/* Makes (or takes) the context of `device`: the first call on a device creates it, which needs
+ * device memory of its own. cudaSetDevice creates it since CUDA 12; cudaFree(0) before. */
+int start_context(int device) {
+  int rc = H5G_OK;
+  const cudaError_t err = cudaSetDevice(device);
+  if (err == cudaErrorMemoryAllocation)
+    H5G_FAIL(H5G_ERR_RUNTIME,
+             "GPU %d: no device memory left to start CUDA on it (another process holds it?); "
+             "free the GPU or use --backend cpu", device);
+  CHECK_CUDA(err);
+  CHECK_CUDA(cudaFree(0));
+  g_context_device = device;
+done:
+  return rc;
+}
+
 } // namespace
+
+struct h5g_cuda_warmup {
+  pthread_t thread;
+  int local_rank, rc;
+  double seconds;
+  char error[H5G_MSG_MAX]; /* errors are per thread: handed over by h5g_cuda_warmup_finish */
+};
+
+namespace {
+
+void *make_context(void *arg) {
+  h5g_cuda_warmup *w = (h5g_cuda_warmup *)arg;
+  const double start = now_seconds();
+  const int count = h5g_cuda_device_count();
+  if (count > 0) w->rc = start_context(w->local_rank % count); /* the device the backend picks */
+  if (w->rc != H5G_OK) snprintf(w->error, sizeof w->error, "%s", h5g_error_message());
+  w->seconds = now_seconds() - start;
+  return NULL;
+}
+
+} // namespace
+
+extern "C" int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **out) {
+  int rc = H5G_OK;
+  h5g_cuda_warmup *w = (h5g_cuda_warmup *)calloc(1, sizeof(*w));
+  *out = NULL;
+  CHECK_ALLOC(w, sizeof(*w));
+  w->local_rank = local_rank < 0 ? 0 : local_rank;
+  if (pthread_create(&w->thread, NULL, make_context, w) != 0) goto done; /* the backend makes it */
+  *out = w;
+  w = NULL;
+done:
+  free(w);
+  return rc;
+}
+
+extern "C" int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds) {
+  int rc = H5G_OK;
+  *seconds = 0;
+  if (!w) goto done;
+  pthread_join(w->thread, NULL);
+  *seconds = w->seconds;
+  if (needed && w->rc != H5G_OK) H5G_FAIL(w->rc, "%s", w->error);
+done:
+  free(w);
+  return rc;
+}
+
+extern "C" double h5g_cuda_release_context(void) {
+  if (g_context_device < 0) return 0;
+  const double start = now_seconds();
+  if (cudaSetDevice(g_context_device) == cudaSuccess) cudaDeviceReset();
+  cudaGetLastError(); /* nothing is left to tell of a failure */
+  g_context_device = -1;
+  return now_seconds() - start;
+}
 
 extern "C" int h5g_cuda_device_count(void) {
   int n = 0;
@@ -529,15 +606,7 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   CHECK_ALLOC(cb, sizeof(*cb));
   be->impl = cb;
   cb->device = (local_rank < 0 ? 0 : local_rank) % count;
-  {
-    /* The first call on a device creates its context, which needs device memory of its own. */
-    const cudaError_t err = cudaSetDevice(cb->device);
-    if (err == cudaErrorMemoryAllocation)
-      H5G_FAIL(H5G_ERR_RUNTIME,
-               "GPU %d: no device memory left to start CUDA on it (another process holds it?); "
-               "free the GPU or use --backend cpu", cb->device);
-    CHECK_CUDA(err);
-  }
+  CHECK(start_context(cb->device)); /* made already when h5g_cuda_warmup_start ran */
   CHECK_CUDA(cudaGetDeviceProperties(&props, cb->device));
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));

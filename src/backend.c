@@ -18,4 +18,19 @@ int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budg
                        "this h5gsort was built without CUDA (no nvcc at build time); use "
                        "--backend cpu or auto");
 }
+
+int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **w) {
+  (void)local_rank;
+  *w = NULL;
+  return H5G_OK;
+}
+
+int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds) {
+  (void)w;
+  (void)needed;
+  *seconds = 0;
+  return H5G_OK;
+}
+
+double h5g_cuda_release_context(void) { return 0; }
 #endif

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "base/backend.h"
 #include "io/h5io.h"
 #include "src/check.h"
 #include "src/interrupt.h"
@@ -12,6 +14,37 @@
 #include "src/options.h"
 #include "src/pipeline.h"
 #include "src/report.h"
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* -v: start-up, and the tear-down that came before the report. */
+static void print_edges(const h5g_report *rep) {
+  const h5g_startup *up = &rep->startup;
+  const h5g_teardown *down = &rep->teardown;
+  printf("  (start-up: MPI_Init %.3f s", up->mpi_init);
+  if (strcmp(rep->backend, "cuda") == 0)
+    printf("; GPU context %.3f s, made behind validate, %.3f s of it waited for in setup",
+           up->context, up->context_waited);
+  printf(")\n  (tear-down in write: input closed %.3f s", down->input_close);
+  if (down->unpin > 0)
+    printf("; host buffers unpinned %.3f s behind the write, %.3f s of it waited for",
+           down->unpin, down->unpin_waited);
+  printf(")\n");
+}
+
+/* -v, rank 0, once MPI is finalized: the tear-down after the report, as rank 0 saw it. */
+static void print_teardown(const h5g_teardown *t) {
+  double total = t->buffers + t->backend + t->transport + t->hdf5 + t->mpi_finalize + t->context;
+  printf("h5gsort: teardown %.3f s on rank 0 (buffers %.3f, backend %.3f, transport %.3f, "
+         "H5close %.3f, MPI_Finalize %.3f, GPU context %.3f); not counted: the process's exit, in "
+         "which the OS unmaps its memory\n", total, t->buffers, t->backend, t->transport, t->hdf5,
+         t->mpi_finalize, t->context);
+  fflush(stdout);
+}
 
 static void print_summary(const h5g_options *opt, const h5g_report *rep) {
   if (opt->quiet) return;
@@ -40,12 +73,14 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
       printf("  (GPU work within those: h2d %.3f s, d2h %.3f s, kernels %.3f s; %.3f s of it "
              "hidden behind file I/O)\n", rep->h2d_seconds, rep->d2h_seconds, rep->kernel_seconds,
              rep->hidden_seconds);
+    print_edges(rep);
   }
   fflush(stdout);
 }
 
 int main(int argc, char **argv) {
-  int rank = 0, rc = H5G_OK;
+  double start = now_seconds(); /* MPI_Init's time counts from here */
+  int rank = 0, rc = H5G_OK, sorted = 0;
   h5g_options opt;
   h5g_report rep = {0};
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
@@ -55,6 +90,7 @@ int main(int argc, char **argv) {
   setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0);
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
+  rep.startup.mpi_init = now_seconds() - start;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   h5g_interrupt_install(rank);
   h5g_io_quiet();
@@ -71,7 +107,8 @@ int main(int argc, char **argv) {
     rc = h5g_check_run(MPI_COMM_WORLD, &opt);
   } else if (rc == H5G_OK) {
     rc = h5g_pipeline_run(MPI_COMM_WORLD, &opt, &rep);
-    if (rc == H5G_OK && rank == 0) print_summary(&opt, &rep);
+    sorted = rc == H5G_OK;
+    if (sorted && rank == 0) print_summary(&opt, &rep);
   }
   /* Test hook (tests/faults): with H5GSORT_TEST_LEAKS set, an HDF5 object left open on any
    * path, success or failure, fails the run. */
@@ -90,6 +127,15 @@ int main(int argc, char **argv) {
     h5g_report_write_json(&rep, &opt, rc, opt.report);
   h5g_report_free(&rep);
   free(command);
+  /* What MPI_Finalize and the exit would do anyway, one by one and timed: HDF5 (which parallel
+   * HDF5 closes as MPI finalizes), MPI, then the GPU context (the exit would destroy it). */
+  start = now_seconds();
+  H5close();
+  rep.teardown.hdf5 = now_seconds() - start;
+  start = now_seconds();
   MPI_Finalize();
+  rep.teardown.mpi_finalize = now_seconds() - start;
+  rep.teardown.context = h5g_cuda_release_context();
+  if (sorted && rank == 0 && opt.verbose && !opt.quiet) print_teardown(&rep.teardown);
   return rc;
 }

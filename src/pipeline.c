@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "mpi/agree.h"
 #include "mpi/splitters.h"
+#include "mpi/topology.h"
 #include "src/interrupt.h"
 #include "src/run.h"
 
@@ -34,6 +35,27 @@ void h5g_step_begin(h5g_run *r, h5g_phase phase) {
 int h5g_step_end(h5g_run *r, h5g_phase phase, int status) {
   int rc = h5g_agree(r->comm, status);
   r->metrics.seconds[phase] += MPI_Wtime() - r->step_start;
+  return rc;
+}
+
+/* Collective: this rank's GPU context starts being made in the background, so that it is ready
+ * when "setup" needs it; meanwhile rank 0 inspects the input and the plan is made. Not with
+ * --backend cpu; with auto it may be made on a GPU that the plan then leaves unused. */
+static int start_context(h5g_run *r) {
+  int rc = H5G_OK, local_rank = 0, local_size = 1;
+  if (r->opt->backend == H5G_BACKEND_CPU) goto done;
+  CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
+  CHECK(h5g_cuda_warmup_start(local_rank, &r->warmup));
+done:
+  return rc;
+}
+
+/* The GPU context is made (or could not be: an error only when the plan uses the GPU). */
+static int join_context(h5g_run *r) {
+  double start = MPI_Wtime();
+  int rc = h5g_cuda_warmup_finish(r->warmup, r->plan.use_cuda, &r->metrics.startup.context);
+  r->warmup = NULL;
+  r->metrics.startup.context_waited = MPI_Wtime() - start;
   return rc;
 }
 
@@ -77,12 +99,36 @@ done:
   return rc;
 }
 
+/* The host buffers' unpinning, begun before the write, is over (the report tells how long it
+ * took and how much of it the write did not hide). */
+static int wait_unpinned(h5g_run *r) {
+  double start = MPI_Wtime();
+  r->metrics.teardown.unpin = h5g_buffers_unpin_wait(r->data.set);
+  r->metrics.teardown.unpin_waited = MPI_Wtime() - start;
+  return H5G_OK;
+}
+
+/* Collective: the input, read for the last time by h5g_write_close (its attributes), is closed
+ * before the report, which can then tell how long that took. */
+static int close_input(h5g_run *r) {
+  double start = MPI_Wtime();
+  int rc = h5g_io_close(r->keys_in);
+  r->keys_in = NULL;
+  if (h5g_io_close_file(r->in_file) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  r->in_file = NULL;
+  r->metrics.teardown.input_close = MPI_Wtime() - start;
+  return rc;
+}
+
 /* Everything is written to the temporary file, closed, and the report made; only then is the
  * output committed, so a run that fails leaves no output and a run that commits succeeds. */
 static int write_and_commit(h5g_run *r, double start, h5g_report *rep) {
   int rc = H5G_OK;
   if (r->plan.path != H5G_PATH_DEVICE_RESIDENT) /* else the GPU did it */
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, r->data.sorted, r->plan.n, &r->plan.ks, 1));
+  /* No GPU copy is issued from or into the host buffers after this (the resident path has issued
+   * its copies back): they are unpinned behind the write, not in the tear-down. */
+  h5g_buffers_unpin_start(r->data.set);
   STEP(r, H5G_PHASE_WRITE, h5g_write_prepare(r));
   STEP(r, H5G_PHASE_WRITE, h5g_write_open(r));
   STEP(r, H5G_PHASE_WRITE, h5g_write_reserve(r));
@@ -90,6 +136,8 @@ static int write_and_commit(h5g_run *r, double start, h5g_report *rep) {
   CHECK(h5g_agree(r->comm, h5g_carry_all(r)));
   if (r->opt->verify) CHECK(h5g_agree(r->comm, h5g_verify_output(r)));
   STEP(r, H5G_PHASE_WRITE, h5g_write_close(r));
+  STEP(r, H5G_PHASE_WRITE, wait_unpinned(r));
+  STEP(r, H5G_PHASE_WRITE, close_input(r));
   CHECK(h5g_agree(r->comm, h5g_report_gather(r, MPI_Wtime() - start, rep)));
   if (r->opt->report) /* a run that then fails to commit gets a failure report (src/main.c) */
     CHECK(h5g_agree(r->comm, r->rank == 0 ? h5g_report_write_json(rep, r->opt, 0, r->opt->report)
@@ -102,6 +150,24 @@ done:
   return rc;
 }
 
+/* After the report: the host buffers (unpinned by now, unless the run failed), the backend and
+ * the transport, each timed for -v, then the rest of the run's state. */
+static void tear_down(h5g_run *r, h5g_teardown *t) {
+  double start = MPI_Wtime();
+  h5g_buffers_free(r->data.set);
+  r->data.set = NULL;
+  t->buffers = MPI_Wtime() - start;
+  start = MPI_Wtime();
+  if (r->be) r->be->destroy(r->be);
+  r->be = NULL;
+  t->backend = MPI_Wtime() - start;
+  start = MPI_Wtime();
+  h5g_transport_close(r->transport);
+  r->transport = NULL;
+  t->transport = MPI_Wtime() - start;
+  h5g_run_free(r);
+}
+
 int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   int rc = H5G_OK;
   h5g_run run, *r = &run;
@@ -112,12 +178,15 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   MPI_Comm_size(comm, &r->size);
   double start = MPI_Wtime();
   r->metrics.start_time = time(NULL);
+  r->metrics.startup.mpi_init = rep->startup.mpi_init;
   h5g_progress_start(&r->progress, opt->progress && r->rank == 0);
 
+  STEP(r, H5G_PHASE_VALIDATE, start_context(r));
   STEP(r, H5G_PHASE_VALIDATE, h5g_validate(r));
   STEP(r, H5G_PHASE_VALIDATE, h5g_share_verdict(r));
   STEP(r, H5G_PHASE_SETUP, h5g_plan_devices(r));
   STEP(r, H5G_PHASE_CONNECT, h5g_plan_transport(r));
+  STEP(r, H5G_PHASE_SETUP, join_context(r));
   STEP(r, H5G_PHASE_SETUP, h5g_plan_backend(r));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_runs(r));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_tables(r));
@@ -134,6 +203,8 @@ done:
   h5g_interrupt_release(); /* a failed commit: a signal held meanwhile is an interrupt */
   h5g_io_close(r->keys_in);
   h5g_io_close_file(r->in_file);
-  h5g_run_free(r);
+  double unused;
+  h5g_cuda_warmup_finish(r->warmup, 0, &unused); /* a run that stopped before "setup" */
+  tear_down(r, &rep->teardown);
   return rc;
 }

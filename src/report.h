@@ -34,8 +34,27 @@ typedef struct {
   int io_threads;
 } h5g_rank_info;
 
+/* Start-up outside the phases (slowest rank; --report "startup_seconds", -v). */
+typedef struct {
+  double mpi_init;       /* main's first line to MPI_Init's return (main sets it on every rank) */
+  double context;        /* the GPU context, made in the background (0: none was) */
+  double context_waited; /* what of it "setup" waited for */
+} h5g_startup;
+
+/* Tear-down. Before the report (slowest rank; --report "teardown_seconds", -v), inside "write":
+ * the input closed, the host buffers unpinned behind the write. After it (this rank's own;
+ * -v prints rank 0's once MPI is finalized): the rest. The process's exit, in which the OS
+ * unmaps its memory, comes after all of it and is not counted. */
+typedef struct {
+  double input_close, unpin, unpin_waited;
+  double buffers, backend, transport; /* src/pipeline.c, after the report */
+  double hdf5, mpi_finalize, context; /* src/main.c: H5close, MPI_Finalize, the GPU context */
+} h5g_teardown;
+
 typedef struct {
   double seconds[H5G_PHASE_COUNT]; /* slowest rank's time in each phase */
+  h5g_startup startup;
+  h5g_teardown teardown;
   double total_seconds;
   double h2d_seconds, d2h_seconds; /* GPU copies inside read, transform, local_sort, merge, write */
   double kernel_seconds;           /* GPU time of the device-resident path's kernels */

@@ -78,6 +78,8 @@ typedef struct {
   uint64_t checksum_in;     /* of the keys as read, for --verify (summed over ranks) */
   uint64_t exchanged_bytes; /* sent to other ranks */
   time_t start_time;
+  h5g_startup startup;      /* mpi_init comes from main, through the report */
+  h5g_teardown teardown;    /* what of it comes before the report */
 } h5g_metrics;
 
 typedef struct {
@@ -90,6 +92,7 @@ typedef struct {
   h5g_metrics metrics;
   h5g_progress progress; /* --progress, rank 0 */
   h5g_backend *be;
+  h5g_cuda_warmup *warmup; /* the GPU context being made, until "setup" joins it */
   h5g_transport *transport;
   h5g_file *in_file, *out_file;
   h5g_dset *keys_in;

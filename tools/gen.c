@@ -584,7 +584,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  h5g_io_init();
+  h5g_io_quiet();
 
   int rc = parse_options(argc, argv, &o, &help);
   if (rc == H5G_OK && help) {
