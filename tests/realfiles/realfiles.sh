@@ -107,6 +107,16 @@ case_links() {
   done
 }
 
+# A filter HDF5 loads from HDF5_PLUGIN_PATH (a test plugin for h5py's LZF id, filter 32000): the
+# dataset is sorted and the output keeps the filter.
+case_plugin() {
+  export HDF5_PLUGIN_PATH=$BIN/../plugins
+  for p in 1 2 3; do
+    sorted "$p" /lzf/keys
+    h5dump -p -H -d /lzf/keys "$W/out/sorted_$p.h5" | grep -q 'USER_DEFINED_FILTER' ||
+      die "/lzf/keys: the output lost its filter"
+  done
+}
 case_unavailable_filter() {
   expect_failure 2 'filter 32000 \(lzf\) is not available.*HDF5_PLUGIN_PATH' "$R" "$OUT" -d /lzf/keys
 }
