@@ -24,7 +24,6 @@ typedef struct {
 } chunk;
 
 struct h5g_chunk_index {
-  uint64_t first_chunk; /* the chunk of the first row wanted */
   size_t n;
   chunk chunks[];
 };
@@ -149,26 +148,36 @@ done:
   return NULL;
 }
 
+/* The chunks overlapping rows [row, row + rows), their first rows set, nothing looked up. */
+static int new_index(const h5g_chunked_source *src, uint64_t row, uint64_t rows,
+                     h5g_chunk_index **index) {
+  int rc = H5G_OK;
+  uint64_t first_chunk = row / src->chunk_rows;
+  size_t n = rows ? (size_t)((row + rows - 1) / src->chunk_rows - first_chunk + 1) : 0;
+  h5g_chunk_index *made = calloc(1, sizeof *made + n * sizeof(chunk));
+  CHECK_ALLOC(made, sizeof *made + n * sizeof(chunk));
+  made->n = n;
+  for (size_t i = 0; i < n; i++) made->chunks[i].first = (first_chunk + i) * src->chunk_rows;
+  *index = made;
+done:
+  return rc;
+}
+
 int h5g_chunked_index(const h5g_chunked_source *src, uint64_t row, uint64_t rows,
                       h5g_chunk_index **index, uint64_t *counted) {
   int rc = H5G_OK, fd = -1;
   struct stat st;
   hsize_t offset[H5S_MAX_RANK] = {0};
-  uint64_t first_chunk = row / src->chunk_rows;
-  size_t n = rows ? (size_t)((row + rows - 1) / src->chunk_rows - first_chunk + 1) : 0;
-  h5g_chunk_index *made = malloc(sizeof *made + n * sizeof(chunk));
-  CHECK_ALLOC(made, sizeof *made + n * sizeof(chunk));
-  made->first_chunk = first_chunk;
-  made->n = n;
+  h5g_chunk_index *made = NULL;
+  CHECK(new_index(src, row, rows, &made));
   *counted = 0;
   if ((fd = open(src->path, O_RDONLY)) < 0 || fstat(fd, &st) != 0)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot open the file for reading its chunks: %s (%s)",
              strerror(errno), src->where);
   haddr_t end = (haddr_t)st.st_size < src->eoa ? (haddr_t)st.st_size : src->eoa;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < made->n; i++) {
     chunk *c = &made->chunks[i];
     hsize_t bytes = 0;
-    c->first = (first_chunk + i) * src->chunk_rows;
     offset[0] = c->first;
     if (H5Dget_chunk_info_by_coord(src->dset, offset, &c->mask, &c->addr, &bytes) < 0)
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot read the chunk index at row %llu: file corrupt? (%s)",
@@ -298,16 +307,11 @@ int h5g_chunked_read(const h5g_chunked_source *src, h5g_chunk_index *index, uint
 int h5g_chunked_write(const h5g_chunked_source *src, uint64_t row, uint64_t rows, const char *buf,
                       int threads, h5g_io_piece_fn each, void *ctx) {
   int rc = H5G_OK;
-  uint64_t first_chunk = row / src->chunk_rows;
-  size_t n = rows ? (size_t)((row + rows - 1) / src->chunk_rows - first_chunk + 1) : 0;
-  h5g_chunk_index *index = calloc(1, sizeof *index + n * sizeof(chunk));
-  CHECK_ALLOC(index, sizeof *index + n * sizeof(chunk));
+  h5g_chunk_index *index = NULL;
   if (row % src->chunk_rows || (row + rows != src->rows_total && (row + rows) % src->chunk_rows))
     H5G_FAIL(H5G_ERR_RUNTIME, "rows %llu to %llu are not whole chunks (%s)",
              (unsigned long long)row, (unsigned long long)(row + rows), src->where);
-  index->first_chunk = first_chunk;
-  index->n = n;
-  for (size_t i = 0; i < n; i++) index->chunks[i].first = (first_chunk + i) * src->chunk_rows;
+  CHECK(new_index(src, row, rows, &index));
   CHECK(move_pieces(src, index, row, rows, (char *)buf, 1, threads, each, ctx));
 done:
   free(index);

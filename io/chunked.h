@@ -20,7 +20,6 @@ typedef struct {
   haddr_t eoa;            /* where HDF5 takes that file to end: no chunk lies past it */
   uint64_t rows_total;    /* the dataset's first dimension */
   uint64_t chunk_rows;    /* rows per chunk (every chunk holds whole rows) */
-  int rank;               /* dimensions of the dataset */
   size_t row_bytes;       /* bytes of one row, in memory and in the file alike */
   h5g_filter_pipeline pipeline;
   /* reads rows [row, row + rows) into buf through HDF5 (independent transfer) */

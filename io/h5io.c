@@ -109,6 +109,7 @@ done:
 static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
   hid_t dcpl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
   hsize_t userblock = 1, chunk[H5S_MAX_RANK];
+  unsigned chunk_opts = 0;
   H5O_info_t in_dset, in_file;
   int had_error = h5g_error_code() != H5G_OK, ours = 0, eligible =
       d->direct && io_config.direct && d->dims[0] > 0 && H5Tequal(d->file_type, d->mem_type) > 0 &&
@@ -116,6 +117,8 @@ static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
       H5Oget_info2(d->file->id, &in_file, H5O_INFO_BASIC) >= 0 && in_dset.fileno == in_file.fileno &&
       (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
       H5Pget_chunk(dcpl, d->rank, chunk) == d->rank &&
+      /* an edge chunk stored unfiltered says so in the layout, not in its filter mask */
+      H5Pget_chunk_opts(dcpl, &chunk_opts) >= 0 && !(chunk_opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) &&
       (fcpl = H5Fget_create_plist(d->file->id)) >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0 &&
       userblock == 0 && (writing || h5g_superblock_eoa(d->file->path, &src->eoa) == 0) &&
       h5g_filters_from_dcpl(dcpl, d->elem_size, &src->pipeline, &ours, d->where) == H5G_OK && ours;
@@ -125,7 +128,6 @@ static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
     src->path = d->file->path;
     src->rows_total = d->dims[0];
     src->chunk_rows = chunk[0];
-    src->rank = d->rank;
     src->row_bytes = h5g_io_row_bytes(d);
     src->fallback = read_rows_independent;
     src->fallback_ctx = d;

@@ -24,7 +24,8 @@ int h5g_superblock_eoa(const char *path, haddr_t *eoa) {
   unsigned version = sb[8], size = version < 2 ? sb[13] : sb[9];
   size_t at = version == 0 ? 24 : version == 1 ? 28 : 12;
   if (version > 3 || (size != 2 && size != 4 && size != 8) || at + 3 * size > (size_t)got) return -1;
-  haddr_t base = address_at(sb + at, size), end = address_at(sb + at + 2 * size, size);
-  *eoa = base + end;
+  /* a base address other than 0 (a user block cut away) is left to HDF5 */
+  if (address_at(sb + at, size) != 0) return -1;
+  *eoa = address_at(sb + at + 2 * size, size);
   return 0;
 }

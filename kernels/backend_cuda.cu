@@ -163,6 +163,7 @@ done:
 /* The stream is drained first: after a failure, copies into or out of the buffer may still be
  * under way when the pipeline releases it. */
 void cuda_unpin(h5g_backend *be, void *p) {
+  cudaSetDevice(impl_of(be)->device); /* the unpinning thread's device is 0 until told */
   cudaStreamSynchronize(impl_of(be)->stream);
   cudaHostUnregister(p);
 }

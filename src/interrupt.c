@@ -37,7 +37,7 @@ static sigset_t interrupts(void) {
 void h5g_interrupt_hold(void) {
   sigset_t set = interrupts();
   holding = 1;
-  atomic_signal_fence(memory_order_seq_cst);
+  atomic_thread_fence(memory_order_seq_cst);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
@@ -83,6 +83,7 @@ void h5g_interrupt_install(int rank) {
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigfillset(&sa.sa_mask); /* one handler at a time */
+  sa.sa_flags = SA_RESTART; /* a handler that returns (a held signal) must not fail others' calls */
   is_rank0 = rank == 0;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);

@@ -46,22 +46,6 @@ static void print_teardown(const h5g_teardown *t) {
   fflush(stdout);
 }
 
-/* With every rank on this node (what mpirun tells its ranks before MPI_Init), Open MPI's shared
- * memory transport (ob1 + vader) instead of UCX, whose start-up took 0.21 of MPI_Init's 0.24 s on
- * the H200 machine for the same exchange times (bench/startup.sh, bench/RESULTS.md). A user's
- * own pml or btl setting wins; srun and singleton runs are left as they are. */
-static void use_shared_memory_transport(void) {
-  const char *size = getenv("OMPI_COMM_WORLD_SIZE"), *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (!size || !local || strcmp(size, local) != 0 || getenv("OMPI_MCA_pml") || getenv("OMPI_MCA_btl"))
-    return;
-  setenv("OMPI_MCA_pml", "ob1", 0);
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
-  setenv("OMPI_MCA_btl", "self,sm", 0);
-#else
-  setenv("OMPI_MCA_btl", "self,vader", 0);
-#endif
-}
-
 static void print_summary(const h5g_options *opt, const h5g_report *rep) {
   if (opt->quiet) return;
   double rate = rep->total_seconds > 0 ? (double)rep->n / rep->total_seconds / 1e6 : 0.0;
@@ -104,7 +88,6 @@ int main(int argc, char **argv) {
   /* h5gsort uses no shared file pointers, and Open MPI's sharedfp components (lockedfile, sm),
    * reached from MPI_File_open, overflow a fixed buffer on long paths. A user's setting wins. */
   setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0);
-  use_shared_memory_transport();
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   rep.startup.mpi_init = now_seconds() - start;

@@ -202,7 +202,8 @@ static int write_record_fixtures(hid_t file) {
  * DIR/latest.h5 (/keys, latest file format) is for --hold. */
 
 enum { F_SHUFFLE = 1, F_GZIP = 2, F_FLETCHER = 4, F_SZIP = 8, F_SCALEOFFSET = 16, F_NBIT = 32,
-       F_LZF = 64, F_EXTERNAL = 128 /* raw data in the file external.bin beside it (H5Pset_external) */ };
+       F_LZF = 64, F_EXTERNAL = 128 /* raw data in the file external.bin beside it (H5Pset_external) */,
+       F_EDGE_UNFILTERED = 256 /* the partial last chunk stored unfiltered (latest format only) */ };
 enum { LZF_ID = 32000, REAL_MAX = 100000 };
 
 typedef struct {
@@ -255,6 +256,8 @@ static int write_real(hid_t file, hid_t expected, const real_spec *s, int64_t *v
   if (s->filters & F_SZIP) CHECK_H5(H5Pset_szip(dcpl, H5_SZIP_NN_OPTION_MASK, 8));
   if (s->filters & F_LZF) CHECK_H5(H5Pset_filter(dcpl, LZF_ID, H5Z_FLAG_MANDATORY, 0, NULL));
   if (s->filters & F_FLETCHER) CHECK_H5(H5Pset_fletcher32(dcpl));
+  if (s->filters & F_EDGE_UNFILTERED)
+    CHECK_H5(H5Pset_chunk_opts(dcpl, H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS));
   if (s->filters & F_EXTERNAL) { /* an absolute name: HDF5 1.10 looks relative ones up from the cwd */
     ssize_t len = H5Fget_name(file, external, sizeof external);
     char *slash = len > 0 ? strrchr(external, '/') : NULL;
@@ -461,7 +464,9 @@ static int write_realfiles(const char *dir) {
   CHECK_H5(H5Fclose(file));
   CHECK_H5(file = create_in(dir, "latest.h5", 1));
   real_spec keys = {"/keys", H5T_STD_I32LE, 1000, 0, 0, 0, 0, 0, deflt, 0, {{0, 0}}};
-  if (write_real(file, -1, &keys, vals)) return 1;
+  real_spec edge = {"/edge_unfiltered", H5T_STD_I32LE, 10007, 1000, 0,
+                    F_SHUFFLE | F_GZIP | F_EDGE_UNFILTERED, 0, 0, deflt, 0, {{0, 0}}};
+  if (write_real(file, -1, &keys, vals) || write_real(file, -1, &edge, vals)) return 1;
   CHECK_H5(H5Fclose(file));
   free(vals);
   return 0;

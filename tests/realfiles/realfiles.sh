@@ -42,6 +42,8 @@ case_layouts() {
     p=$((p % 4 + 1))
   done
   sorted 3 /layouts/all --descending
+  # the last, partial chunk stored unfiltered (H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS, latest format)
+  (R=$F/latest.h5 && for p in 1 2; do sorted "$p" /edge_unfiltered; done) || exit 1
   # an appendable (unlimited) chunked dataset stays appendable, as h5repack keeps it
   for p in 1 3; do
     sorted "$p" /layouts/extendible
