@@ -243,9 +243,13 @@ static int finish_piece(piece *p) {
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the chunk at row %llu (%s)",
                (unsigned long long)c->first, src->where);
     if (p->writing || c->addr != HADDR_UNDEF) continue;
-    uint64_t lo = c->first > p->row ? c->first : p->row, end = c->first + src->chunk_rows;
+    size_t last = i; /* one HDF5 read for a run of chunks never written (a sparse dataset) */
+    while (last + 1 < p->nchunks && p->chunks[last + 1].addr == HADDR_UNDEF) last++;
+    uint64_t lo = c->first > p->row ? c->first : p->row;
+    uint64_t end = p->chunks[last].first + src->chunk_rows;
     uint64_t hi = end < p->row + p->rows ? end : p->row + p->rows;
     CHECK(src->fallback(src->fallback_ctx, lo, hi - lo, p->buf + (lo - p->row) * src->row_bytes));
+    i = last;
   }
 done:
   return rc;
