@@ -236,7 +236,7 @@ case_small_messages() {
 case_backend() {
   gen 2 "$W/in.h5" -d /keys --count 10007 --type f4 --dist special
   sort_check 2 "$W/in.h5" /keys "$W/cpu.h5" /keys --backend cpu
-  if [ "${H5G_HAVE_CUDA:-0}" = 1 ] && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  if [ "${H5G_HAVE_CUDA:-0}" = 1 ] && gpu_usable; then
     sort_check 2 "$W/in.h5" /keys "$W/cuda.h5" /keys --backend cuda
   else
     local rc=0

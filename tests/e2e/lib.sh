@@ -2,7 +2,7 @@
 # Shared helpers of the end-to-end and bad-input tests (sourced, not run).
 # The caller sets BIN (the build's bin dir) and MPIEXEC (launcher command ending with its -n flag).
 # `source lib.sh --backend-only` defines only the backend choice below (no shell options, no work
-# directory): for scripts with helpers of their own (tests/faults/faults.sh).
+# directory): for scripts with helpers of their own (tests/faults/faults.sh, tests/gpu_e2e).
 
 # gpu_usable: nvidia-smi lists a GPU and CUDA_VISIBLE_DEVICES does not hide every one.
 gpu_usable() {

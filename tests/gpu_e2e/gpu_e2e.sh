@@ -6,7 +6,8 @@
 #   gpu_e2e.sh BIN_DIR "MPIEXEC ... -n"
 set -uo pipefail
 bin=$1 launcher=$2
-if ! nvidia-smi -L >/dev/null 2>&1; then echo "SKIP: no CUDA device"; exit 77; fi
+source "$(dirname "$0")/../e2e/lib.sh" --backend-only
+H5G_TEST_BACKEND=cuda test_backend # skips (exit 77) where no GPU is usable
 # The GPU machine's own mpirun, passing the library path (parallel HDF5 travels in .devlibs).
 if command -v mpirun >/dev/null; then
   export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}

@@ -8,10 +8,8 @@
 #   gpu_records.sh BIN_DIR "MPIEXEC ... -n"
 BIN=$1
 MPIEXEC=$2
-if ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "SKIP: no CUDA device"
-  exit 77
-fi
+source "$(dirname "$0")/../e2e/lib.sh" --backend-only
+H5G_TEST_BACKEND=cuda test_backend # skips (exit 77) where no GPU is usable
 # The GPU machine's own mpirun, passing the library path (parallel HDF5 travels in .devlibs); by
 # its path, since lib.sh defines a function of that name.
 if command -v mpirun >/dev/null; then
