@@ -88,6 +88,9 @@ int h5g_io_convert_rows(const h5g_dset *d, void *buf, uint64_t rows, int to_file
 /* Collective: copies the attributes of group `group` of `in` to the group of that path in `out`,
  * when both files have it as a group (nothing otherwise). */
 int h5g_io_copy_group_attributes(h5g_file *in, h5g_file *out, const char *group);
+/* Internal to io/ (io/inspect.c): 1 when every prefix of `path` exists as a link in `loc`
+ * (H5Lexists fails on missing parents); paths have no length limit, as HDF5's names have none. */
+int h5g_io_path_exists_internal(hid_t loc, const char *path);
 /* Internal to io/ (io/storage.c): dataset creation properties (*dcpl) and maximum dimensions
  * for an output of shape dims[0..rank) and elements of elem_bytes, `choice` resolved against the
  * source's creation properties `like_dcpl` (H5I_INVALID_HID: none); file_type (or
