@@ -46,30 +46,41 @@ void h5g_io_configure(int threads, int direct) {
 
 void h5g_io_allow_direct(h5g_dset *d) { d->direct = 1; }
 
-/* The file offset of a dataset that a direct transfer may move (io/h5io.h: h5g_io_allow_direct),
- * or -1. */
-static off_t direct_offset(const h5g_dset *d, int writing) {
-  hid_t dcpl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
+/* What every direct transfer of `d` needs (io/h5io.h: h5g_io_allow_direct): allowed, rows stored
+ * exactly as in memory, in this file (through an external link the data lie in another one),
+ * which has no user block. */
+static int direct_allowed(const h5g_dset *d) {
+  hid_t fcpl = H5I_INVALID_HID;
   hsize_t userblock = 1;
-  haddr_t address = HADDR_UNDEF;
-  H5O_info_t in_dset, in_file; /* through an external link, the data lie in another file */
-  if (d->direct && io_config.direct && H5Tequal(d->file_type, d->mem_type) > 0 &&
-      H5Oget_info2(d->id, &in_dset, H5O_INFO_BASIC) >= 0 &&
-      H5Oget_info2(d->file->id, &in_file, H5O_INFO_BASIC) >= 0 && in_dset.fileno == in_file.fileno &&
-      (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-      H5Pget_external_count(dcpl) == 0 && H5Pget_nfilters(dcpl) == 0 &&
-      (fcpl = H5Fget_create_plist(d->file->id)) >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0 &&
-      userblock == 0)
-    address = H5Dget_offset(d->id);
-  /* data HDF5 takes to lie past the file's end it would not read: neither do we (a file being
-   * written has its end in the superblock only once HDF5 flushes it) */
-  haddr_t eoa = 0;
-  if (address != HADDR_UNDEF && !writing &&
-      (h5g_superblock_eoa(d->file->path, &eoa) != 0 || address > eoa ||
-       H5Dget_storage_size(d->id) > eoa - address))
-    address = HADDR_UNDEF;
-  CLOSE_ID(H5Pclose, dcpl);
+  H5O_info_t in_dset, in_file;
+  int allowed = d->direct && io_config.direct && H5Tequal(d->file_type, d->mem_type) > 0 &&
+                H5Oget_info2(d->id, &in_dset, H5O_INFO_BASIC) >= 0 &&
+                H5Oget_info2(d->file->id, &in_file, H5O_INFO_BASIC) >= 0 &&
+                in_dset.fileno == in_file.fileno && (fcpl = H5Fget_create_plist(d->file->id)) >= 0 &&
+                H5Pget_userblock(fcpl, &userblock) >= 0 && userblock == 0;
   CLOSE_ID(H5Pclose, fcpl);
+  return allowed;
+}
+
+/* 1 when bytes [address, address + bytes) lie inside the end of file HDF5 reads up to (the
+ * superblock's): past it HDF5 reads nothing, and neither may we. */
+static int inside_file_end(const h5g_dset *d, haddr_t address, hsize_t bytes) {
+  haddr_t eoa = 0;
+  return address != HADDR_UNDEF && h5g_superblock_eoa(d->file->path, &eoa) == 0 &&
+         address <= eoa && bytes <= eoa - address;
+}
+
+/* The file offset of a contiguous dataset that a direct transfer may move, or -1. A file being
+ * written has its end in the superblock only once HDF5 flushes it: that bound is for reads. */
+static off_t direct_offset(const h5g_dset *d, int writing) {
+  hid_t dcpl = H5I_INVALID_HID;
+  haddr_t address = HADDR_UNDEF;
+  if (direct_allowed(d) && (dcpl = H5Dget_create_plist(d->id)) >= 0 &&
+      H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
+      H5Pget_nfilters(dcpl) == 0)
+    address = H5Dget_offset(d->id);
+  if (!writing && !inside_file_end(d, address, H5Dget_storage_size(d->id))) address = HADDR_UNDEF;
+  CLOSE_ID(H5Pclose, dcpl);
   return address == HADDR_UNDEF ? (off_t)-1 : (off_t)address;
 }
 
@@ -100,20 +111,16 @@ done:
  * filters io/filters.h knows (h5g_io_allow_direct, as for contiguous data). Anything else, or
  * any HDF5 query that fails, leaves the transfer to HDF5. */
 static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
-  hid_t dcpl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
-  hsize_t userblock = 1, chunk[H5S_MAX_RANK];
+  hid_t dcpl = H5I_INVALID_HID;
+  hsize_t chunk[H5S_MAX_RANK];
   unsigned chunk_opts = 0;
-  H5O_info_t in_dset, in_file;
   int had_error = h5g_error_code() != H5G_OK, ours = 0, eligible =
-      d->direct && io_config.direct && d->dims[0] > 0 && H5Tequal(d->file_type, d->mem_type) > 0 &&
-      H5Oget_info2(d->id, &in_dset, H5O_INFO_BASIC) >= 0 &&
-      H5Oget_info2(d->file->id, &in_file, H5O_INFO_BASIC) >= 0 && in_dset.fileno == in_file.fileno &&
+      d->dims[0] > 0 && direct_allowed(d) &&
       (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
       H5Pget_chunk(dcpl, d->rank, chunk) == d->rank &&
       /* an edge chunk stored unfiltered says so in the layout, not in its filter mask */
       H5Pget_chunk_opts(dcpl, &chunk_opts) >= 0 && !(chunk_opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) &&
-      (fcpl = H5Fget_create_plist(d->file->id)) >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0 &&
-      userblock == 0 && (writing || h5g_superblock_eoa(d->file->path, &src->eoa) == 0) &&
+      (writing || h5g_superblock_eoa(d->file->path, &src->eoa) == 0) &&
       h5g_filters_from_dcpl(dcpl, d->elem_size, &src->pipeline, &ours, d->where) == H5G_OK && ours;
   for (int k = 1; eligible && k < d->rank; k++) eligible = chunk[k] == d->dims[k];
   if (eligible) {
@@ -127,7 +134,6 @@ static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
     src->where = d->where;
   }
   CLOSE_ID(H5Pclose, dcpl);
-  CLOSE_ID(H5Pclose, fcpl);
   if (!had_error) h5g_error_clear(); /* a failed query above only means: HDF5 reads it */
   return eligible;
 }
@@ -310,12 +316,9 @@ done:
 static int choose_read_transfer(h5g_dset *d) {
   int rc = H5G_OK;
   hid_t dcpl = H5I_INVALID_HID;
-  haddr_t eoa = 0, addr = H5Dget_offset(d->id);
-  hsize_t bytes = H5Dget_storage_size(d->id);
   CHECK_H5(dcpl = H5Dget_create_plist(d->id), "cannot read the dataset's storage (%s)", d->where);
   int collective = H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
-                   addr != HADDR_UNDEF && h5g_superblock_eoa(d->file->path, &eoa) == 0 && addr <= eoa &&
-                   bytes <= eoa - addr;
+                   inside_file_end(d, H5Dget_offset(d->id), H5Dget_storage_size(d->id));
   if (!collective)
     CHECK_H5(H5Pset_dxpl_mpio(d->dxpl, H5FD_MPIO_INDEPENDENT), "cannot set up the read (%s)",
              d->where);
