@@ -24,7 +24,7 @@ static int copy(const char *in_path, const char *out_path, const char *dataset, 
   CHECK(h5g_io_open_rows(in, dataset, &src));
   uint64_t n_total = 0;
   h5g_dataset_info info;
-  if (rank == 0) CHECK(h5g_io_inspect(in_path, dataset, NULL, &info));
+  if (rank == 0) CHECK(h5g_io_inspect(in_path, dataset, NULL, -1, &info));
   n_total = rank == 0 ? info.n : 0;
   CHECK_MPI(MPI_Bcast(&n_total, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD));
   uint64_t first = h5g_share_begin(rank, n_total, size);

@@ -30,9 +30,10 @@ typedef struct h5g_dset h5g_dset;
 void h5g_io_quiet(void);
 
 /* Serial inspection (one rank) of the key dataset: file exists and is HDF5, path names a 1-D
- * dataset of a supported type (or, with key_field, a 1-D compound with that numeric field).
- * Returns H5G_ERR_USAGE with a message that names the problem otherwise. */
-int h5g_io_inspect(const char *file, const char *dataset, const char *key_field,
+ * dataset of a supported type (or, with key_field, a 1-D compound with that numeric field; with
+ * column >= 0, a 2-D dataset with that column; -1: none). Returns H5G_ERR_USAGE with a message
+ * that names the problem otherwise. */
+int h5g_io_inspect(const char *file, const char *dataset, const char *key_field, int column,
                    h5g_dataset_info *info);
 /* Serial inspection of a dataset carried with the keys: integer or float elements, any rank >= 1,
  * first dimension `rows`. Usage error otherwise. */

@@ -306,12 +306,38 @@ static void describe_shape(hid_t space, char *text, size_t len) {
                              (unsigned long long)dims[i]);
 }
 
-int h5g_io_inspect(const char *file, const char *dataset, const char *key_field,
+/* The shape of a key dataset: 1-D, or 2-D when a column is named (its range checked). */
+static int check_key_shape(hid_t space, int column, const char *where, uint64_t *n) {
+  int rc = H5G_OK;
+  char shape[256];
+  hsize_t dims[H5S_MAX_RANK] = {0};
+  int ndims = H5Sget_simple_extent_ndims(space);
+  if (ndims > 0) H5Sget_simple_extent_dims(space, dims, NULL);
+  describe_shape(space, shape, sizeof shape);
+  if (column >= 0 && ndims != 2)
+    H5G_FAIL(H5G_ERR_USAGE, "--key-column needs a 2-D dataset (N x M), not a %d-D one (%s) (%s)",
+             ndims, shape, where);
+  if (column >= 0 && (hsize_t)column >= dims[1])
+    H5G_FAIL(H5G_ERR_USAGE, "--key-column %d is out of range: the dataset has %llu column%s (%s)",
+             column, (unsigned long long)dims[1], dims[1] == 1 ? "" : "s", where);
+  if (column < 0 && ndims == 2)
+    H5G_FAIL(H5G_ERR_USAGE, "unsupported shape: 2-D dataset (%s); give --key-column J to sort its "
+             "rows by column J (%s)", shape, where);
+  if (column < 0 && ndims != 1)
+    H5G_FAIL(H5G_ERR_USAGE,
+             "unsupported shape: %d-D dataset (%s); h5gsort sorts 1-D datasets, and the rows of "
+             "2-D ones with --key-column (%s)", ndims, shape, where);
+  *n = dims[0];
+done:
+  return rc;
+}
+
+int h5g_io_inspect(const char *file, const char *dataset, const char *key_field, int column,
                    h5g_dataset_info *info) {
   int rc = H5G_OK;
   hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, type = H5I_INVALID_HID,
         field = H5I_INVALID_HID, space = H5I_INVALID_HID;
-  char where[WHERE_MAX], shape[256];
+  char where[WHERE_MAX];
   snprintf(where, sizeof where, "%s:%s", file, dataset);
   memset(info, 0, sizeof *info);
   CHECK(inspect_open(file, dataset, where, &fid, &did));
@@ -330,16 +356,7 @@ int h5g_io_inspect(const char *file, const char *dataset, const char *key_field,
   } else {
     CHECK(classify_type(type, info, where));
   }
-  int ndims = H5Sget_simple_extent_ndims(space);
-  if (ndims != 1) {
-    describe_shape(space, shape, sizeof shape);
-    H5G_FAIL(H5G_ERR_USAGE,
-             "unsupported shape: %d-D dataset (%s); h5gsort sorts 1-D datasets (%s)", ndims, shape,
-             where);
-  }
-  hsize_t n = 0;
-  H5Sget_simple_extent_dims(space, &n, NULL);
-  info->n = n;
+  CHECK(check_key_shape(space, column, where, &info->n));
 done:
   CLOSE_ID(H5Sclose, space);
   CLOSE_ID(H5Tclose, field);

@@ -52,7 +52,11 @@ int h5g_carry_all(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
   char target[PATH_MAX];
-  if (opt->key_field) CHECK(carry_dataset(r, opt->dataset, opt->output_dataset));
+  const h5g_key_layout *layout = &r->verdict.layout;
+  if (opt->key_field || opt->nkey_columns) CHECK(carry_dataset(r, opt->dataset, opt->output_dataset));
+  for (int i = 0; r->verdict.composed && opt->ndatasets > 1 && i < layout->count; i++)
+    if (layout->key[i].cls == H5G_KEY_FLOAT) /* src/write.c writes the others */
+      CHECK(carry_dataset(r, opt->datasets[i], opt->datasets[i]));
   for (int i = 0; i < opt->ncarry; i++) {
     h5g_options_carry_target(opt, opt->carry[i], target, sizeof target);
     CHECK(carry_dataset(r, opt->carry[i], target));

@@ -8,18 +8,37 @@
 #include "mpi/agree.h"
 #include "mpi/topology.h"
 #include "base/error.h"
+#include "src/keyset.h"
 #include "src/verify.h"
 
 typedef struct {
   h5g_dataset_info checked, against;
+  h5g_key_layout layout; /* several keys (or a column): checked as their composed key */
 } check_verdict;
+
+/* Serial: the keys of file:dataset, one or composed. */
+static int inspect_keys(const h5g_options *opt, const char *file, const char *dataset,
+                        h5g_key_layout *layout, h5g_dataset_info *info) {
+  if (h5g_options_composed(opt)) return h5g_keyset_inspect(opt, file, layout, info);
+  return h5g_io_inspect(file, dataset, opt->key_field, -1, info);
+}
 
 static int inspect_both(const h5g_options *opt, int rank, check_verdict *v) {
   int rc = H5G_OK;
+  h5g_key_layout against_layout;
   if (rank != 0) goto done;
-  CHECK(h5g_io_inspect(opt->input, opt->dataset, opt->key_field, &v->checked));
+  if (h5g_options_composed(opt) && strcmp(opt->against_dataset, opt->dataset) != 0)
+    H5G_FAIL(H5G_ERR_USAGE, "--against-dataset goes with one key: with several, the keys are at "
+             "the same paths in both files");
+  CHECK(inspect_keys(opt, opt->input, opt->dataset, &v->layout, &v->checked));
   if (opt->against) {
-    CHECK(h5g_io_inspect(opt->against, opt->against_dataset, opt->key_field, &v->against));
+    CHECK(inspect_keys(opt, opt->against, opt->against_dataset, &against_layout, &v->against));
+    for (int i = 0; h5g_options_composed(opt) && i < v->layout.count; i++)
+      if (against_layout.key[i].cls != v->layout.key[i].cls ||
+          against_layout.key[i].width != v->layout.key[i].width)
+        H5G_FAIL(H5G_ERR_USAGE, "types of key %d differ: %s in %s, %s in %s", i + 1,
+                 v->layout.key[i].type_name, opt->input, against_layout.key[i].type_name,
+                 opt->against);
     if (v->against.cls != v->checked.cls || v->against.width != v->checked.width)
       H5G_FAIL(H5G_ERR_USAGE, "types differ: %s in %s:%s, %s in %s:%s", v->checked.type_name,
                opt->input, opt->dataset, v->against.type_name, opt->against, opt->against_dataset);
@@ -28,17 +47,24 @@ done:
   return rc;
 }
 
-/* Reads this rank's share of file:dataset into keys (n elements from offset). */
-static int read_share(MPI_Comm comm, const char *file, const char *dataset, const char *key_field,
-                      uint64_t offset, uint64_t n, void *keys) {
+/* Reads this rank's share of file:dataset into keys (n elements from offset), composed when
+ * there are several keys. */
+static int read_share(MPI_Comm comm, const h5g_options *opt, const check_verdict *v,
+                      const char *file, const char *dataset, uint64_t offset, uint64_t n,
+                      void *keys) {
   int rc = H5G_OK;
   h5g_file *f = NULL;
-  h5g_dset *d = NULL;
+  h5g_dset *d[H5G_MAX_KEYS] = {0};
   CHECK(h5g_io_open_file(comm, file, 0, &f));
-  CHECK(h5g_io_open_keys(f, dataset, key_field, &d));
-  CHECK(h5g_io_read(d, offset, n, keys));
+  if (h5g_options_composed(opt)) {
+    CHECK(h5g_keyset_open(opt, f, 0, d));
+    CHECK(h5g_keyset_read(comm, opt, &v->layout, d, offset, n, v->checked.width, keys));
+  } else {
+    CHECK(h5g_io_open_keys(f, dataset, opt->key_field, &d[0]));
+    CHECK(h5g_io_read(d[0], offset, n, keys));
+  }
 done:
-  h5g_io_close(d);
+  h5g_keyset_close(d);
   h5g_io_close_file(f);
   return rc;
 }
@@ -62,15 +88,16 @@ int h5g_check_run(MPI_Comm comm, const h5g_options *opt) {
   MPI_Comm_size(comm, &size);
   CHECK(h5g_agree(comm, inspect_both(opt, rank, &v)));
   CHECK_MPI(MPI_Bcast(&v, (int)sizeof v, MPI_BYTE, 0, comm));
-  h5g_keyspec ks = {v.checked.cls, v.checked.width, opt->descending};
+  int composed = h5g_options_composed(opt); /* directions are in the composed key */
+  h5g_keyspec ks = {v.checked.cls, v.checked.width, composed ? 0 : opt->descending};
   uint64_t offset = h5g_share_begin((uint64_t)rank, v.checked.n, (uint64_t)size);
   uint64_t n = h5g_share_begin((uint64_t)rank + 1, v.checked.n, (uint64_t)size) - offset;
   CHECK(h5g_agree(comm, allocate(&keys, n * ks.width)));
-  CHECK(h5g_agree(comm, read_share(comm, opt->input, opt->dataset, opt->key_field, offset, n, keys)));
+  CHECK(h5g_agree(comm, read_share(comm, opt, &v, opt->input, opt->dataset, offset, n, keys)));
   CHECK(h5g_agree(comm, h5g_verify_share(comm, keys, n, offset, &ks, &res)));
   if (opt->against && v.against.n == v.checked.n) {
-    CHECK(h5g_agree(comm, read_share(comm, opt->against, opt->against_dataset, opt->key_field,
-                                         offset, n, keys)));
+    CHECK(h5g_agree(comm, read_share(comm, opt, &v, opt->against, opt->against_dataset, offset, n,
+                                     keys)));
     CHECK(h5g_agree(comm, h5g_checksum_share(comm, keys, n, ks.width, &against_sum)));
   }
   if (res.out_of_order)
@@ -87,7 +114,7 @@ int h5g_check_run(MPI_Comm comm, const h5g_options *opt) {
   if (rank == 0 && !opt->quiet)
     printf("h5gsort: %s:%s: %llu %s keys in %s order%s\n", opt->input, opt->dataset,
            (unsigned long long)res.n, v.checked.type_name,
-           opt->descending ? "descending" : "ascending",
+           composed ? "the keys'" : opt->descending ? "descending" : "ascending",
            opt->against ? ", same count and checksum as the input" : "");
 done:
   free(keys);

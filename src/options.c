@@ -11,7 +11,8 @@
 enum { OPT_OUTPUT_DATASET = 256, OPT_DESCENDING, OPT_FORCE, OPT_BACKEND, OPT_DEVICE_MEMORY,
        OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION, OPT_CHECK, OPT_AGAINST,
        OPT_AGAINST_DATASET, OPT_CARRY, OPT_INDEX_OUT, OPT_STABLE, OPT_KEY_FIELD, OPT_EXCHANGE,
-       OPT_IO_THREADS, OPT_LAYOUT, OPT_CHUNK, OPT_COMPRESS, OPT_WHOLE_FILE };
+       OPT_IO_THREADS, OPT_LAYOUT, OPT_CHUNK, OPT_COMPRESS, OPT_WHOLE_FILE, OPT_KEY_COLUMN,
+       OPT_ORDER };
 
 /* Index of `arg` among three option words, -1 if none. */
 static int word_index(const char *arg, const char *const words[3]) {
@@ -21,7 +22,25 @@ static int word_index(const char *arg, const char *const words[3]) {
 }
 
 int h5g_options_moves_records(const h5g_options *opt) {
-  return opt->ncarry > 0 || opt->index_out != NULL || opt->key_field != NULL;
+  return opt->ncarry > 0 || opt->index_out != NULL || opt->key_field != NULL || opt->nkey_columns > 0;
+}
+
+int h5g_options_key_count(const h5g_options *opt) {
+  if (opt->ndatasets > 1) return opt->ndatasets;
+  if (opt->nkey_fields) return opt->nkey_fields;
+  return opt->nkey_columns ? opt->nkey_columns : 1;
+}
+
+h5g_key_source h5g_options_key(const h5g_options *opt, int i) {
+  h5g_key_source k = {opt->ndatasets > 1 ? opt->datasets[i] : opt->dataset,
+                      opt->nkey_fields ? opt->key_fields[i] : NULL,
+                      opt->nkey_columns ? opt->key_columns[i] : -1,
+                      opt->norder ? opt->key_descending[i] : opt->descending};
+  return k;
+}
+
+int h5g_options_composed(const h5g_options *opt) {
+  return h5g_options_key_count(opt) > 1 || opt->nkey_columns > 0;
 }
 
 void h5g_options_carry_target(const h5g_options *opt, const char *path, char *target, size_t len) {
@@ -35,16 +54,21 @@ void h5g_options_carry_target(const h5g_options *opt, const char *path, char *ta
 }
 
 void h5g_options_usage(FILE *out) {
-  fputs("usage: mpiexec -n P h5gsort [OPTIONS] INPUT.h5 OUTPUT.h5 -d /path/to/keys\n"
+  fputs("usage: mpiexec -n P h5gsort [OPTIONS] INPUT.h5 OUTPUT.h5 -d /path/to/keys [-d ...]\n"
         "       mpiexec -n P h5gsort --check FILE.h5 -d /path [--against INPUT.h5\n"
         "                            [--against-dataset /path]] [--descending]\n"
         "\n"
         "Sorts a 1-D integer or float HDF5 dataset across MPI ranks (one GPU per rank when\n"
         "available) and writes one globally sorted dataset.\n"
         "\n"
-        "  -d, --dataset PATH         key dataset in INPUT (required)\n"
-        "      --output-dataset PATH  dataset path in OUTPUT (default: same as --dataset)\n"
-        "      --descending           exact reverse of the ascending order\n"
+        "  -d, --dataset PATH         key dataset in INPUT (required); give it several times to\n"
+        "                             sort by several keys, in priority order (the first is\n"
+        "                             the primary key), each written permuted at its own path\n"
+        "      --output-dataset PATH  dataset path in OUTPUT (default: same as --dataset; one\n"
+        "                             -d only)\n"
+        "      --descending           exact reverse of the ascending order (every key)\n"
+        "      --order asc|desc[,...] one direction per key (per -d, --key-field field or\n"
+        "                             --key-column column); a descending key puts NaNs first\n"
         "      --force                replace OUTPUT if it exists; OUTPUT may equal INPUT\n"
         "      --backend auto|cuda|cpu  auto: the GPU when one is visible, else the CPU\n"
         "      --exchange auto|mpi|nccl  how ranks exchange keys (auto: MPI, measured faster;\n"
@@ -58,8 +82,10 @@ void h5g_options_usage(FILE *out) {
         "      --carry PATH[,PATH]    datasets with one row per key (any integer or float\n"
         "                             type, 1-D or N-D) written permuted like the keys\n"
         "      --index-out PATH       write the uint64 source index of every output key\n"
-        "      --key-field NAME       sort a compound (table) dataset by this numeric field,\n"
-        "                             moving whole records\n"
+        "      --key-field NAME[,NAME]  sort a compound (table) dataset by these numeric fields,\n"
+        "                             in priority order, moving whole records\n"
+        "      --key-column J[,J]     sort the rows of a 2-D dataset (N x M) by these columns\n"
+        "                             (0-based), in priority order, moving whole rows\n"
         "      --stable               equal keys keep their input order (always the case\n"
         "                             when records move)\n"
         "      --layout keep|contiguous|chunked  output storage (default keep: the input's\n"
@@ -129,6 +155,92 @@ done:
   return rc;
 }
 
+/* A comma-separated list `arg` of an option, split in place into list[*count...]. */
+static int split_list(char *arg, const char *option, const char *what, const char **list, int max,
+                      int *count) {
+  int rc = H5G_OK;
+  if (arg[0] == '\0' || arg[0] == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
+    H5G_FAIL(H5G_ERR_USAGE, "%s takes a comma-separated list of %s, not '%s'", option, what, arg);
+  for (char *save = NULL, *item = strtok_r(arg, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    if (*count == max) H5G_FAIL(H5G_ERR_USAGE, "%s takes at most %d %s", option, max, what);
+    list[(*count)++] = item;
+  }
+done:
+  return rc;
+}
+
+/* --key-column J[,J2...]: 0-based column numbers. */
+static int parse_columns(char *arg, h5g_options *opt) {
+  int rc = H5G_OK;
+  const char *items[H5G_MAX_KEYS];
+  int count = 0;
+  CHECK(split_list(arg, "--key-column", "column numbers", items, H5G_MAX_KEYS, &count));
+  for (int i = 0; i < count; i++) {
+    char *end = NULL;
+    long column = items[i][0] >= '0' && items[i][0] <= '9' ? strtol(items[i], &end, 10) : -1;
+    if (!end || *end || column < 0 || column > INT_MAX)
+      H5G_FAIL(H5G_ERR_USAGE, "--key-column takes column numbers from 0 up, not '%s'", items[i]);
+    opt->key_columns[i] = (int)column;
+  }
+  opt->nkey_columns = count;
+done:
+  return rc;
+}
+
+/* --order asc|desc[,...] */
+static int parse_order(char *arg, h5g_options *opt) {
+  int rc = H5G_OK;
+  const char *items[H5G_MAX_KEYS];
+  int count = 0;
+  CHECK(split_list(arg, "--order", "directions", items, H5G_MAX_KEYS, &count));
+  for (int i = 0; i < count; i++) {
+    if (strcmp(items[i], "asc") != 0 && strcmp(items[i], "desc") != 0)
+      H5G_FAIL(H5G_ERR_USAGE, "--order takes asc or desc for each key, not '%s'", items[i]);
+    opt->key_descending[i] = strcmp(items[i], "desc") == 0;
+  }
+  opt->norder = count;
+done:
+  return rc;
+}
+
+/* The keys: where they come from (several -d, or the fields or columns of one), and one direction
+ * for each. */
+static int check_keys(h5g_options *opt) {
+  int rc = H5G_OK;
+  int nkeys = h5g_options_key_count(opt);
+  if (opt->ndatasets > 1 && (opt->nkey_fields || opt->nkey_columns))
+    H5G_FAIL(H5G_ERR_USAGE, "several -d do not go with --key-field or --key-column: give the "
+             "fields or columns of one dataset");
+  if (opt->nkey_fields && opt->nkey_columns)
+    H5G_FAIL(H5G_ERR_USAGE, "--key-field (a compound table) and --key-column (a 2-D dataset) do "
+             "not go together");
+  if (opt->ndatasets > 1 && opt->output_dataset)
+    H5G_FAIL(H5G_ERR_USAGE, "--output-dataset goes with one -d: with several, each key is "
+             "written at its own path");
+  if (opt->norder && opt->descending)
+    H5G_FAIL(H5G_ERR_USAGE, "give --order or --descending, not both");
+  if (opt->norder && opt->norder != nkeys)
+    H5G_FAIL(H5G_ERR_USAGE, "--order gives %d direction%s for %d key%s: give one per key",
+             opt->norder, opt->norder == 1 ? "" : "s", nkeys, nkeys == 1 ? "" : "s");
+  for (int i = 0; i < nkeys; i++) {
+    h5g_key_source k = h5g_options_key(opt, i);
+    if (k.dataset[0] != '/' || strcmp(k.dataset, "/") == 0)
+      H5G_FAIL(H5G_ERR_USAGE, "dataset path must be absolute and name a dataset, not '%s'",
+               k.dataset);
+    for (int j = 0; j < i; j++) {
+      h5g_key_source o = h5g_options_key(opt, j);
+      if (strcmp(k.dataset, o.dataset) == 0 && k.column == o.column &&
+          (k.field == o.field || (k.field && o.field && strcmp(k.field, o.field) == 0)))
+        H5G_FAIL(H5G_ERR_USAGE, "key %d repeats key %d (%s%s%s): give each key once", i + 1, j + 1,
+                 k.dataset, k.field ? " field " : "", k.field ? k.field : "");
+    }
+  }
+  /* one key, in a direction of its own: the single-key sort's --descending */
+  if (opt->norder && nkeys == 1) opt->descending = opt->key_descending[0];
+done:
+  return rc;
+}
+
 /* Storage options that contradict each other, and output options with --check. */
 static int check_storage(const h5g_options *opt) {
   int rc = H5G_OK;
@@ -173,6 +285,8 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       {"chunk", required_argument, NULL, OPT_CHUNK},
       {"compress", required_argument, NULL, OPT_COMPRESS},
       {"whole-file", no_argument, NULL, OPT_WHOLE_FILE},
+      {"key-column", required_argument, NULL, OPT_KEY_COLUMN},
+      {"order", required_argument, NULL, OPT_ORDER},
       {NULL, 0, NULL, 0}};
   memset(opt, 0, sizeof *opt);
   opt->argc = argc;
@@ -184,11 +298,11 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
   while ((c = getopt_long(argc, argv, ":d:qvh", longs, NULL)) != -1) {
     switch (c) {
     case 'd':
-      if (opt->dataset)
-        H5G_FAIL(H5G_ERR_USAGE, "-d/--dataset given more than once (%s, %s): sorting by several "
-                 "keys is not supported yet", opt->dataset, optarg);
+      if (opt->ndatasets == H5G_MAX_KEYS)
+        H5G_FAIL(H5G_ERR_USAGE, "at most %d keys (-d) can be given", H5G_MAX_KEYS);
       normalize_path(optarg);
-      opt->dataset = optarg;
+      opt->datasets[opt->ndatasets++] = optarg;
+      opt->dataset = opt->datasets[0];
       break;
     case OPT_OUTPUT_DATASET:
       normalize_path(optarg);
@@ -250,26 +364,30 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     case 'h': opt->help = 1; break;
     case OPT_VERSION: opt->version = 1; break;
     case OPT_CHECK: opt->check = 1; break;
-    case OPT_CARRY:
-      if (optarg[0] == '\0' || optarg[0] == ',' || optarg[strlen(optarg) - 1] == ',' ||
-          strstr(optarg, ",,"))
-        H5G_FAIL(H5G_ERR_USAGE, "--carry takes a comma-separated list of paths, not '%s'", optarg);
-      for (char *save = NULL, *path = strtok_r(optarg, ",", &save); path;
-           path = strtok_r(NULL, ",", &save)) {
-        if (opt->ncarry == H5G_MAX_CARRY)
-          H5G_FAIL(H5G_ERR_USAGE, "at most %d datasets can be carried", H5G_MAX_CARRY);
+    case OPT_CARRY: {
+      int first = opt->ncarry;
+      CHECK(split_list(optarg, "--carry", "paths", opt->carry, H5G_MAX_CARRY, &opt->ncarry));
+      for (int i = first; i < opt->ncarry; i++) {
+        char *path = (char *)opt->carry[i];
         if (path[0] != '/') H5G_FAIL(H5G_ERR_USAGE, "--carry paths must be absolute, not '%s'", path);
         normalize_path(path);
         if (strcmp(path, "/") == 0) H5G_FAIL(H5G_ERR_USAGE, "--carry paths must name a dataset, not '/'");
-        opt->carry[opt->ncarry++] = path;
       }
       break;
+    }
     case OPT_INDEX_OUT:
       normalize_path(optarg);
       opt->index_out = optarg;
       break;
     case OPT_STABLE: opt->stable = 1; break;
-    case OPT_KEY_FIELD: opt->key_field = optarg; break;
+    case OPT_KEY_FIELD:
+      opt->nkey_fields = 0;
+      CHECK(split_list(optarg, "--key-field", "field names", opt->key_fields, H5G_MAX_KEYS,
+                       &opt->nkey_fields));
+      opt->key_field = opt->key_fields[0];
+      break;
+    case OPT_KEY_COLUMN: CHECK(parse_columns(optarg, opt)); break;
+    case OPT_ORDER: CHECK(parse_order(optarg, opt)); break;
     case OPT_AGAINST: opt->against = optarg; break;
     case OPT_AGAINST_DATASET:
       normalize_path(optarg);
@@ -294,9 +412,7 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     opt->output = argv[optind + 1];
   }
   if (!opt->dataset) H5G_FAIL(H5G_ERR_USAGE, "missing -d/--dataset PATH (see --help)");
-  if (opt->dataset[0] != '/' || strcmp(opt->dataset, "/") == 0)
-    H5G_FAIL(H5G_ERR_USAGE, "dataset path must be absolute and name a dataset, not '%s'",
-             opt->dataset);
+  CHECK(check_keys(opt));
   if (!opt->output_dataset) opt->output_dataset = opt->dataset;
   if (opt->output_dataset[0] != '/' || strcmp(opt->output_dataset, "/") == 0)
     H5G_FAIL(H5G_ERR_USAGE, "output dataset path must be absolute and name a dataset, not '%s'",
@@ -309,14 +425,16 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     H5G_FAIL(H5G_ERR_USAGE, "--carry and --index-out do not go with --check");
   CHECK(check_storage(opt));
   /* Every dataset the run writes needs a path of its own, none inside another. */
-  const char *written[H5G_MAX_CARRY + 2];
+  const char *written[H5G_MAX_CARRY + H5G_MAX_KEYS + 1];
   char targets[H5G_MAX_CARRY][1024];
   int nwritten = 0;
   written[nwritten++] = opt->output_dataset;
+  for (int i = 1; i < opt->ndatasets; i++) written[nwritten++] = opt->datasets[i];
   if (opt->index_out) written[nwritten++] = opt->index_out;
   for (int i = 0; i < opt->ncarry; i++) {
-    if (strcmp(opt->carry[i], opt->dataset) == 0)
-      H5G_FAIL(H5G_ERR_USAGE, "--carry %s names the key dataset", opt->carry[i]);
+    for (int k = 0; k < opt->ndatasets; k++)
+      if (strcmp(opt->carry[i], opt->datasets[k]) == 0)
+        H5G_FAIL(H5G_ERR_USAGE, "--carry %s names a key dataset", opt->carry[i]);
     h5g_options_carry_target(opt, opt->carry[i], targets[i], sizeof targets[i]);
     written[nwritten++] = targets[i];
   }

@@ -10,16 +10,25 @@
 #include "src/transport.h"
 
 #define H5G_MAX_CARRY 64
+#define H5G_MAX_KEYS 16
 
 typedef enum { H5G_BACKEND_AUTO, H5G_BACKEND_CUDA, H5G_BACKEND_CPU } h5g_backend_choice;
 
 typedef struct {
   const char *input, *output;
   const char *dataset, *output_dataset; /* output_dataset defaults to dataset */
+  const char *datasets[H5G_MAX_KEYS];   /* every -d, in priority order (dataset is the first) */
+  int ndatasets;
   const char *report;                   /* --report FILE.json, or NULL */
   int check;                            /* --check FILE: verify-only mode (input = FILE) */
   const char *index_out;                /* --index-out PATH: source index of every output key */
-  const char *key_field;                /* --key-field NAME: sort a compound dataset by a field */
+  const char *key_field;                /* --key-field NAME[,...]: the first field, or NULL */
+  const char *key_fields[H5G_MAX_KEYS]; /* every field of --key-field, in priority order */
+  int nkey_fields;
+  int key_columns[H5G_MAX_KEYS];        /* --key-column J[,...]: columns of a 2-D dataset */
+  int nkey_columns;
+  int key_descending[H5G_MAX_KEYS];     /* --order, one direction per key */
+  int norder;
   const char *carry[H5G_MAX_CARRY];     /* --carry PATH[,PATH...]: datasets moved with the keys */
   int ncarry;
   int stable;                           /* --stable (records are always sorted stably) */
@@ -42,8 +51,22 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt);
 /* Where carried dataset `path` goes in OUTPUT: the same path, or, when --output-dataset moves the
  * keys, beside them under the output dataset's group. */
 void h5g_options_carry_target(const h5g_options *opt, const char *path, char *target, size_t len);
-/* True when records move with the keys (--carry, --index-out or --key-field). */
+/* True when records move with the keys (--carry, --index-out, --key-field or --key-column). */
 int h5g_options_moves_records(const h5g_options *opt);
+
+/* One sort key: a 1-D dataset, a field of a 1-D compound table, or a column of a 2-D dataset. */
+typedef struct {
+  const char *dataset;
+  const char *field; /* or NULL */
+  int column;        /* or -1 */
+  int descending;
+} h5g_key_source;
+/* The keys in priority order: several -d, several --key-field fields or --key-column columns. */
+int h5g_options_key_count(const h5g_options *opt);
+h5g_key_source h5g_options_key(const h5g_options *opt, int i);
+/* True when the keys are composed into one (src/keyset.h): several keys, or a column of a 2-D
+ * dataset. One key of a 1-D dataset or a single field is sorted as it is. */
+int h5g_options_composed(const h5g_options *opt);
 void h5g_options_usage(FILE *out);
 
 #endif

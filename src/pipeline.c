@@ -112,8 +112,7 @@ static int wait_unpinned(h5g_run *r) {
  * before the report, which can then tell how long that took. */
 static int close_input(h5g_run *r) {
   double start = MPI_Wtime();
-  int rc = h5g_io_close(r->keys_in);
-  r->keys_in = NULL;
+  int rc = h5g_keyset_close(r->keys_in);
   if (h5g_io_close_file(r->in_file) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   r->in_file = NULL;
   r->metrics.teardown.input_close = MPI_Wtime() - start;
@@ -201,7 +200,7 @@ done:
   if (r->tmp_created && r->rank == 0) unlink(r->verdict.tmp_path);
   h5g_interrupt_temp(NULL);
   h5g_interrupt_release(); /* a failed commit: a signal held meanwhile is an interrupt */
-  h5g_io_close(r->keys_in);
+  h5g_keyset_close(r->keys_in);
   h5g_io_close_file(r->in_file);
   double unused;
   h5g_cuda_warmup_finish(r->warmup, 0, &unused); /* a run that stopped before "setup" */

@@ -9,8 +9,25 @@ int h5g_read_open_file(h5g_run *r) { return h5g_io_open_file(r->comm, r->opt->in
 
 int h5g_read_open_keys(h5g_run *r) {
   int rc = H5G_OK;
-  CHECK(h5g_io_open_keys(r->in_file, r->opt->dataset, r->opt->key_field, &r->keys_in));
-  h5g_io_allow_direct(r->keys_in);
+  if (r->verdict.composed)
+    CHECK(h5g_keyset_open(r->opt, r->in_file, 0, r->keys_in));
+  else
+    CHECK(h5g_io_open_keys(r->in_file, r->opt->dataset, r->opt->key_field, &r->keys_in[0]));
+  for (int i = 0; i < H5G_MAX_KEYS && r->keys_in[i]; i++) h5g_io_allow_direct(r->keys_in[i]);
+done:
+  return rc;
+}
+
+/* Collective, several keys: run j's keys composed into the slice buffer (src/keyset.h). */
+static int read_composed(h5g_run *r, uint64_t begin, uint64_t len) {
+  int rc = H5G_OK;
+  unsigned w = r->plan.ks.width;
+  void *keys = (char *)r->data.keys + begin * w;
+  CHECK(h5g_agree(r->comm, h5g_buffers_wait(r->data.set, H5G_BUFFER_KEYS, begin + len)));
+  CHECK(h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, r->keys_in, r->plan.offset + begin,
+                        len, w, keys));
+  if (r->opt->verify) r->metrics.checksum_in += h5g_keys_checksum(keys, len, w);
+  h5g_progress_bytes(&r->progress, (begin + len) * w, r->plan.n * w);
 done:
   return rc;
 }
@@ -56,8 +73,11 @@ int h5g_read_run(h5g_run *r, size_t j) {
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
   r->reading_run = j;
   r->loaded = 0;
-  CHECK(h5g_io_read_each(r->keys_in, plan->offset + begin, len,
-                         (char *)r->data.keys + begin * plan->ks.width, read_piece, r));
+  if (r->verdict.composed)
+    CHECK(read_composed(r, begin, len));
+  else
+    CHECK(h5g_io_read_each(r->keys_in[0], plan->offset + begin, len,
+                           (char *)r->data.keys + begin * plan->ks.width, read_piece, r));
   if (plan->path != H5G_PATH_HOST) { /* what waited for the buffer to be pinned */
     CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_KEYS));
     CHECK(load_read_keys(r, len));

@@ -14,6 +14,7 @@
 #include "base/host_memory.h"
 #include "base/keys.h"
 #include "io/h5io.h"
+#include "src/keyset.h"
 #include "src/options.h"
 #include "src/progress.h"
 #include "src/report.h"
@@ -21,7 +22,9 @@
 
 /* What rank 0 finds out before any work and every rank needs (src/validate.c). */
 typedef struct {
-  h5g_dataset_info info;
+  h5g_dataset_info info;  /* of the key, or of the composed key (src/keyset.h) */
+  int composed;           /* several keys, or a column: sorted as one composed key */
+  h5g_key_layout layout;  /* those keys */
   int in_place;
   unsigned long long carried_bytes; /* size of the input file when datasets are carried */
   /* the keys' and the index's output storage has filters: their size is known once written */
@@ -95,7 +98,7 @@ typedef struct {
   h5g_cuda_warmup *warmup; /* the GPU context being made, until "setup" joins it */
   h5g_transport *transport;
   h5g_file *in_file, *out_file;
-  h5g_dset *keys_in;
+  h5g_dset *keys_in[H5G_MAX_KEYS]; /* the key dataset; composed: the keys' (src/keyset.h) */
   int tmp_created;    /* the temporary output may exist (rank 0 removes it on failure) */
   double step_start;
   size_t reading_run; /* the run whose pieces the read hands to the backend */

@@ -24,11 +24,19 @@ int h5g_validate(h5g_run *r) {
   h5g_verdict *v = &r->verdict;
   struct stat input;
   if (r->rank != 0) goto done;
-  CHECK(h5g_io_inspect(opt->input, opt->dataset, opt->key_field, &v->info));
+  v->composed = h5g_options_composed(opt);
+  if (v->composed)
+    CHECK(h5g_keyset_inspect(opt, opt->input, &v->layout, &v->info));
+  else
+    CHECK(h5g_io_inspect(opt->input, opt->dataset, opt->key_field, -1, &v->info));
   for (int i = 0; i < opt->ncarry; i++) CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n));
   /* the output storage, resolved now so that chunks HDF5 cannot take stop the run before work */
   int carried_filtered = 0;
-  CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 1, &v->keys_filtered));
+  for (int i = 0; i < opt->ndatasets; i++) {
+    int filtered = 0;
+    CHECK(h5g_io_inspect_storage(opt->input, opt->datasets[i], &opt->storage, 1, &filtered));
+    v->keys_filtered |= filtered;
+  }
   if (opt->index_out)
     CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, &v->index_filtered));
   for (int i = 0; i < opt->ncarry; i++)
@@ -37,7 +45,9 @@ int h5g_validate(h5g_run *r) {
   if (opt->report) CHECK(h5g_files_check_report(opt->report));
   if (stat(opt->input, &input) != 0)
     H5G_FAIL(H5G_ERR_USAGE, "cannot stat the input: %s (%s)", strerror(errno), opt->input);
-  if (opt->ncarry || opt->key_field) v->carried_bytes = (unsigned long long)input.st_size;
+  if (opt->ncarry || opt->key_field || opt->nkey_columns ||
+      (v->composed && h5g_keyset_any_float(&v->layout)))
+    v->carried_bytes = (unsigned long long)input.st_size;
   h5g_input_stamp(&input, v);
   CHECK(h5g_files_temp_name(opt->output, v->tmp_path, sizeof v->tmp_path));
   int stale = h5g_files_remove_stale(opt->output);
@@ -56,8 +66,9 @@ int h5g_share_verdict(h5g_run *r) {
   uint64_t n = r->verdict.info.n;
   plan->ks.cls = r->verdict.info.cls;
   plan->ks.width = r->verdict.info.width;
-  plan->ks.descending = r->opt->descending;
-  plan->records = h5g_options_moves_records(r->opt);
+  plan->ks.descending = r->verdict.composed ? 0 : r->opt->descending; /* composed: per key */
+  plan->records = h5g_options_moves_records(r->opt) ||
+                  (r->verdict.composed && h5g_keyset_any_float(&r->verdict.layout));
   plan->offset = h5g_share_begin((uint64_t)r->rank, n, (uint64_t)r->size);
   plan->n = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - plan->offset;
 done:

@@ -25,14 +25,22 @@ done:
 int h5g_verify_output(h5g_run *r) {
   int rc = H5G_OK;
   h5g_verify_result res;
-  h5g_dset *written = NULL;
-  STEP(r, H5G_PHASE_VERIFY, h5g_io_open_keys(r->out_file, r->opt->output_dataset, r->opt->key_field,
-                                             &written));
-  STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written, r->plan.offset, r->plan.n, h5g_run_spare_keys(r)));
+  h5g_dset *written[H5G_MAX_KEYS] = {0};
+  if (r->verdict.composed) {
+    STEP(r, H5G_PHASE_VERIFY, h5g_keyset_open(r->opt, r->out_file, 1, written));
+    STEP(r, H5G_PHASE_VERIFY, h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, written,
+                                              r->plan.offset, r->plan.n, r->plan.ks.width,
+                                              h5g_run_spare_keys(r)));
+  } else {
+    STEP(r, H5G_PHASE_VERIFY, h5g_io_open_keys(r->out_file, r->opt->output_dataset,
+                                               r->opt->key_field, &written[0]));
+    STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written[0], r->plan.offset, r->plan.n,
+                                          h5g_run_spare_keys(r)));
+  }
   STEP(r, H5G_PHASE_VERIFY, h5g_verify_share(r->comm, h5g_run_spare_keys(r), r->plan.n,
                                              r->plan.offset, &r->plan.ks, &res));
   STEP(r, H5G_PHASE_VERIFY, check_share(r, &res));
 done:
-  if (h5g_io_close(written) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  if (h5g_keyset_close(written) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   return rc;
 }

@@ -1,11 +1,14 @@
 /* Phase "write": the sorted share into a temporary file beside OUTPUT, renamed over OUTPUT only
  * after every rank succeeded (README "Semantics": output is atomic). */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/compose.h"
 #include "base/error.h"
 #include "io/files.h"
+#include "mpi/agree.h"
 #include "src/interrupt.h"
 #include "src/run.h"
 
@@ -55,6 +58,8 @@ int h5g_write_reserve(h5g_run *r) {
 typedef struct {
   h5g_run *r;
   const h5g_dset *out;
+  char *keys;      /* what is written: n keys of `width` bytes */
+  unsigned width;
   int from_device; /* the piece is still coming back from the GPU */
   int file_form;   /* the output takes its keys in the file's form (h5g_io_file_form) */
 } keys_writer;
@@ -64,16 +69,51 @@ typedef struct {
 static int keys_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   int rc = H5G_OK;
   keys_writer *w = ctx;
-  unsigned width = w->r->plan.ks.width;
+  unsigned width = w->width;
   if (!moved && w->from_device) CHECK(w->r->be->wait_copied(w->r->be, first + count));
-  if (w->file_form)
-    CHECK(h5g_io_convert_rows(w->out, (char *)w->r->data.sorted + first * width, count, !moved));
+  if (w->file_form) CHECK(h5g_io_convert_rows(w->out, w->keys + first * width, count, !moved));
   if (moved) h5g_progress_bytes(&w->r->progress, (first + count) * width, w->r->plan.n * width);
 done:
   return rc;
 }
 
 static int wait_all_copied(h5g_run *r) { return r->be->wait_copied(r->be, r->plan.n); }
+
+/* Collective: n keys at `path` in OUTPUT, made like `like`. */
+static int write_key_dataset(h5g_run *r, const char *path, const h5g_dset *like, void *keys,
+                             unsigned width, int from_device) {
+  int rc = H5G_OK;
+  h5g_dset *out = NULL;
+  STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, &r->opt->storage, &out));
+  h5g_io_allow_direct(out);
+  h5g_fault_point(r, "write-data");
+  keys_writer w = {r, out, keys, width, from_device, h5g_io_file_form(out)};
+  STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(out, r->plan.offset, r->plan.n, keys, keys_piece, &w));
+done:
+  if (h5g_io_close(out) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  return rc;
+}
+
+/* Collective, several -d: each integer key taken out of the sorted composed keys and written at
+ * its path (a float key is fetched by source index with the carried datasets: src/carry.c). */
+static int write_composed_keys(h5g_run *r) {
+  int rc = H5G_OK;
+  const h5g_key_layout *layout = &r->verdict.layout;
+  void *part = NULL;
+  size_t bytes = r->plan.n * sizeof(uint64_t);
+  part = malloc(bytes ? bytes : 1);
+  CHECK(h5g_agree_alloc(r->comm, part != NULL, bytes));
+  for (int i = 0; i < layout->count; i++) {
+    if (layout->key[i].cls == H5G_KEY_FLOAT) continue;
+    h5g_key_source k = h5g_options_key(r->opt, i);
+    h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
+    h5g_compose_take(r->data.sorted, r->plan.ks.width, part, r->plan.n, &ks, layout->shift[i]);
+    CHECK(write_key_dataset(r, k.dataset, r->keys_in[i], part, ks.width, 0));
+  }
+done:
+  free(part);
+  return rc;
+}
 
 /* Keys (unless whole records of a compound move), then the source index when asked for. On the
  * resident path the output is still coming back from the GPU: each piece is written once it is
@@ -84,27 +124,23 @@ int h5g_write_keys(h5g_run *r) {
   const h5g_plan *plan = &r->plan;
   const h5g_data *d = &r->data;
   int from_device = plan->path == H5G_PATH_DEVICE_RESIDENT;
-  h5g_dset *keys = NULL, *index = NULL;
-  if (!r->opt->key_field) {
-    STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, r->opt->output_dataset, r->keys_in,
-                                                &r->opt->storage, &keys));
-    h5g_io_allow_direct(keys);
-    h5g_fault_point(r, "write-data");
-    keys_writer w = {r, keys, from_device, h5g_io_file_form(keys)};
-    STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(keys, plan->offset, plan->n, d->sorted,
-                                               keys_piece, &w));
-  }
+  h5g_dset *index = NULL;
+  /* whole records of a table or rows of a 2-D dataset move as carried data (src/carry.c) */
+  int keys_move = !r->opt->key_field && !r->opt->nkey_columns;
+  if (keys_move && !r->verdict.composed)
+    CHECK(write_key_dataset(r, r->opt->output_dataset, r->keys_in[0], d->sorted, plan->ks.width,
+                            from_device));
   if (from_device) STEP(r, H5G_PHASE_WRITE, wait_all_copied(r));
+  if (keys_move && r->verdict.composed) CHECK(write_composed_keys(r));
   if (r->opt->index_out) {
     STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->index_out,
-                                                      r->verdict.info.n, r->keys_in,
+                                                      r->verdict.info.n, r->keys_in[0],
                                                       &r->opt->storage, &index));
     h5g_io_allow_direct(index);
     STEP(r, H5G_PHASE_WRITE, h5g_io_write(index, plan->offset, plan->n, d->sorted_values));
   }
 done:
   if (h5g_io_close(index) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
-  if (h5g_io_close(keys) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   return rc;
 }
 
@@ -121,12 +157,13 @@ static int group_seen(const char *const *written, int i, const char *group, size
 static int copy_group_attributes(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
-  const char *written[H5G_MAX_CARRY + 2];
+  const char *written[H5G_MAX_CARRY + H5G_MAX_KEYS + 1];
   static char targets[H5G_MAX_CARRY][1024];
   char group[1024];
   int nwritten = 0;
   if (copies_input(r)) goto done;
   written[nwritten++] = opt->output_dataset;
+  for (int i = 1; i < opt->ndatasets; i++) written[nwritten++] = opt->datasets[i];
   if (opt->index_out) written[nwritten++] = opt->index_out;
   for (int i = 0; i < opt->ncarry; i++) {
     h5g_options_carry_target(opt, opt->carry[i], targets[i], sizeof targets[i]);

@@ -184,7 +184,7 @@ static void check_records(void) {
   for (size_t i = 0; i < sizeof bad_lists / sizeof *bad_lists; i++)
     EXPECT_USAGE("--carry takes a comma-separated list", "in", "out", "-d", "/k", "--carry", bad_lists[i]);
   EXPECT_USAGE("--carry paths must be absolute, not 'b'", "in", "out", "-d", "/k", "--carry", "/a,b");
-  EXPECT_USAGE("--carry /k names the key dataset", "in", "out", "-d", "/k", "--carry", "/a,/k");
+  EXPECT_USAGE("--carry /k names a key dataset", "in", "out", "-d", "/k", "--carry", "/a,/k");
   EXPECT_USAGE("--index-out needs an absolute path", "in", "out", "-d", "/k", "--index-out", "idx");
   EXPECT_USAGE("--index-out needs an absolute path", "in", "out", "-d", "/k", "--index-out", "/k");
   EXPECT_USAGE("--index-out needs an absolute path", "in", "out", "-d", "/k", "--output-dataset", "/o",
@@ -282,11 +282,61 @@ static void check_help_version(void) {
       "--exchange", "--device-memory", "--verify", "--report", "--carry", "--index-out",
       "--key-field", "--stable", "--check", "--against", "--against-dataset", "-q, --quiet",
       "--layout keep|contiguous|chunked", "--chunk ROWS", "--compress keep|none|gzip[=L]",
-      "--whole-file",
+      "--whole-file", "--order asc|desc", "--key-column J",
       "-v, --verbose", "--progress", "-h, --help", "--version", "Exit codes"};
   for (size_t i = 0; i < sizeof named / sizeof *named; i++)
     EXPECT(strstr(text, named[i]) != NULL, "the usage text does not name %s", named[i]);
   free(text);
+}
+
+/* Several keys (-d repeated, --key-field and --key-column lists) and --order. */
+static void check_keys(void) {
+  EXPECT_PARSES("one key", "in", "out", "-d", "/k");
+  EXPECT(h5g_options_key_count(&opt) == 1 && !h5g_options_composed(&opt), "one key");
+  EXPECT_PARSES("three -d", "in", "out", "-d", "/a", "-d", "/g/b", "--dataset=/c", "--order",
+                "asc,desc,asc");
+  h5g_key_source k = h5g_options_key(&opt, 1);
+  EXPECT(h5g_options_key_count(&opt) == 3 && h5g_options_composed(&opt) &&
+             same(opt.dataset, "/a") && same(k.dataset, "/g/b") && k.descending && !k.field &&
+             k.column == -1 && !h5g_options_key(&opt, 2).descending && same(opt.output_dataset, "/a"),
+         "three -d: %d keys", h5g_options_key_count(&opt));
+  EXPECT(!h5g_options_moves_records(&opt), "several -d alone move no records");
+  EXPECT_PARSES("--descending applies to every key", "in", "out", "-d", "/a", "-d", "/b",
+                "--descending");
+  EXPECT(h5g_options_key(&opt, 0).descending && h5g_options_key(&opt, 1).descending, "descending");
+  EXPECT_PARSES("fields", "in", "out", "-d", "/t", "--key-field", "run,time", "--order", "desc,asc");
+  k = h5g_options_key(&opt, 1);
+  EXPECT(h5g_options_key_count(&opt) == 2 && same(opt.key_field, "run") && same(k.field, "time") &&
+             same(k.dataset, "/t") && !k.descending && h5g_options_key(&opt, 0).descending &&
+             h5g_options_moves_records(&opt),
+         "fields");
+  EXPECT_PARSES("one column", "in", "out", "-d", "/m", "--key-column", "3");
+  EXPECT(h5g_options_key_count(&opt) == 1 && h5g_options_composed(&opt) &&
+             h5g_options_key(&opt, 0).column == 3 && h5g_options_moves_records(&opt),
+         "one column");
+  EXPECT_PARSES("columns", "in", "out", "-d", "/m", "--key-column", "2,0");
+  EXPECT(h5g_options_key_count(&opt) == 2 && h5g_options_key(&opt, 0).column == 2 &&
+             h5g_options_key(&opt, 1).column == 0, "columns");
+  EXPECT_PARSES("--order desc of one key", "in", "out", "-d", "/k", "--order", "desc");
+  EXPECT(opt.descending && !h5g_options_composed(&opt), "--order desc of one key");
+  EXPECT_USAGE("one per key", "in", "out", "-d", "/a", "-d", "/b", "--order", "asc");
+  EXPECT_USAGE("one per key", "in", "out", "-d", "/a", "--order", "asc,desc");
+  EXPECT_USAGE("one per key", "in", "out", "-d", "/m", "--key-column", "0,1", "--order", "asc");
+  EXPECT_USAGE("asc or desc", "in", "out", "-d", "/a", "--order", "up");
+  EXPECT_USAGE("comma-separated", "in", "out", "-d", "/a", "--order", "asc,");
+  EXPECT_USAGE("not both", "in", "out", "-d", "/a", "--order", "desc", "--descending");
+  EXPECT_USAGE("--output-dataset goes with one -d", "in", "out", "-d", "/a", "-d", "/b",
+               "--output-dataset", "/c");
+  EXPECT_USAGE("do not go with --key-field", "in", "out", "-d", "/a", "-d", "/b", "--key-field", "x");
+  EXPECT_USAGE("do not go with --key-field", "in", "out", "-d", "/a", "-d", "/b", "--key-column", "0");
+  EXPECT_USAGE("do not go together", "in", "out", "-d", "/a", "--key-field", "x", "--key-column", "0");
+  EXPECT_USAGE("column numbers from 0", "in", "out", "-d", "/m", "--key-column", "-1");
+  EXPECT_USAGE("column numbers from 0", "in", "out", "-d", "/m", "--key-column", "1,x");
+  EXPECT_USAGE("comma-separated", "in", "out", "-d", "/m", "--key-column", "1,,2");
+  EXPECT_USAGE("key 2 repeats key 1", "in", "out", "-d", "/m", "--key-column", "1,1");
+  EXPECT_USAGE("key 2 repeats key 1", "in", "out", "-d", "/t", "--key-field", "a,a");
+  EXPECT_USAGE("names a key dataset", "in", "out", "-d", "/a", "-d", "/b", "--carry", "/b");
+  EXPECT_USAGE("name a dataset", "in", "out", "-d", "/a", "-d", "/");
 }
 
 /* Two parses in one process, the second with a different command line. */
@@ -316,7 +366,7 @@ static void check_paths(void) {
   EXPECT(opt.ncarry == 2 && same(opt.carry[0], "/x/c") && same(opt.carry[1], "/d"), "carry");
   EXPECT(same(opt.index_out, "/j"), "index %s", opt.index_out);
   EXPECT_USAGE("name a dataset", "in", "out", "-d", "/a/..");
-  EXPECT_USAGE("more than once", "in", "out", "-d", "/a", "-d", "/b");
+  EXPECT_USAGE("key 2 repeats key 1", "in", "out", "-d", "/a", "-d", "/b/../a");
   EXPECT_USAGE("name a dataset", "in", "out", "-d", "/k", "--carry", "/c,/a/..");
   EXPECT_USAGE("--index-out needs", "in", "out", "-d", "/k", "--index-out", "/x/..");
 }
@@ -400,6 +450,7 @@ int main(void) {
   check_check_mode();
   check_usage_errors();
   check_help_version();
+  check_keys();
   check_reparse();
   h5g_error_clear();
   return test_summary("test_options");

@@ -1,0 +1,38 @@
+/* Several keys composed into one (README "Several keys"): each key's ordered bits (base/keys.h),
+ * its direction applied, side by side in one unsigned key of up to 64 bits, the first key in the
+ * highest bits. Comparing composed keys as unsigned integers is then comparing the key tuples
+ * lexicographically, so one radix sort, one set of exact splitters and one merge sort by all the
+ * keys at once.
+ *
+ * Equality is numpy's: in a composed key -0.0 is +0.0 and every NaN is one value (so equal tuples
+ * keep their input order in a stable sort, as numpy.lexsort keeps them). A composed float is
+ * therefore not always its key's exact bits; integers are. */
+#ifndef H5G_COMPOSE_H
+#define H5G_COMPOSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/keys.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes of a composed key for keys of `bytes` bytes together: 1, 2, 4 or 8; 0 above 8. */
+unsigned h5g_compose_width(unsigned bytes);
+
+/* ORs key `part` (n keys of ks->width bytes, host order; transformed in place, so its contents
+ * are lost) into composed[i] (n keys of `width` bytes) at bit `shift`. `composed` starts zeroed. */
+void h5g_compose_add(void *composed, unsigned width, void *part, size_t n, const h5g_keyspec *ks,
+                     unsigned shift);
+
+/* The inverse for one key: part[i] gets the key at bit `shift` of composed[i], in host order.
+ * Exact for integer keys; for floats -0.0 comes back as +0.0 and a NaN as the smallest positive NaN. */
+void h5g_compose_take(const void *composed, unsigned width, void *part, size_t n,
+                      const h5g_keyspec *ks, unsigned shift);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

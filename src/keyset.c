@@ -1,0 +1,126 @@
+/* Several keys sorted as one: src/keyset.h. */
+#include "src/keyset.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/compose.h"
+#include "base/error.h"
+#include "mpi/agree.h"
+
+/* "k1 (uint32), k2 (float32)" for messages, cut short to fit. */
+static void describe_keys(const h5g_options *opt, const h5g_key_layout *layout, char *text,
+                          size_t len) {
+  size_t used = 0;
+  text[0] = '\0';
+  for (int i = 0; i < layout->count && used < len; i++) {
+    h5g_key_source k = h5g_options_key(opt, i);
+    char name[32];
+    if (k.column >= 0) snprintf(name, sizeof name, "column %d", k.column);
+    used += (size_t)snprintf(text + used, len - used, "%s%s (%s)", i ? ", " : "",
+                             k.field ? k.field : k.column >= 0 ? name : k.dataset,
+                             layout->key[i].type_name);
+  }
+}
+
+int h5g_keyset_inspect(const h5g_options *opt, const char *file, h5g_key_layout *layout,
+                       h5g_dataset_info *composed) {
+  int rc = H5G_OK;
+  char keys[512];
+  unsigned bytes = 0;
+  memset(layout, 0, sizeof *layout);
+  memset(composed, 0, sizeof *composed);
+  layout->count = h5g_options_key_count(opt);
+  for (int i = 0; i < layout->count; i++) {
+    h5g_key_source k = h5g_options_key(opt, i);
+    CHECK(h5g_io_inspect(file, k.dataset, k.field, k.column, &layout->key[i]));
+    if (layout->key[i].n != layout->key[0].n)
+      H5G_FAIL(H5G_ERR_USAGE, "the keys differ in length: %llu in %s, %llu in %s (%s)",
+               (unsigned long long)layout->key[0].n, opt->dataset,
+               (unsigned long long)layout->key[i].n, k.dataset, file);
+    bytes += layout->key[i].width;
+  }
+  describe_keys(opt, layout, keys, sizeof keys);
+  composed->width = h5g_compose_width(bytes);
+  if (composed->width == 0)
+    H5G_FAIL(H5G_ERR_USAGE, "the keys take %u bytes together: %s; h5gsort sorts by keys of at most "
+             "8 bytes (64 bits) together (%s)", bytes, keys, file);
+  /* the first key in the highest bits */
+  for (int i = layout->count - 1, shift = 0; i >= 0; shift += 8 * (int)layout->key[i].width, i--)
+    layout->shift[i] = (unsigned)shift;
+  composed->n = layout->key[0].n;
+  composed->cls = H5G_KEY_UNSIGNED;
+  /* "uint16+int32", for "sorted N uint16+int32 keys" */
+  for (int i = 0, used = 0; i < layout->count && used < (int)sizeof composed->type_name; i++)
+    used += snprintf(composed->type_name + used, sizeof composed->type_name - (size_t)used, "%s%s",
+                     i ? "+" : "", layout->key[i].type_name);
+done:
+  return rc;
+}
+
+int h5g_keyset_any_float(const h5g_key_layout *layout) {
+  for (int i = 0; i < layout->count; i++)
+    if (layout->key[i].cls == H5G_KEY_FLOAT) return 1;
+  return 0;
+}
+
+int h5g_keyset_open(const h5g_options *opt, h5g_file *f, int output, h5g_dset **d) {
+  int rc = H5G_OK;
+  int count = opt->nkey_columns ? 1 : h5g_options_key_count(opt);
+  for (int i = 0; i < count; i++) {
+    h5g_key_source k = h5g_options_key(opt, i);
+    const char *path = output && (k.field || k.column >= 0) ? opt->output_dataset : k.dataset;
+    CHECK(h5g_io_open_keys(f, path, k.field, &d[i]));
+  }
+done:
+  return rc;
+}
+
+int h5g_keyset_close(h5g_dset **d) {
+  int rc = H5G_OK;
+  for (int i = 0; i < H5G_MAX_KEYS; i++) {
+    if (h5g_io_close(d[i]) != H5G_OK) rc = H5G_ERR_RUNTIME;
+    d[i] = NULL;
+  }
+  return rc;
+}
+
+/* Column `column` of `rows` rows of row_bytes bytes, elements of `width` bytes, into out. */
+static void take_column(const void *rows_buf, uint64_t rows, size_t row_bytes, int column,
+                        unsigned width, void *out) {
+  const char *src = (const char *)rows_buf + (size_t)column * width;
+  for (uint64_t i = 0; i < rows; i++) memcpy((char *)out + i * width, src + i * row_bytes, width);
+}
+
+int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout *layout,
+                    h5g_dset *const *d, uint64_t row, uint64_t rows, unsigned width,
+                    void *composed) {
+  int rc = H5G_OK;
+  void *part = NULL, *column = NULL;
+  size_t part_bytes = 0, column_bytes = rows * layout->key[0].width;
+  for (int i = 0; i < layout->count; i++)
+    if (rows * layout->key[i].width > part_bytes) part_bytes = rows * layout->key[i].width;
+  if (opt->nkey_columns) part_bytes = rows * h5g_io_row_bytes(d[0]);
+  part = malloc(part_bytes ? part_bytes : 1);
+  column = opt->nkey_columns ? malloc(column_bytes ? column_bytes : 1) : NULL;
+  CHECK(h5g_agree_alloc(comm, part != NULL && (column != NULL || !opt->nkey_columns),
+                        part_bytes + column_bytes));
+  memset(composed, 0, rows * width);
+  if (opt->nkey_columns) CHECK(h5g_io_read(d[0], row, rows, part)); /* whole rows, once */
+  for (int i = 0; i < layout->count; i++) {
+    h5g_key_source k = h5g_options_key(opt, i);
+    h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
+    if (k.column >= 0) {
+      take_column(part, rows, h5g_io_row_bytes(d[0]), k.column, ks.width, column);
+      h5g_compose_add(composed, width, column, rows, &ks, layout->shift[i]);
+    } else {
+      CHECK(h5g_io_read(d[i], row, rows, part));
+      h5g_compose_add(composed, width, part, rows, &ks, layout->shift[i]);
+    }
+  }
+done:
+  free(column);
+  free(part);
+  return rc;
+}
