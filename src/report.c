@@ -41,7 +41,19 @@ static void put_provenance(FILE *f, const h5g_report *rep, const h5g_options *op
   put_json_string(f, opt->input ? opt->input : "");
   fputs(", \"dataset\": ", f);
   put_json_string(f, opt->dataset ? opt->dataset : "");
-  fputs("},\n  \"output\": {\"file\": ", f);
+  fputs(", \"keys\": [", f); /* in priority order */
+  for (int i = 0; opt->dataset && i < h5g_options_key_count(opt); i++) {
+    h5g_key_source k = h5g_options_key(opt, i);
+    fputs(i ? ", {\"dataset\": " : "{\"dataset\": ", f);
+    put_json_string(f, k.dataset);
+    if (k.field) {
+      fputs(", \"field\": ", f);
+      put_json_string(f, k.field);
+    }
+    if (k.column >= 0) fprintf(f, ", \"column\": %d", k.column);
+    fprintf(f, ", \"order\": \"%s\"}", k.descending ? "desc" : "asc");
+  }
+  fputs("]},\n  \"output\": {\"file\": ", f);
   put_json_string(f, opt->output ? opt->output : "");
   fputs(", \"dataset\": ", f);
   put_json_string(f, opt->output_dataset ? opt->output_dataset : "");

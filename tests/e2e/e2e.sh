@@ -197,7 +197,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["exit_status"] == 0 and r["start_time"].endswith("Z"), r
 assert "--progress" in r["command"] and sys.argv[2] in r["command"], r["command"]
-assert r["input"] == {"file": sys.argv[2], "dataset": "/keys"}, r["input"]
+assert r["input"] == {"file": sys.argv[2], "dataset": "/keys",
+                      "keys": [{"dataset": "/keys", "order": "asc"}]}, r["input"]
 assert len(r["rank_detail"]) == r["ranks"] == 3, r["rank_detail"]
 assert all(d["io_threads"] == 2 and d["cpu_count"] >= 1 and d["host"] for d in r["rank_detail"])
 EOF

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Several keys on a GPU machine (issue 17): whole-process wall seconds, launcher and interpreter
+# start included, of one sort by two keys against what users run today on the same data:
+#   keys2  two u4 datasets (-d /a -d /b) vs h5py + numpy.lexsort + take vs h5py + cupy.lexsort;
+#   table  a compound table sorted by its (u2 det, f4 key) fields (--key-field det,key), whole
+#          records moved, vs h5py + numpy.lexsort on the fields + take of the records (cupy:
+#          lexsort of the fields on the GPU, take of the records on the host: cupy has no
+#          structured arrays).
+# Beside them: h5gsort of the first key alone (what a second key costs). Medians of REPEATS
+# after a warm-up (Python rows: PY_REPEATS), files in the page cache, a Markdown table.
+#   bench/keys.sh [WORKDIR]   env: BIN (build/bin), LOG2 (28), REPEATS (3), PY_REPEATS (1)
+set -euo pipefail
+bin=${BIN:-build/bin}
+work=${1:-/tmp/h5gsort-keys}
+log2=${LOG2:-28}
+repeats=${REPEATS:-3}
+py_repeats=${PY_REPEATS:-1}
+mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
+gpu_name=$( (nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo "no GPU") | head -1)
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
+mkdir -p "$work"
+n=$((1 << log2))
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+wall() { # wall seconds of a whole command; its output goes to $work/last.txt
+  local start end
+  start=$(date +%s.%N)
+  "$@" >"$work/last.txt" 2>&1 || { cat "$work/last.txt" >&2; return 1; }
+  end=$(date +%s.%N)
+  python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$end"
+}
+repeat() { # COUNT CMD... -> median of COUNT runs after a warm-up
+  rm -f "$work/out.h5"
+  wall "${@:2}" >/dev/null
+  for _ in $(seq "$1"); do rm -f "$work/out.h5"; wall "${@:2}"; done | median | xargs printf '%.3f\n'
+}
+h5gsort() { "${mpirun[@]}" -np 1 --bind-to none "$bin/h5gsort" "$@" "$work/out.h5" -q --force; }
+python_keys() { # numpy|cupy in: two 1-D keys /a, /b
+  python3 - "$1" "$2" "$work/out.h5" <<'PY'
+import sys, h5py
+lib, src, dst = sys.argv[1:4]
+with h5py.File(src, "r") as f:
+    a, b = f["/a"][...], f["/b"][...]
+if lib == "cupy":
+    import cupy
+    ga, gb = cupy.asarray(a), cupy.asarray(b)
+    perm = cupy.lexsort(cupy.stack([gb, ga]))
+    a, b = ga[perm].get(), gb[perm].get()
+else:
+    import numpy
+    perm = numpy.lexsort((b, a))
+    a, b = a[perm], b[perm]
+with h5py.File(dst, "w") as f:
+    f.create_dataset("/a", data=a)
+    f.create_dataset("/b", data=b)
+PY
+}
+python_table() { # numpy|cupy in: the table /t by (det, key)
+  python3 - "$1" "$2" "$work/out.h5" <<'PY'
+import sys, h5py
+lib, src, dst = sys.argv[1:4]
+with h5py.File(src, "r") as f:
+    t = f["/t"][...]
+if lib == "cupy":
+    import cupy
+    perm = cupy.lexsort(cupy.stack([cupy.asarray(t["key"]), cupy.asarray(t["det"])])).get()
+else:
+    import numpy
+    perm = numpy.lexsort((t["key"], t["det"]))
+t = t[perm]
+with h5py.File(dst, "w") as f:
+    f.create_dataset("/t", data=t)
+PY
+}
+gen() { "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$@" --count "$n" --seed 42 >/dev/null; }
+
+have_cupy=$(python3 -c 'import cupy; cupy.zeros(1)' >/dev/null 2>&1 && echo 1 || echo 0)
+keys=$work/keys2.h5 table=$work/table.h5
+[ -e "$keys" ] || { gen "$keys" -d /a --type u4 --dist few && gen "$keys" -d /b --type u4 --append; }
+[ -e "$table" ] || gen "$table" -d /t --type f4 --table --dist uniform
+cat "$keys" "$table" >/dev/null
+
+echo "# bench/keys.sh on $gpu_name, $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), 2^$log2 rows"
+echo
+echo "Whole-process wall seconds, median of $repeats after a warm-up (Python rows: $py_repeats)."
+echo
+echo "| data | h5gsort (one key) | h5gsort (two keys) | h5py + numpy.lexsort | h5py + cupy.lexsort | vs numpy | vs cupy |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+one=$(repeat "$repeats" h5gsort "$keys" -d /a)
+two=$(repeat "$repeats" h5gsort "$keys" -d /a -d /b)
+np_s=$(repeat "$py_repeats" python_keys numpy "$keys")
+cp_s=-
+[ "$have_cupy" = 1 ] && cp_s=$(repeat "$py_repeats" python_keys cupy "$keys")
+ratio() { [ "$1" = - ] && { echo -; return; }; python3 -c "import sys; print('%.2fx' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
+echo "| two u4 (few x uniform) | $one | $two | $np_s | $cp_s | $(ratio "$np_s" "$two") | $(ratio "$cp_s" "$two") |"
+one=$(repeat "$repeats" h5gsort "$table" -d /t --key-field det)
+two=$(repeat "$repeats" h5gsort "$table" -d /t --key-field det,key)
+np_s=$(repeat "$py_repeats" python_table numpy "$table")
+cp_s=-
+[ "$have_cupy" = 1 ] && cp_s=$(repeat "$py_repeats" python_table cupy "$table")
+echo "| table (u2 det, f4 key), 27-byte records | $one | $two | $np_s | $cp_s | $(ratio "$np_s" "$two") | $(ratio "$cp_s" "$two") |"
