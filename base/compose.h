@@ -23,14 +23,15 @@ extern "C" {
 unsigned h5g_compose_width(unsigned bytes);
 
 /* ORs key `part` (n keys of ks->width bytes, host order; transformed in place, so its contents
- * are lost) into composed[i] (n keys of `width` bytes) at bit `shift`. `composed` starts zeroed. */
+ * are lost) into composed[i] (n keys of `width` bytes) at bit `shift`. `composed` starts zeroed.
+ * Up to `threads` threads share the rows (the caller's thread one of them). */
 void h5g_compose_add(void *composed, unsigned width, void *part, size_t n, const h5g_keyspec *ks,
-                     unsigned shift);
+                     unsigned shift, int threads);
 
 /* The inverse for one key: part[i] gets the key at bit `shift` of composed[i], in host order.
  * Exact for integer keys; for floats -0.0 comes back as +0.0 and a NaN as the smallest positive NaN. */
 void h5g_compose_take(const void *composed, unsigned width, void *part, size_t n,
-                      const h5g_keyspec *ks, unsigned shift);
+                      const h5g_keyspec *ks, unsigned shift, int threads);
 
 #ifdef __cplusplus
 }

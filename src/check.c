@@ -58,7 +58,8 @@ static int read_share(MPI_Comm comm, const h5g_options *opt, const check_verdict
   CHECK(h5g_io_open_file(comm, file, 0, &f));
   if (h5g_options_composed(opt)) {
     CHECK(h5g_keyset_open(opt, f, 0, d));
-    CHECK(h5g_keyset_read(comm, opt, &v->layout, d, offset, n, v->checked.width, keys));
+    CHECK(h5g_keyset_read(comm, opt, &v->layout, d, offset, n, v->checked.width, keys,
+                          opt->io_threads ? opt->io_threads : 1, NULL, 0));
   } else {
     CHECK(h5g_io_open_keys(f, dataset, opt->key_field, &d[0]));
     CHECK(h5g_io_read(d[0], offset, n, keys));

@@ -95,14 +95,14 @@ static void take_column(const void *rows_buf, uint64_t rows, size_t row_bytes, i
 
 int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout *layout,
                     h5g_dset *const *d, uint64_t row, uint64_t rows, unsigned width,
-                    void *composed) {
+                    void *composed, int threads, void *scratch, size_t scratch_bytes) {
   int rc = H5G_OK;
-  void *part = NULL, *column = NULL;
+  void *part = NULL, *own = NULL, *column = NULL;
   size_t part_bytes = 0, column_bytes = rows * layout->key[0].width;
   for (int i = 0; i < layout->count; i++)
     if (rows * layout->key[i].width > part_bytes) part_bytes = rows * layout->key[i].width;
   if (opt->nkey_columns) part_bytes = rows * h5g_io_row_bytes(d[0]);
-  part = malloc(part_bytes ? part_bytes : 1);
+  part = scratch && part_bytes <= scratch_bytes ? scratch : (own = malloc(part_bytes ? part_bytes : 1));
   column = opt->nkey_columns ? malloc(column_bytes ? column_bytes : 1) : NULL;
   CHECK(h5g_agree_alloc(comm, part != NULL && (column != NULL || !opt->nkey_columns),
                         part_bytes + column_bytes));
@@ -113,14 +113,14 @@ int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout 
     h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
     if (k.column >= 0) {
       take_column(part, rows, h5g_io_row_bytes(d[0]), k.column, ks.width, column);
-      h5g_compose_add(composed, width, column, rows, &ks, layout->shift[i]);
+      h5g_compose_add(composed, width, column, rows, &ks, layout->shift[i], threads);
     } else {
       CHECK(h5g_io_read(d[i], row, rows, part));
-      h5g_compose_add(composed, width, part, rows, &ks, layout->shift[i]);
+      h5g_compose_add(composed, width, part, rows, &ks, layout->shift[i], threads);
     }
   }
 done:
   free(column);
-  free(part);
+  free(own);
   return rc;
 }

@@ -34,9 +34,11 @@ int h5g_keyset_open(const h5g_options *opt, h5g_file *f, int output, h5g_dset **
 int h5g_keyset_close(h5g_dset **d);
 
 /* Collective: rows [row, row + rows) of every key composed into `composed` (rows keys of
- * `width` bytes, the composed key's). */
+ * `width` bytes, the composed key's), by up to `threads` threads. Each key is read into
+ * `scratch` (scratch_bytes, resident; NULL: none) when it fits there, else into memory of its
+ * own. */
 int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout *layout,
                     h5g_dset *const *d, uint64_t row, uint64_t rows, unsigned width,
-                    void *composed);
+                    void *composed, int threads, void *scratch, size_t scratch_bytes);
 
 #endif

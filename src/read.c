@@ -23,9 +23,13 @@ static int read_composed(h5g_run *r, uint64_t begin, uint64_t len) {
   int rc = H5G_OK;
   unsigned w = r->plan.ks.width;
   void *keys = (char *)r->data.keys + begin * w;
+  /* the merge's other side is free until the merge: each key is read there */
+  void *scratch = r->data.spare ? (char *)r->data.spare + begin * w : NULL;
   CHECK(h5g_agree(r->comm, h5g_buffers_wait(r->data.set, H5G_BUFFER_KEYS, begin + len)));
+  if (scratch)
+    CHECK(h5g_agree(r->comm, h5g_buffers_wait(r->data.set, H5G_BUFFER_SPARE, begin + len)));
   CHECK(h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, r->keys_in, r->plan.offset + begin,
-                        len, w, keys));
+                        len, w, keys, r->plan.io_threads, scratch, len * w));
   if (r->opt->verify) r->metrics.checksum_in += h5g_keys_checksum(keys, len, w);
   h5g_progress_bytes(&r->progress, (begin + len) * w, r->plan.n * w);
 done:

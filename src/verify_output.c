@@ -30,7 +30,7 @@ int h5g_verify_output(h5g_run *r) {
     STEP(r, H5G_PHASE_VERIFY, h5g_keyset_open(r->opt, r->out_file, 1, written));
     STEP(r, H5G_PHASE_VERIFY, h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, written,
                                               r->plan.offset, r->plan.n, r->plan.ks.width,
-                                              h5g_run_spare_keys(r)));
+                                              h5g_run_spare_keys(r), r->plan.io_threads, NULL, 0));
   } else {
     STEP(r, H5G_PHASE_VERIFY, h5g_io_open_keys(r->out_file, r->opt->output_dataset,
                                                r->opt->key_field, &written[0]));

@@ -107,7 +107,8 @@ static int write_composed_keys(h5g_run *r) {
     if (layout->key[i].cls == H5G_KEY_FLOAT) continue;
     h5g_key_source k = h5g_options_key(r->opt, i);
     h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
-    h5g_compose_take(r->data.sorted, r->plan.ks.width, part, r->plan.n, &ks, layout->shift[i]);
+    h5g_compose_take(r->data.sorted, r->plan.ks.width, part, r->plan.n, &ks, layout->shift[i],
+                     r->plan.io_threads);
     CHECK(write_key_dataset(r, k.dataset, r->keys_in[i], part, ks.width, 0));
   }
 done:

@@ -76,7 +76,7 @@ static void check_tuple(const key_type *types, int count, const int *descending,
     h5g_keyspec ks = {types[k].cls, types[k].width, descending[k]};
     fill(keys[k], &types[k], rng);
     memcpy(scratch, keys[k], N * types[k].width);
-    h5g_compose_add(composed, width, scratch, N, &ks, shift[k]);
+    h5g_compose_add(composed, width, scratch, N, &ks, shift[k], 1 + k);
   }
   for (size_t i = 0; i + 1 < N; i++)
     for (size_t j = i + 1; j < N && j < i + 40; j++) {
@@ -93,7 +93,7 @@ static void check_tuple(const key_type *types, int count, const int *descending,
   for (int k = 0; k < count; k++) {
     if (types[k].cls == H5G_KEY_FLOAT) continue;
     h5g_keyspec ks = {types[k].cls, types[k].width, descending[k]};
-    h5g_compose_take(composed, width, back, N, &ks, shift[k]);
+    h5g_compose_take(composed, width, back, N, &ks, shift[k], 2);
     EXPECT(memcmp(back, keys[k], N * types[k].width) == 0, "key %d does not come back exactly", k);
   }
 }
@@ -111,6 +111,25 @@ int main(void) {
       for (int k = 0; k < counts[t]; k++) descending[k] = (dirs >> k) & 1;
       check_tuple(tuples[t], counts[t], descending, &rng);
     }
+  /* threads: the rows split between them give the same keys as one thread */
+  enum { BIG = 1 << 18 };
+  uint32_t *a = malloc(BIG * 4), *b = malloc(BIG * 4);
+  uint64_t *one = calloc(BIG, 8), *many = calloc(BIG, 8);
+  if (a && b && one && many) {
+    h5g_keyspec ks = {H5G_KEY_SIGNED, 4, 1};
+    for (size_t i = 0; i < BIG; i++) a[i] = (uint32_t)test_rand(&rng);
+    memcpy(b, a, BIG * 4);
+    h5g_compose_add(one, 8, a, BIG, &ks, 7, 1);
+    h5g_compose_add(many, 8, b, BIG, &ks, 7, 5);
+    EXPECT(memcmp(one, many, BIG * 8) == 0, "5 threads composed other keys than 1");
+    h5g_compose_take(many, 8, b, BIG, &ks, 7, 3);
+    h5g_compose_take(one, 8, a, BIG, &ks, 7, 1);
+    EXPECT(memcmp(a, b, BIG * 4) == 0, "3 threads took other keys than 1");
+  }
+  free(a);
+  free(b);
+  free(one);
+  free(many);
   EXPECT(h5g_compose_width(9) == 0 && h5g_compose_width(3) == 4 && h5g_compose_width(6) == 8,
          "widths");
   return test_summary("compose");
