@@ -39,7 +39,7 @@ static int copy(const char *in_path, const char *out_path, const char *dataset, 
   t[0] = MPI_Wtime() - start;
   start = MPI_Wtime();
   CHECK(h5g_io_create_file(MPI_COMM_WORLD, out_path, &out));
-  CHECK(h5g_io_create_like(out, dataset, src, NULL, &dst)); /* storage as h5gsort keeps it */
+  CHECK(h5g_io_create_like(out, dataset, src, n_total, NULL, &dst)); /* storage as h5gsort keeps it */
   CHECK(h5g_io_write(dst, first, n, rows));
   CHECK(h5g_io_close(dst));
   dst = NULL;

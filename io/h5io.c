@@ -565,15 +565,17 @@ done:
   return rc;
 }
 
-int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
+int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like, uint64_t rows,
                        const h5g_io_storage_choice *storage, h5g_dset **result) {
   int rc = H5G_OK;
   h5g_dset *d = NULL;
   hid_t dcpl = H5I_INVALID_HID;
-  hsize_t maxdims[H5S_MAX_RANK];
+  hsize_t maxdims[H5S_MAX_RANK], dims[H5S_MAX_RANK];
+  memcpy(dims, like->dims, sizeof dims);
+  dims[0] = rows;
   CHECK(new_dset(out, dataset, &d));
-  CHECK(like_properties(d, like, storage, 1, like->file_type, like->rank, like->dims, &dcpl, maxdims));
-  CHECK(create_dataset(out, dataset, like->file_type, like->rank, like->dims, dcpl, maxdims, 1, d));
+  CHECK(like_properties(d, like, storage, 1, like->file_type, like->rank, dims, &dcpl, maxdims));
+  CHECK(create_dataset(out, dataset, like->file_type, like->rank, dims, dcpl, maxdims, 1, d));
   attr_copy copy = {out->comm, d->id, H5G_OK};
   hsize_t idx = 0;
   if (H5Aiterate2(like->id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attribute, &copy) < 0)

@@ -68,9 +68,9 @@ typedef struct {
 int h5g_io_inspect_storage(const char *file, const char *dataset,
                            const h5g_io_storage_choice *choice, int value_filters, int *filtered);
 /* Collective: creates `dataset` in `out` (intermediate groups created, an existing link of that
- * name replaced) with the datatype, shape and attributes of `like`, stored as `storage` resolved
- * against `like`'s storage, accessed like `like` (but see h5g_io_file_form). */
-int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
+ * name replaced) with the datatype, shape (but `rows` rows) and attributes of `like`, stored as
+ * `storage` resolved against `like`'s storage, accessed like `like` (but see h5g_io_file_form). */
+int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like, uint64_t rows,
                        const h5g_io_storage_choice *storage, h5g_dset **d);
 /* Collective: creates a contiguous 1-D uint64 dataset of n elements. */
 int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset **d);

@@ -16,10 +16,11 @@ typedef struct {
 static int carry_allocate(h5g_run *r, carried *c) {
   int rc = H5G_OK;
   size_t bytes = r->plan.n * h5g_io_row_bytes(c->src);
+  size_t out_bytes = r->plan.out_n * h5g_io_row_bytes(c->src);
   c->rows = malloc(bytes ? bytes : 1);
-  c->out = malloc(bytes ? bytes : 1);
+  c->out = malloc(out_bytes ? out_bytes : 1);
   CHECK_ALLOC(c->rows, bytes);
-  CHECK_ALLOC(c->out, bytes);
+  CHECK_ALLOC(c->out, out_bytes);
 done:
   return rc;
 }
@@ -31,15 +32,16 @@ static int carry_dataset(h5g_run *r, const char *src, const char *dst) {
   const h5g_plan *plan = &r->plan;
   carried c = {0};
   STEP(r, H5G_PHASE_CARRY, h5g_io_open_rows(r->in_file, src, &c.src));
-  STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst, c.src, &r->opt->storage, &c.dst));
+  STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst, c.src, plan->out_total,
+                                              &r->opt->storage, &c.dst));
   /* written directly; read through HDF5, as the keys of a --key-field table are: one reader
    * gives one view of a damaged file */
   h5g_io_allow_direct(c.dst);
   STEP(r, H5G_PHASE_CARRY, carry_allocate(r, &c));
   STEP(r, H5G_PHASE_CARRY, h5g_io_read(c.src, plan->offset, plan->n, c.rows));
-  STEP(r, H5G_PHASE_CARRY, h5g_gather_rows(r->comm, r->data.sorted_values, plan->n, c.rows,
+  STEP(r, H5G_PHASE_CARRY, h5g_gather_rows(r->comm, r->data.sorted_values, plan->out_n, c.rows,
                                            r->verdict.info.n, h5g_io_row_bytes(c.src), c.out));
-  STEP(r, H5G_PHASE_CARRY, h5g_io_write(c.dst, plan->offset, plan->n, c.out));
+  STEP(r, H5G_PHASE_CARRY, h5g_io_write(c.dst, plan->out_offset, plan->out_n, c.out));
 done:
   if (h5g_io_close(c.dst) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   if (h5g_io_close(c.src) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
@@ -54,9 +56,9 @@ int h5g_carry_all(h5g_run *r) {
   char target[PATH_MAX];
   const h5g_key_layout *layout = &r->verdict.layout;
   if (opt->key_field || opt->nkey_columns) CHECK(carry_dataset(r, opt->dataset, opt->output_dataset));
-  for (int i = 0; r->verdict.composed && opt->ndatasets > 1 && i < layout->count; i++)
+  for (int i = 0; r->verdict.composed && !opt->key_field && !opt->nkey_columns && i < layout->count; i++)
     if (layout->key[i].cls == H5G_KEY_FLOAT) /* src/write.c writes the others */
-      CHECK(carry_dataset(r, opt->datasets[i], opt->datasets[i]));
+      CHECK(carry_dataset(r, h5g_options_key(opt, i).dataset, h5g_options_key_output(opt, i)));
   for (int i = 0; i < opt->ncarry; i++) {
     h5g_options_carry_target(opt, opt->carry[i], target, sizeof target);
     CHECK(carry_dataset(r, opt->carry[i], target));

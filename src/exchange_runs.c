@@ -45,14 +45,15 @@ int h5g_exchange_runs(h5g_run *r) {
   h5g_run_exchange x = {0};
   const h5g_plan *plan = &r->plan;
   STEP(r, H5G_PHASE_EXCHANGE, h5g_run_exchange_alloc((size_t)r->size, plan->nruns, &x));
-  STEP(r, H5G_PHASE_EXCHANGE, h5g_run_exchange_counts(r->comm, r->data.cuts, plan->n, plan->offset,
-                                                      &x, r->data.recv_offsets));
+  STEP(r, H5G_PHASE_EXCHANGE, h5g_run_exchange_counts(r->comm, r->data.cuts, plan->out_n,
+                                                      plan->out_offset, &x, r->data.recv_offsets));
   if (h5g_run_exchange_needs_packing(&x)) /* never on the resident path: one run */
     STEP(r, H5G_PHASE_EXCHANGE, pack_runs(r, &x));
   STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, &x, 0));
   if (plan->records) STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, &x, 1));
-  r->metrics.exchanged_bytes =
-      (plan->n - x.send_total[r->rank]) * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));
+  uint64_t sent = 0;
+  for (int d = 0; d < r->size; d++) sent += d == r->rank ? 0 : x.send_total[d];
+  r->metrics.exchanged_bytes = sent * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));
 done:
   h5g_run_exchange_free(&x);
   return rc;

@@ -70,7 +70,9 @@ int h5g_keyset_open(const h5g_options *opt, h5g_file *f, int output, h5g_dset **
   int count = opt->nkey_columns ? 1 : h5g_options_key_count(opt);
   for (int i = 0; i < count; i++) {
     h5g_key_source k = h5g_options_key(opt, i);
-    const char *path = output && (k.field || k.column >= 0) ? opt->output_dataset : k.dataset;
+    const char *path = !output ? k.dataset
+                       : k.field || k.column >= 0 ? opt->output_dataset
+                                                  : h5g_options_key_output(opt, i);
     CHECK(h5g_io_open_keys(f, path, k.field, &d[i]));
   }
 done:

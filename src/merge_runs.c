@@ -19,7 +19,7 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
   const h5g_plan *plan = &r->plan;
   h5g_data *d = &r->data;
   unsigned w = plan->ks.width;
-  uint64_t n = plan->n, *cuts = NULL, *pieces = NULL;
+  uint64_t n = offsets[nruns], *cuts = NULL, *pieces = NULL;
   if (nruns < 2) goto done;
   uint64_t cap = r->be->capacity(r->be, w, plan->records);
   if (n <= cap) {
@@ -70,6 +70,6 @@ int h5g_merge_received(h5g_run *r) {
   /* into the slice buffer, whose keys the cuts were taken from and which the GPU no longer needs */
   d->sorted = d->keys;
   d->sorted_values = d->values;
-  return r->be->merge_received(r->be, d->sorted, d->sorted_values, r->plan.n, &r->plan.ks,
-                               d->recv_offsets, nruns);
+  return r->be->merge_received(r->be, d->sorted, d->sorted_values, d->recv_offsets[nruns],
+                               &r->plan.ks, d->recv_offsets, nruns);
 }

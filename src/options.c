@@ -12,7 +12,7 @@ enum { OPT_OUTPUT_DATASET = 256, OPT_DESCENDING, OPT_FORCE, OPT_BACKEND, OPT_DEV
        OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION, OPT_CHECK, OPT_AGAINST,
        OPT_AGAINST_DATASET, OPT_CARRY, OPT_INDEX_OUT, OPT_STABLE, OPT_KEY_FIELD, OPT_EXCHANGE,
        OPT_IO_THREADS, OPT_LAYOUT, OPT_CHUNK, OPT_COMPRESS, OPT_WHOLE_FILE, OPT_KEY_COLUMN,
-       OPT_ORDER };
+       OPT_ORDER, OPT_TOP, OPT_UNIQUE, OPT_COUNTS };
 
 /* Index of `arg` among three option words, -1 if none. */
 static int word_index(const char *arg, const char *const words[3]) {
@@ -39,8 +39,12 @@ h5g_key_source h5g_options_key(const h5g_options *opt, int i) {
   return k;
 }
 
+const char *h5g_options_key_output(const h5g_options *opt, int i) {
+  return opt->ndatasets > 1 ? opt->datasets[i] : opt->output_dataset;
+}
+
 int h5g_options_composed(const h5g_options *opt) {
-  return h5g_options_key_count(opt) > 1 || opt->nkey_columns > 0;
+  return h5g_options_key_count(opt) > 1 || opt->nkey_columns > 0 || opt->unique;
 }
 
 void h5g_options_carry_target(const h5g_options *opt, const char *path, char *target, size_t len) {
@@ -86,6 +90,12 @@ void h5g_options_usage(FILE *out) {
         "                             in priority order, moving whole records\n"
         "      --key-column J[,J]     sort the rows of a 2-D dataset (N x M) by these columns\n"
         "                             (0-based), in priority order, moving whole rows\n"
+        "      --top K                write only the first K elements of the sorted order\n"
+        "                             (every written dataset cut to K rows), found by exact\n"
+        "                             selection: only those K are exchanged and written\n"
+        "      --unique               one element per distinct key (key tuple), the earliest\n"
+        "                             in the input; -0.0 equals +0.0, all NaNs are one value\n"
+        "      --counts PATH          with --unique: the uint64 count of each kept key\n"
         "      --stable               equal keys keep their input order (always the case\n"
         "                             when records move)\n"
         "      --layout keep|contiguous|chunked  output storage (default keep: the input's\n"
@@ -287,8 +297,12 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       {"whole-file", no_argument, NULL, OPT_WHOLE_FILE},
       {"key-column", required_argument, NULL, OPT_KEY_COLUMN},
       {"order", required_argument, NULL, OPT_ORDER},
+      {"top", required_argument, NULL, OPT_TOP},
+      {"unique", no_argument, NULL, OPT_UNIQUE},
+      {"counts", required_argument, NULL, OPT_COUNTS},
       {NULL, 0, NULL, 0}};
   memset(opt, 0, sizeof *opt);
+  opt->top = -1;
   opt->argc = argc;
   opt->argv = (const char *const *)argv;
   opterr = 0; /* errors are reported once, by rank 0, in our own words */
@@ -388,6 +402,19 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       break;
     case OPT_KEY_COLUMN: CHECK(parse_columns(optarg, opt)); break;
     case OPT_ORDER: CHECK(parse_order(optarg, opt)); break;
+    case OPT_TOP: {
+      char *end = NULL;
+      long long k = optarg[0] >= '0' && optarg[0] <= '9' ? strtoll(optarg, &end, 10) : -1;
+      if (!end || *end || k < 0 || k == LLONG_MAX)
+        H5G_FAIL(H5G_ERR_USAGE, "--top takes a number of elements from 0 up, not '%s'", optarg);
+      opt->top = k;
+      break;
+    }
+    case OPT_UNIQUE: opt->unique = 1; break;
+    case OPT_COUNTS:
+      normalize_path(optarg);
+      opt->counts = optarg;
+      break;
     case OPT_AGAINST: opt->against = optarg; break;
     case OPT_AGAINST_DATASET:
       normalize_path(optarg);
@@ -421,16 +448,21 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
   if (opt->index_out && (opt->index_out[0] != '/' || strcmp(opt->index_out, "/") == 0 ||
                          strcmp(opt->index_out, opt->output_dataset) == 0))
     H5G_FAIL(H5G_ERR_USAGE, "--index-out needs an absolute path other than the output dataset");
-  if (opt->check && (opt->ncarry || opt->index_out))
-    H5G_FAIL(H5G_ERR_USAGE, "--carry and --index-out do not go with --check");
+  if (opt->check && (opt->ncarry || opt->index_out || opt->top >= 0 || opt->unique || opt->counts))
+    H5G_FAIL(H5G_ERR_USAGE, "--carry, --index-out, --top, --unique and --counts do not go with "
+             "--check");
+  if (opt->counts && !opt->unique) H5G_FAIL(H5G_ERR_USAGE, "--counts goes with --unique");
+  if (opt->counts && (opt->counts[0] != '/' || strcmp(opt->counts, "/") == 0))
+    H5G_FAIL(H5G_ERR_USAGE, "--counts needs an absolute dataset path, not '%s'", opt->counts);
   CHECK(check_storage(opt));
   /* Every dataset the run writes needs a path of its own, none inside another. */
-  const char *written[H5G_MAX_CARRY + H5G_MAX_KEYS + 1];
+  const char *written[H5G_MAX_CARRY + H5G_MAX_KEYS + 2];
   char targets[H5G_MAX_CARRY][1024];
   int nwritten = 0;
   written[nwritten++] = opt->output_dataset;
   for (int i = 1; i < opt->ndatasets; i++) written[nwritten++] = opt->datasets[i];
   if (opt->index_out) written[nwritten++] = opt->index_out;
+  if (opt->counts) written[nwritten++] = opt->counts;
   for (int i = 0; i < opt->ncarry; i++) {
     for (int k = 0; k < opt->ndatasets; k++)
       if (strcmp(opt->carry[i], opt->datasets[k]) == 0)

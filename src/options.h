@@ -32,6 +32,9 @@ typedef struct {
   const char *carry[H5G_MAX_CARRY];     /* --carry PATH[,PATH...]: datasets moved with the keys */
   int ncarry;
   int stable;                           /* --stable (records are always sorted stably) */
+  int64_t top;                          /* --top K: only the first K of the order; -1: all */
+  int unique;                           /* --unique: one element per distinct key (tuple) */
+  const char *counts;                   /* --counts PATH: uint64 count of each kept key */
   const char *against, *against_dataset; /* --check: compare the checksum with this input */
   h5g_backend_choice backend;
   h5g_exchange_choice exchange;
@@ -64,8 +67,11 @@ typedef struct {
 /* The keys in priority order: several -d, several --key-field fields or --key-column columns. */
 int h5g_options_key_count(const h5g_options *opt);
 h5g_key_source h5g_options_key(const h5g_options *opt, int i);
-/* True when the keys are composed into one (src/keyset.h): several keys, or a column of a 2-D
- * dataset. One key of a 1-D dataset or a single field is sorted as it is. */
+/* Where key i of several -d (or the one -d) is written: its own path (--output-dataset). */
+const char *h5g_options_key_output(const h5g_options *opt, int i);
+/* True when the keys are composed into one (src/keyset.h): several keys, a column of a 2-D
+ * dataset, or --unique (whose equality is numpy's). One key of a 1-D dataset or a single field
+ * is otherwise sorted as it is. */
 int h5g_options_composed(const h5g_options *opt);
 void h5g_options_usage(FILE *out);
 

@@ -90,9 +90,12 @@ static int split_exchange_merge(h5g_run *r) {
     goto done;
   }
   STEP(r, H5G_PHASE_CONNECT, h5g_transport_wait(r->transport)); /* what the read did not hide */
-  STEP(r, H5G_PHASE_SPLITTERS, h5g_exact_cuts(r->comm, r->data.keys, plan->ks.width,
-                                              plan->run_offsets, plan->nruns, r->verdict.info.n,
-                                              r->data.cuts));
+  if (r->opt->top >= 0 && !r->opt->unique) /* top K distinct: after the sort, by h5g_top_keep */
+    STEP(r, H5G_PHASE_SPLITTERS, h5g_top_cuts(r));
+  else
+    STEP(r, H5G_PHASE_SPLITTERS, h5g_exact_cuts(r->comm, r->data.keys, plan->ks.width,
+                                                plan->run_offsets, plan->nruns, r->verdict.info.n,
+                                                r->data.cuts));
   CHECK(h5g_agree(r->comm, h5g_exchange_runs(r)));
   STEP(r, H5G_PHASE_MERGE, h5g_merge_received(r));
 done:
@@ -124,7 +127,7 @@ static int close_input(h5g_run *r) {
 static int write_and_commit(h5g_run *r, double start, h5g_report *rep) {
   int rc = H5G_OK;
   if (r->plan.path != H5G_PATH_DEVICE_RESIDENT) /* else the GPU did it */
-    STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, r->data.sorted, r->plan.n, &r->plan.ks, 1));
+    STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, r->data.sorted, r->plan.out_n, &r->plan.ks, 1));
   /* No GPU copy is issued from or into the host buffers after this (the resident path has issued
    * its copies back): they are unpinned behind the write, not in the tear-down. */
   h5g_buffers_unpin_start(r->data.set);
@@ -192,6 +195,8 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_buffers(r));
   CHECK(h5g_agree(comm, read_and_sort(r)));
   CHECK(h5g_agree(comm, split_exchange_merge(r)));
+  if (opt->unique) STEP(r, H5G_PHASE_MERGE, h5g_unique(r));
+  if (opt->top >= 0) STEP(r, H5G_PHASE_MERGE, h5g_top_keep(r));
   CHECK(h5g_agree(comm, write_and_commit(r, start, rep)));
   h5g_progress_finish(&r->progress, r->metrics.seconds);
 done:

@@ -102,7 +102,8 @@ int h5g_plan_tables(h5g_run *r) {
   int rc = H5G_OK;
   h5g_plan *plan = &r->plan;
   size_t runs_bytes = (plan->nruns + 1) * sizeof(uint64_t);
-  size_t table_bytes = (plan->nruns * ((size_t)r->size + 1) + 1) * sizeof(uint64_t);
+  /* P + 2 rows of cuts: --top's cut at K beside the ranks' */
+  size_t table_bytes = (plan->nruns * ((size_t)r->size + 2) + 1) * sizeof(uint64_t);
   plan->run_offsets = malloc(runs_bytes);
   r->data.cuts = malloc(table_bytes);
   r->data.recv_offsets = malloc(table_bytes);
@@ -155,5 +156,6 @@ void h5g_run_free(h5g_run *r) {
   h5g_transport_close(r->transport);
   free(r->plan.run_offsets);
   free(r->data.cuts);
+  free(r->data.counts);
   free(r->data.recv_offsets);
 }

@@ -57,6 +57,9 @@ typedef struct {
   h5g_keyspec ks;
   int records;            /* values (source indices) move with the keys */
   uint64_t offset, n;     /* this rank's share [offset, offset + n) of the N elements */
+  /* What it writes: rows [out_offset, out_offset + out_n) of out_total. The input's share
+   * unless --top or --unique keep fewer (src/top.c, src/unique.c). */
+  uint64_t out_offset, out_n, out_total;
   size_t nruns;           /* sorted runs per rank (the same on every rank) */
   uint64_t *run_offsets;  /* nruns + 1 */
 } h5g_plan;
@@ -74,6 +77,7 @@ typedef struct {
   void *sorted;                 /* keys or spare: where the rank's sorted share is now */
   uint64_t *sorted_values;
   uint64_t *cuts, *recv_offsets; /* exact cuts of the runs; the received runs */
+  uint64_t *counts;              /* --counts: the count of each kept key (src/unique.c) */
 } h5g_data;
 
 typedef struct {
@@ -152,6 +156,11 @@ int h5g_sort_wait_runs(h5g_run *r);
 int h5g_sort_runs(h5g_run *r);
 /* src/exchange_runs.c */
 int h5g_exchange_runs(h5g_run *r);
+/* src/top.c: --top K, the exact cut at global rank K */
+int h5g_top_cuts(h5g_run *r);
+int h5g_top_keep(h5g_run *r);
+/* src/unique.c: --unique, one element per distinct key */
+int h5g_unique(h5g_run *r);
 /* src/merge_runs.c */
 int h5g_merge_local(h5g_run *r);
 int h5g_merge_received(h5g_run *r);

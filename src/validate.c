@@ -71,6 +71,9 @@ int h5g_share_verdict(h5g_run *r) {
                   (r->verdict.composed && h5g_keyset_any_float(&r->verdict.layout));
   plan->offset = h5g_share_begin((uint64_t)r->rank, n, (uint64_t)r->size);
   plan->n = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - plan->offset;
+  plan->out_offset = plan->offset;
+  plan->out_n = plan->n;
+  plan->out_total = n;
 done:
   return rc;
 }

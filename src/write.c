@@ -72,23 +72,25 @@ static int keys_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   unsigned width = w->width;
   if (!moved && w->from_device) CHECK(w->r->be->wait_copied(w->r->be, first + count));
   if (w->file_form) CHECK(h5g_io_convert_rows(w->out, w->keys + first * width, count, !moved));
-  if (moved) h5g_progress_bytes(&w->r->progress, (first + count) * width, w->r->plan.n * width);
+  if (moved) h5g_progress_bytes(&w->r->progress, (first + count) * width, w->r->plan.out_n * width);
 done:
   return rc;
 }
 
-static int wait_all_copied(h5g_run *r) { return r->be->wait_copied(r->be, r->plan.n); }
+static int wait_all_copied(h5g_run *r) { return r->be->wait_copied(r->be, r->plan.out_n); }
 
 /* Collective: n keys at `path` in OUTPUT, made like `like`. */
 static int write_key_dataset(h5g_run *r, const char *path, const h5g_dset *like, void *keys,
                              unsigned width, int from_device) {
   int rc = H5G_OK;
   h5g_dset *out = NULL;
-  STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, &r->opt->storage, &out));
+  STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, r->plan.out_total,
+                                              &r->opt->storage, &out));
   h5g_io_allow_direct(out);
   h5g_fault_point(r, "write-data");
   keys_writer w = {r, out, keys, width, from_device, h5g_io_file_form(out)};
-  STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(out, r->plan.offset, r->plan.n, keys, keys_piece, &w));
+  STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(out, r->plan.out_offset, r->plan.out_n, keys,
+                                             keys_piece, &w));
 done:
   if (h5g_io_close(out) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   return rc;
@@ -100,16 +102,16 @@ static int write_composed_keys(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_key_layout *layout = &r->verdict.layout;
   void *part = NULL;
-  size_t bytes = r->plan.n * sizeof(uint64_t);
+  size_t bytes = r->plan.out_n * sizeof(uint64_t);
   part = malloc(bytes ? bytes : 1);
   CHECK(h5g_agree_alloc(r->comm, part != NULL, bytes));
   for (int i = 0; i < layout->count; i++) {
     if (layout->key[i].cls == H5G_KEY_FLOAT) continue;
     h5g_key_source k = h5g_options_key(r->opt, i);
     h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
-    h5g_compose_take(r->data.sorted, r->plan.ks.width, part, r->plan.n, &ks, layout->shift[i],
+    h5g_compose_take(r->data.sorted, r->plan.ks.width, part, r->plan.out_n, &ks, layout->shift[i],
                      r->plan.io_threads);
-    CHECK(write_key_dataset(r, k.dataset, r->keys_in[i], part, ks.width, 0));
+    CHECK(write_key_dataset(r, h5g_options_key_output(r->opt, i), r->keys_in[i], part, ks.width, 0));
   }
 done:
   free(part);
@@ -125,7 +127,7 @@ int h5g_write_keys(h5g_run *r) {
   const h5g_plan *plan = &r->plan;
   const h5g_data *d = &r->data;
   int from_device = plan->path == H5G_PATH_DEVICE_RESIDENT;
-  h5g_dset *index = NULL;
+  h5g_dset *index = NULL, *counts = NULL;
   /* whole records of a table or rows of a 2-D dataset move as carried data (src/carry.c) */
   int keys_move = !r->opt->key_field && !r->opt->nkey_columns;
   if (keys_move && !r->verdict.composed)
@@ -133,15 +135,22 @@ int h5g_write_keys(h5g_run *r) {
                             from_device));
   if (from_device) STEP(r, H5G_PHASE_WRITE, wait_all_copied(r));
   if (keys_move && r->verdict.composed) CHECK(write_composed_keys(r));
+  if (r->opt->counts) {
+    STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->counts, plan->out_total,
+                                                      r->keys_in[0], &r->opt->storage, &counts));
+    h5g_io_allow_direct(counts);
+    STEP(r, H5G_PHASE_WRITE, h5g_io_write(counts, plan->out_offset, plan->out_n, d->counts));
+  }
   if (r->opt->index_out) {
     STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->index_out,
-                                                      r->verdict.info.n, r->keys_in[0],
+                                                      plan->out_total, r->keys_in[0],
                                                       &r->opt->storage, &index));
     h5g_io_allow_direct(index);
-    STEP(r, H5G_PHASE_WRITE, h5g_io_write(index, plan->offset, plan->n, d->sorted_values));
+    STEP(r, H5G_PHASE_WRITE, h5g_io_write(index, plan->out_offset, plan->out_n, d->sorted_values));
   }
 done:
   if (h5g_io_close(index) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  if (h5g_io_close(counts) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   return rc;
 }
 
@@ -158,7 +167,7 @@ static int group_seen(const char *const *written, int i, const char *group, size
 static int copy_group_attributes(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
-  const char *written[H5G_MAX_CARRY + H5G_MAX_KEYS + 1];
+  const char *written[H5G_MAX_CARRY + H5G_MAX_KEYS + 2];
   static char targets[H5G_MAX_CARRY][1024];
   char group[1024];
   int nwritten = 0;
@@ -166,6 +175,7 @@ static int copy_group_attributes(h5g_run *r) {
   written[nwritten++] = opt->output_dataset;
   for (int i = 1; i < opt->ndatasets; i++) written[nwritten++] = opt->datasets[i];
   if (opt->index_out) written[nwritten++] = opt->index_out;
+  if (opt->counts) written[nwritten++] = opt->counts;
   for (int i = 0; i < opt->ncarry; i++) {
     h5g_options_carry_target(opt, opt->carry[i], targets[i], sizeof targets[i]);
     written[nwritten++] = targets[i];
