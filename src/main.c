@@ -49,9 +49,12 @@ static void print_teardown(const h5g_teardown *t) {
 static void print_summary(const h5g_options *opt, const h5g_report *rep) {
   if (opt->quiet) return;
   double rate = rep->total_seconds > 0 ? (double)rep->n / rep->total_seconds / 1e6 : 0.0;
-  printf("h5gsort: sorted %llu %s keys on %d rank%s (%s: %s) in %.3f s (%.1f M keys/s)%s\n",
+  char kept[64] = "";
+  if (rep->rows_written != rep->n)
+    snprintf(kept, sizeof kept, ", %llu kept", (unsigned long long)rep->rows_written);
+  printf("h5gsort: sorted %llu %s keys on %d rank%s (%s: %s) in %.3f s (%.1f M keys/s)%s%s\n",
          (unsigned long long)rep->n, rep->type_name, rep->ranks, rep->ranks == 1 ? "" : "s",
-         rep->backend, rep->devices, rep->total_seconds, rate,
+         rep->backend, rep->devices, rep->total_seconds, rate, kept,
          rep->verified ? ", verified" : "");
   if (opt->verbose) {
     for (int p = 0; p < H5G_PHASE_COUNT; p++)

@@ -100,9 +100,11 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
   fputs(",\n  \"type\": ", f);
   put_json_string(f, rep->type_name);
   fprintf(f,
-          ",\n  \"keys\": %llu,\n  \"bytes\": %llu,\n  \"exchanged_bytes\": %llu,\n"
+          ",\n  \"keys\": %llu,\n  \"rows_written\": %llu,\n  \"bytes\": %llu,\n"
+          "  \"exchanged_bytes\": %llu,\n"
           "  \"runs_per_rank\": %llu,\n  \"verified\": %s,\n  \"seconds\": {\n",
-          (unsigned long long)rep->n, (unsigned long long)rep->bytes,
+          (unsigned long long)rep->n, (unsigned long long)rep->rows_written,
+          (unsigned long long)rep->bytes,
           (unsigned long long)rep->exchanged_bytes, (unsigned long long)rep->runs_per_rank,
           rep->verified ? "true" : "false");
   for (int p = 0; p < H5G_PHASE_COUNT; p++)
@@ -213,6 +215,7 @@ int h5g_report_gather(h5g_run *r, double total_seconds, h5g_report *rep) {
     snprintf(rep->devices + used, sizeof rep->devices - used, "%s%s", used ? ", " : "", name);
   }
   rep->n = r->verdict.info.n;
+  rep->rows_written = r->plan.out_total;
   rep->width = r->plan.ks.width;
   rep->bytes = rep->n * rep->width;
   rep->runs_per_rank = r->plan.nruns;

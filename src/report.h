@@ -61,6 +61,7 @@ typedef struct {
   double waited_seconds;           /* host time blocked on the GPU */
   double hidden_seconds;           /* GPU time the host did not wait for: overlapped with I/O */
   uint64_t n;                /* keys sorted */
+  uint64_t rows_written;     /* rows of each written dataset: n, or fewer with --top, --unique */
   uint64_t bytes;            /* n * element size */
   uint64_t exchanged_bytes;  /* sent to other ranks, summed over ranks */
   uint64_t runs_per_rank;    /* sorted runs per rank (> 1: the chunked out-of-core path) */

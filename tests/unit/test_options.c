@@ -282,7 +282,7 @@ static void check_help_version(void) {
       "--exchange", "--device-memory", "--verify", "--report", "--carry", "--index-out",
       "--key-field", "--stable", "--check", "--against", "--against-dataset", "-q, --quiet",
       "--layout keep|contiguous|chunked", "--chunk ROWS", "--compress keep|none|gzip[=L]",
-      "--whole-file", "--order asc|desc", "--key-column J",
+      "--whole-file", "--order asc|desc", "--key-column J", "--top K", "--unique", "--counts PATH",
       "-v, --verbose", "--progress", "-h, --help", "--version", "Exit codes"};
   for (size_t i = 0; i < sizeof named / sizeof *named; i++)
     EXPECT(strstr(text, named[i]) != NULL, "the usage text does not name %s", named[i]);
@@ -337,6 +337,29 @@ static void check_keys(void) {
   EXPECT_USAGE("key 2 repeats key 1", "in", "out", "-d", "/t", "--key-field", "a,a");
   EXPECT_USAGE("names a key dataset", "in", "out", "-d", "/a", "-d", "/b", "--carry", "/b");
   EXPECT_USAGE("name a dataset", "in", "out", "-d", "/a", "-d", "/");
+}
+
+/* --top K, --unique, --counts */
+static void check_selection(void) {
+  EXPECT_PARSES("default", "in", "out", "-d", "/k");
+  EXPECT(opt.top == -1 && !opt.unique && !opt.counts, "no selection by default");
+  EXPECT_PARSES("--top", "in", "out", "-d", "/k", "--top", "1000");
+  EXPECT(opt.top == 1000 && !h5g_options_composed(&opt), "--top 1000: %lld", (long long)opt.top);
+  EXPECT_PARSES("--top 0", "in", "out", "-d", "/k", "--top=0");
+  EXPECT(opt.top == 0, "--top 0");
+  EXPECT_PARSES("--unique --counts", "in", "out", "-d", "/k", "--unique", "--counts", "/g/./n");
+  EXPECT(opt.unique && same(opt.counts, "/g/n") && h5g_options_composed(&opt), "--unique");
+  EXPECT_PARSES("--unique --top", "in", "out", "-d", "/k", "--unique", "--top", "5");
+  static const char *const bad[] = {"-1", "x", "1.5", "", "5k", "99999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    EXPECT_USAGE("--top takes", "in", "out", "-d", "/k", "--top", bad[i]);
+  EXPECT_USAGE("--counts goes with --unique", "in", "out", "-d", "/k", "--counts", "/n");
+  EXPECT_USAGE("absolute", "in", "out", "-d", "/k", "--unique", "--counts", "n");
+  EXPECT_USAGE("two outputs would land", "in", "out", "-d", "/k", "--unique", "--counts", "/k");
+  EXPECT_USAGE("two outputs would land", "in", "out", "-d", "/k", "--unique", "--counts", "/i",
+               "--index-out", "/i");
+  EXPECT_USAGE("do not go with --check", "--check", "f", "-d", "/k", "--top", "3");
+  EXPECT_USAGE("do not go with --check", "--check", "f", "-d", "/k", "--unique");
 }
 
 /* Two parses in one process, the second with a different command line. */
@@ -451,6 +474,7 @@ int main(void) {
   check_usage_errors();
   check_help_version();
   check_keys();
+  check_selection();
   check_reparse();
   h5g_error_clear();
   return test_summary("test_options");
