@@ -6,13 +6,16 @@
 #          records moved, vs h5py + numpy.lexsort on the fields + take of the records (cupy:
 #          lexsort of the fields on the GPU, take of the records on the host: cupy has no
 #          structured arrays).
-# Beside them: h5gsort of the first key alone (what a second key costs). Medians of REPEATS
+# Beside them: h5gsort of the first key alone (what a second key costs). Then --top 1000 and
+# --unique (with --counts) of 2^SEL_LOG2 u4 beside a full sort of the same file. Medians of REPEATS
 # after a warm-up (Python rows: PY_REPEATS, no warm-up), files in the page cache, a Markdown table.
-#   bench/keys.sh [WORKDIR]   env: BIN (build/bin), LOG2 (28), REPEATS (3), PY_REPEATS (1)
+#   bench/keys.sh [WORKDIR]   env: BIN (build/bin), LOG2 (28), SEL_LOG2 (30), REPEATS (3),
+#                             PY_REPEATS (1)
 set -euo pipefail
 bin=${BIN:-build/bin}
 work=${1:-/tmp/h5gsort-keys}
 log2=${LOG2:-28}
+sel_log2=${SEL_LOG2:-30}
 repeats=${REPEATS:-3}
 py_repeats=${PY_REPEATS:-1}
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
@@ -73,12 +76,13 @@ with h5py.File(dst, "w") as f:
     f.create_dataset("/t", data=t)
 PY
 }
-gen() { "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$@" --count "$n" --seed 42 >/dev/null; }
+gen() { "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$@" --seed 42 >/dev/null; }
 
 have_cupy=$(python3 -c 'import cupy; cupy.zeros(1)' >/dev/null 2>&1 && echo 1 || echo 0)
 keys=$work/keys2.h5 table=$work/table.h5
-[ -e "$keys" ] || { gen "$keys" -d /a --type u4 --dist few && gen "$keys" -d /b --type u4 --append; }
-[ -e "$table" ] || gen "$table" -d /t --type f4 --table --dist uniform
+[ -e "$keys" ] || { gen "$keys" -d /a --count "$n" --type u4 --dist few &&
+                   gen "$keys" -d /b --count "$n" --type u4 --append; }
+[ -e "$table" ] || gen "$table" -d /t --count "$n" --type f4 --table --dist uniform
 cat "$keys" "$table" >/dev/null
 
 echo "# bench/keys.sh on $gpu_name, $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), 2^$log2 rows"
@@ -100,3 +104,15 @@ np_s=$(repeat "$py_repeats" python_table numpy "$table")
 cp_s=-
 [ "$have_cupy" = 1 ] && cp_s=$(repeat "$py_repeats" python_table cupy "$table")
 echo "| table (u2 det, f4 key), 27-byte records | $one | $two | $np_s | $cp_s | $(ratio "$np_s" "$two") | $(ratio "$cp_s" "$two") |"
+
+sel=$work/sel.h5
+[ -e "$sel" ] || gen "$sel" -d /keys --count $((1 << sel_log2)) --type u4 --dist uniform
+cat "$sel" >/dev/null
+echo
+echo "| 2^$sel_log2 u4 (uniform) | full sort | --top 1000 | --unique --counts | distinct keys |"
+echo "|---|---:|---:|---:|---:|"
+full=$(repeat "$repeats" h5gsort "$sel" -d /keys)
+top=$(repeat "$repeats" h5gsort "$sel" -d /keys --top 1000)
+uniq=$(repeat "$repeats" h5gsort "$sel" -d /keys --unique --counts /counts)
+distinct=$(python3 -c 'import h5py,sys; print(h5py.File(sys.argv[1],"r")["/keys"].shape[0])' "$work/out.h5")
+echo "| whole process, s | $full | $top | $uniq | $distinct |"
