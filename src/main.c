@@ -98,8 +98,10 @@ int main(int argc, char **argv) {
   h5g_interrupt_install(rank);
   h5g_io_quiet();
 
-  char **command = malloc(((size_t)argc + 1) * sizeof *command); /* before getopt permutes argv */
-  if (command) memcpy(command, argv, ((size_t)argc + 1) * sizeof *command);
+  /* the command line as given, for the report: before getopt permutes argv and the option
+   * parser splits lists (--carry, --order, ...) in place */
+  char **command = calloc((size_t)argc + 1, sizeof *command);
+  for (int i = 0; command && i < argc; i++) command[i] = strdup(argv[i]);
   rc = h5g_options_parse(argc, argv, &opt); /* same argv everywhere: every rank agrees */
   if (command) opt.argv = (const char *const *)command;
   if (rc == H5G_OK && opt.help) {
@@ -129,6 +131,7 @@ int main(int argc, char **argv) {
   if (rc == H5G_ERR_RUNTIME && rank == 0 && opt.report && !opt.check)
     h5g_report_write_json(&rep, &opt, rc, opt.report);
   h5g_report_free(&rep);
+  for (int i = 0; command && i < argc; i++) free(command[i]);
   free(command);
   /* What MPI_Finalize and the exit would do anyway, one by one and timed: HDF5 (which parallel
    * HDF5 closes as MPI finalizes), MPI, then the GPU context (the exit would destroy it). */

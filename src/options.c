@@ -44,7 +44,7 @@ const char *h5g_options_key_output(const h5g_options *opt, int i) {
 }
 
 int h5g_options_composed(const h5g_options *opt) {
-  return h5g_options_key_count(opt) > 1 || opt->nkey_columns > 0 || opt->unique;
+  return h5g_options_key_count(opt) > 1 || opt->nkey_columns || opt->nkey_fields || opt->unique;
 }
 
 void h5g_options_carry_target(const h5g_options *opt, const char *path, char *target, size_t len) {

@@ -69,9 +69,9 @@ int h5g_options_key_count(const h5g_options *opt);
 h5g_key_source h5g_options_key(const h5g_options *opt, int i);
 /* Where key i of several -d (or the one -d) is written: its own path (--output-dataset). */
 const char *h5g_options_key_output(const h5g_options *opt, int i);
-/* True when the keys are composed into one (src/keyset.h): several keys, a column of a 2-D
- * dataset, or --unique (whose equality is numpy's). One key of a 1-D dataset or a single field
- * is otherwise sorted as it is. */
+/* True when the keys are composed into one (src/keyset.h), whose equality is numpy's: several
+ * keys, fields of a table or columns of a 2-D dataset (whole rows move, by source index), or
+ * --unique. One key of a 1-D dataset is otherwise sorted as it is (ties in bit order). */
 int h5g_options_composed(const h5g_options *opt);
 void h5g_options_usage(FILE *out);
 

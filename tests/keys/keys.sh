@@ -1,0 +1,340 @@
+#!/usr/bin/env bash
+# Sorts by several keys: several 1-D -d datasets, --key-field a,b of a compound table and
+# --key-column J,K of a 2-D dataset, each key ascending or descending (--order, --descending),
+# with --carry and --index-out. Inputs come from h5gsort-gen; h5gsort runs on 1-4 ranks and
+# every output is checked byte for byte by the independent h5gsort_check_keys (numpy.lexsort
+# with a stable sort: the permutation is unique, so it does not depend on the rank count).
+# Also --check and --verify of such outputs, a self-test of the checker (it must reject wrong
+# outputs), and bad inputs (bad_* cases: exit 2, one error line naming the problem, no OUTPUT
+# and no temporary file left; expect_failure in tests/e2e/lib.sh, on 1 and 3 ranks).
+# H5G_TEST_BACKEND=cuda sorts on the GPU (skipped, exit 77, where no GPU is usable).
+#   keys.sh BIN_DIR "MPIEXEC ... -n" CASE
+BIN=$1
+MPIEXEC=$2
+CASE=$3
+source "$(dirname "$0")/../e2e/lib.sh"
+test_backend
+SORT_OPTS=(--backend "$BACKEND") # every sort_ok and expect_failure run
+W=$WORK
+RANKS=(1 2 3 4)
+
+# kcheck IN OUT ARGS...: the independent checker must accept OUT.
+kcheck() {
+  "$BIN/h5gsort_check_keys" "$@" >"$W/check.log" 2>&1 || {
+    cat "$W/check.log" >&2
+    die "h5gsort_check_keys $* rejected the output"
+  }
+}
+
+# sort_keys P IN OUT SORT_AND_CHECK_ARGS... [-- SORT_ONLY_ARGS...]: sorts on P ranks and checks
+# the output with the same key arguments (-d, --key-field, --key-column, --order, --descending,
+# --output-dataset, --carry); --index-out PATH is passed to the checker as --index PATH.
+sort_keys() {
+  local ranks=$1 in=$2 out=$3
+  shift 3
+  local args=() check=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+    --index-out) args+=("$1" "$2"); check+=(--index "$2"); shift 2 ;;
+    --) shift; args+=("$@"); break ;;
+    -d | --key-field | --key-column | --order | --output-dataset | --carry)
+      args+=("$1" "$2"); check+=("$1" "$2"); shift 2 ;;
+    *) args+=("$1"); check+=("$1"); shift ;;
+    esac
+  done
+  rm -f "$out"
+  sort_ok "$ranks" "$in" "$out" "${args[@]}"
+  kcheck "$in" "$out" "${check[@]}"
+}
+
+# make_pair IN N TYPE_A DIST_A TYPE_B DIST_B: /a and /b (with attributes) and /c (a carried
+# N x 2 float64 with NaNs), from generator runs on different rank counts.
+make_pair() {
+  local in=$1 n=$2
+  gen 2 "$in" -d /a --count "$n" --type "$3" --dist "$4" --seed 3 --attrs --force
+  gen 1 "$in" -d /b --count "$n" --type "$5" --dist "$6" --seed 4 --attrs --append
+  gen 3 "$in" -d /c --count "$n" --type f8 --dist special --seed 5 --row-shape 2 --append
+}
+
+# Two integer keys with many ties (few distinct values each), second one descending.
+case_two_ints() {
+  make_pair "$W/in.h5" 3001 u2 few i4 few
+  for p in "${RANKS[@]}"; do
+    sort_keys "$p" "$W/in.h5" "$W/out_$p.h5" -d /a -d /b --order asc,desc --carry /c \
+      --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/rev_$p.h5" -d /b -d /a --order desc,asc
+  done
+  sort_keys 2 "$W/in.h5" "$W/asc.h5" -d /a -d /b
+  sort_keys 3 "$W/in.h5" "$W/desc.h5" -d /a -d /b --descending --index-out /idx
+}
+
+# A float key with NaNs, -0.0/+0.0, infinities (ties among them broken by an integer key), and
+# the reverse priorities. (A float64 key fills the 8 bytes alone: f8 + i4 is a bad input, see
+# bad_too_wide; one key alone is the single-key sort, whose ties are by bit pattern.)
+case_int_float() {
+  make_pair "$W/f4.h5" 3001 f4 special u1 few
+  make_pair "$W/f4i.h5" 3001 f4 special i4 few
+  for p in "${RANKS[@]}"; do
+    sort_keys "$p" "$W/f4.h5" "$W/f4_$p.h5" -d /a -d /b --index-out /idx
+    sort_keys "$p" "$W/f4i.h5" "$W/f4i_$p.h5" -d /a -d /b --order desc,asc --carry /c
+    sort_keys "$p" "$W/f4.h5" "$W/f4b_$p.h5" -d /b -d /a --order asc,desc --index-out /idx
+  done
+  sort_keys 2 "$W/f4i.h5" "$W/f4i_desc.h5" -d /b -d /a --descending
+  sort_keys 3 "$W/f4i.h5" "$W/f4i_asc.h5" -d /a -d /b --order asc,asc --index-out /idx
+}
+
+# Three keys of 1 + 2 + 4 = 7 bytes together.
+case_three_keys() {
+  gen 2 "$W/in.h5" -d /k1 --count 4001 --type u1 --dist few --seed 1 --attrs
+  gen 1 "$W/in.h5" -d /k2 --count 4001 --type u2 --dist few --seed 2 --append
+  gen 3 "$W/in.h5" -d /k3 --count 4001 --type i4 --dist few --seed 3 --append --attrs
+  gen 2 "$W/in.h5" -d /id --count 4001 --type u8 --dist index --append
+  for p in "${RANKS[@]}"; do
+    sort_keys "$p" "$W/in.h5" "$W/out_$p.h5" -d /k1 -d /k2 -d /k3 --carry /id --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/mix_$p.h5" -d /k3 -d /k1 -d /k2 --order desc,asc,desc
+  done
+}
+
+# A compound table sorted by two fields (the f4 key has NaNs, -0.0, infinities), whole records
+# moving, a carried dataset and the index beside it; into another group with --output-dataset.
+case_fields() {
+  gen 2 "$W/in.h5" -d /t --count 3001 --type f4 --dist special --table --attrs
+  gen 1 "$W/in.h5" -d /aux --count 3001 --type i2 --dist uniform --row-shape 3 --append --attrs
+  for p in "${RANKS[@]}"; do
+    sort_keys "$p" "$W/in.h5" "$W/dk_$p.h5" -d /t --key-field det,key --carry /aux \
+      --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/kd_$p.h5" -d /t --key-field key,det --order desc,asc \
+      --carry /aux --index-out /idx
+  done
+  # (the carried dataset lands beside the moved table, under its base name)
+  sort_ok 3 "$W/in.h5" "$W/moved.h5" -d /t --key-field det,key --order desc,asc \
+    --output-dataset /sorted/t --carry /aux --index-out /idx
+  kcheck "$W/in.h5" "$W/moved.h5" -d /t --key-field det,key --order desc,asc \
+    --output-dataset /sorted/t --carry /aux:/sorted/aux --index /idx
+  sort_keys 2 "$W/in.h5" "$W/desc.h5" -d /t --key-field det,key --descending
+  # big-endian fields
+  gen 2 "$W/be.h5" -d /t --count 2001 --type f4 --dist special --table --order be
+  sort_keys 2 "$W/be.h5" "$W/be_out.h5" -d /t --key-field det,key --order asc,desc
+}
+
+# Rows of an N x 3 int16 array sorted by two columns, and by one; descending.
+case_columns() {
+  gen 2 "$W/in.h5" -d /m --count 3001 --type i2 --dist few --row-shape 3 --attrs
+  gen 1 "$W/in.h5" -d /pay --count 3001 --type f4 --dist special --append
+  for p in "${RANKS[@]}"; do
+    sort_keys "$p" "$W/in.h5" "$W/c20_$p.h5" -d /m --key-column 2,0 --index-out /idx --carry /pay
+    sort_keys "$p" "$W/in.h5" "$W/c1_$p.h5" -d /m --key-column 1 --descending --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/c02_$p.h5" -d /m --key-column 0,2 --descending
+  done
+  sort_keys 3 "$W/in.h5" "$W/mixed.h5" -d /m --key-column 1,2,0 --order desc,asc,desc \
+    --index-out /idx
+}
+
+# N = 0, 1, 3 (fewer rows than ranks) and 2003, all keys equal: the output is the input (stable).
+# (The table's key field is all equal, its det field is not: that one is checked by the checker.)
+case_edge() {
+  for n in 2003 0 1 3; do
+    rm -f "$W"/*.h5
+    make_pair "$W/in.h5" "$n" i4 equal f4 equal
+    gen 1 "$W/in.h5" -d /m --count "$n" --type u2 --dist equal --row-shape 4 --append
+    gen 2 "$W/in.h5" -d /t --count "$n" --type u1 --dist equal --table --append
+    local ranks=(1 4)
+    [ "$n" -eq 3 ] && ranks=(1 2 3 4)
+    for p in "${ranks[@]}"; do
+      sort_keys "$p" "$W/in.h5" "$W/d_$p.h5" -d /a -d /b --carry /c --index-out /idx
+      sort_keys "$p" "$W/in.h5" "$W/desc_$p.h5" -d /a -d /b --order desc,asc --index-out /idx
+      sort_keys "$p" "$W/in.h5" "$W/m_$p.h5" -d /m --key-column 3,1 --descending --index-out /idx
+      sort_keys "$p" "$W/in.h5" "$W/t_$p.h5" -d /t --key-field key,det --index-out /idx
+    done
+    # all equal: every output is a copy of its input
+    for p in "${ranks[@]}"; do
+      "$BIN/h5gsort_check_records" --identical "$W/in.h5" "$W/d_$p.h5" /a /b /c >/dev/null ||
+        die "all keys equal (N = $n, $p ranks): the output differs from the input"
+      "$BIN/h5gsort_check_records" --identical "$W/in.h5" "$W/m_$p.h5" /m >/dev/null ||
+        die "all rows equal (N = $n, $p ranks): the 2-D output differs from the input"
+    done
+  done
+}
+
+# Working memory so small that each rank sorts many runs and merges them.
+case_out_of_core() {
+  gen 2 "$W/in.h5" -d /a --count 200000 --type u4 --dist few --seed 7
+  gen 2 "$W/in.h5" -d /b --count 200000 --type u4 --dist uniform --seed 8 --append
+  gen 1 "$W/in.h5" -d /id --count 200000 --type u8 --dist index --append
+  for p in "${RANKS[@]}"; do
+    sort_keys "$p" "$W/in.h5" "$W/out_$p.h5" -d /a -d /b --order desc,asc --carry /id \
+      --index-out /idx -- --device-memory 128K --report "$W/report_$p.json"
+    local runs
+    runs=$(grep -o '"runs_per_rank": *[0-9]*' "$W/report_$p.json" | grep -o '[0-9]*$' || true)
+    [ "${runs:-0}" -ge 2 ] ||
+      die "--device-memory 128K on $p ranks sorted ${runs:-?} run(s) per rank, expected several"
+  done
+  sort_keys 3 "$W/in.h5" "$W/asc.h5" -d /b -d /a -- --device-memory 128K
+}
+
+# check_run CODE P ARGS...: h5gsort ARGS (e.g. --check ...) on P ranks must exit CODE.
+check_run() {
+  local code=$1 np=$2 rc=0
+  shift 2
+  RUNS=$((RUNS + 1))
+  mpirun "$np" "$BIN/h5gsort" "${SORT_OPTS[@]}" "$@" >"$W/run.log" 2>&1 || rc=$?
+  if [ "$rc" -ne "$code" ]; then
+    cat "$W/run.log" >&2
+    die "h5gsort $* (on $np ranks) exited $rc, expected $code"
+  fi
+  if [ "$code" -ne 0 ]; then
+    grep -q '^h5gsort: error: ' "$W/run.log" || die "h5gsort $* failed without an error line"
+  fi
+  if grep -q 'HDF5-DIAG' "$W/run.log"; then die "h5gsort $* printed an HDF5 error stack"; fi
+}
+
+# --check: a sorted output passes (also --against its input), the unsorted input and a wrong
+# direction fail with exit 1, and so does --against a file with other keys.
+case_check_mode() {
+  make_pair "$W/in.h5" 5003 u2 few f4 special
+  # the same /a, another /b
+  gen 1 "$W/other.h5" -d /a --count 5003 --type u2 --dist few --seed 3
+  gen 1 "$W/other.h5" -d /b --count 5003 --type f4 --dist special --seed 99 --append
+  for p in "${RANKS[@]}"; do
+    sort_keys "$p" "$W/in.h5" "$W/out_$p.h5" -d /a -d /b --order asc,desc
+    check_run 0 "$p" --check "$W/out_$p.h5" -d /a -d /b --order asc,desc
+    check_run 0 "$p" --check "$W/out_$p.h5" -d /a -d /b --order asc,desc --against "$W/in.h5"
+    check_run 1 "$p" --check "$W/in.h5" -d /a -d /b --order asc,desc
+    check_run 1 "$p" --check "$W/out_$p.h5" -d /a -d /b --order asc,asc
+    check_run 1 "$p" --check "$W/out_$p.h5" -d /b -d /a --order desc,asc
+  done
+  check_run 1 2 --check "$W/out_2.h5" -d /a -d /b --order asc,desc --against "$W/other.h5"
+  sort_keys 2 "$W/in.h5" "$W/desc.h5" -d /a -d /b --descending
+  check_run 0 2 --check "$W/desc.h5" -d /a -d /b --descending --against "$W/in.h5"
+  check_run 1 2 --check "$W/desc.h5" -d /a -d /b
+  # tables and 2-D rows
+  gen 2 "$W/t.h5" -d /t --count 3001 --type i4 --dist few --table
+  gen 2 "$W/t.h5" -d /m --count 3001 --type i2 --dist few --row-shape 3 --append
+  sort_keys 3 "$W/t.h5" "$W/t_out.h5" -d /t --key-field det,key --order desc,asc
+  check_run 0 3 --check "$W/t_out.h5" -d /t --key-field det,key --order desc,asc --against "$W/t.h5"
+  check_run 1 3 --check "$W/t.h5" -d /t --key-field det,key --order desc,asc
+  sort_keys 2 "$W/t.h5" "$W/m_out.h5" -d /m --key-column 2,0
+  check_run 0 2 --check "$W/m_out.h5" -d /m --key-column 2,0 --against "$W/t.h5"
+  check_run 1 2 --check "$W/m_out.h5" -d /m --key-column 0,2
+}
+
+# --verify re-reads the output and passes, for every way of giving the keys.
+case_verify() {
+  make_pair "$W/in.h5" 5003 i2 few f4 special
+  gen 2 "$W/in.h5" -d /t --count 5003 --type f4 --dist special --table --append
+  gen 2 "$W/in.h5" -d /m --count 5003 --type u1 --dist few --row-shape 4 --append
+  for p in "${RANKS[@]}"; do
+    sort_keys "$p" "$W/in.h5" "$W/a_$p.h5" -d /a -d /b --order desc,asc --carry /c -- --verify
+    grep -qi 'verif' "$W/last.log" || { cat "$W/last.log"; die "--verify printed no verdict"; }
+    sort_keys "$p" "$W/in.h5" "$W/t_$p.h5" -d /t --key-field key,det --index-out /idx -- --verify
+    sort_keys "$p" "$W/in.h5" "$W/m_$p.h5" -d /m --key-column 3,0 --descending -- --verify
+  done
+}
+
+# The checker must reject wrong outputs (a checker that cannot fail checks nothing).
+case_checker() {
+  expect_reject() {
+    local pattern=$1 rc=0
+    shift
+    "$BIN/h5gsort_check_keys" "$@" >"$W/reject.log" 2>&1 || rc=$?
+    [ "$rc" -eq 1 ] || die "h5gsort_check_keys exited $rc (expected 1) for: $* ($(cat "$W/reject.log"))"
+    grep -qiE "FAILED.*($pattern)" "$W/reject.log" ||
+      die "h5gsort_check_keys gave no reason matching /$pattern/: $(cat "$W/reject.log")"
+  }
+  make_pair "$W/in.h5" 2001 u1 few i2 few
+  local in=$W/in.h5
+  sort_keys 2 "$in" "$W/ab.h5" -d /a -d /b --carry /c --index-out /idx
+  # the keys' priorities swapped, a direction changed, one key left out
+  expect_reject 'row.*expected.*got' "$in" "$W/ab.h5" -d /b -d /a --carry /c --index /idx
+  expect_reject 'row.*expected.*got' "$in" "$W/ab.h5" -d /a -d /b --order asc,desc
+  expect_reject 'row.*expected.*got' "$in" "$W/ab.h5" -d /a -d /b --descending
+  # sorted by /a alone, /b carried: its rows among equal /a are not in input order (unstable)
+  expect_reject '/b.*row' "$in" "$W/ab.h5" -d /a --carry /b
+  # an output sorted with another direction (rows swapped against the right one)
+  sort_keys 3 "$in" "$W/ad.h5" -d /a -d /b --order asc,desc --carry /c --index-out /idx
+  expect_reject '/b.*row' "$in" "$W/ad.h5" -d /a -d /b --carry /c --index /idx
+  # right keys, wrong index or carried dataset: copied in from the other output
+  h5copy -i "$W/ad.h5" -o "$W/ab.h5" -s /idx -d /idx_ad || die "h5copy failed"
+  h5copy -i "$W/ad.h5" -o "$W/ab.h5" -s /c -d /c_ad || die "h5copy failed"
+  expect_reject 'index.*expected' "$in" "$W/ab.h5" -d /a -d /b --index /idx_ad
+  expect_reject 'c_ad.*row' "$in" "$W/ab.h5" -d /a -d /b --carry /c:/c_ad
+  kcheck "$in" "$W/ab.h5" -d /a -d /b --carry /c --index /idx
+  # the unsorted input as its own output; a missing output dataset; attributes not copied
+  expect_reject 'row' "$in" "$in" -d /a -d /b
+  expect_reject 'no dataset' "$in" "$W/ab.h5" -d /a -d /b --carry /nosuch
+  # the same keys without attributes: sorted right, but the input's attributes are missing
+  gen 1 "$W/plain.h5" -d /a --count 2001 --type u1 --dist few --seed 3
+  gen 1 "$W/plain.h5" -d /b --count 2001 --type i2 --dist few --seed 4 --append
+  sort_keys 1 "$W/plain.h5" "$W/plain_out.h5" -d /a -d /b
+  expect_reject 'attribute' "$in" "$W/plain_out.h5" -d /a -d /b
+  # tables: priorities swapped; 2-D rows: another column
+  gen 1 "$W/t.h5" -d /t --count 1500 --type i2 --dist few --table
+  gen 1 "$W/t.h5" -d /m --count 1500 --type u2 --dist few --row-shape 3 --append
+  sort_keys 2 "$W/t.h5" "$W/t_out.h5" -d /t --key-field det,key
+  expect_reject 'row.*expected.*got' "$W/t.h5" "$W/t_out.h5" -d /t --key-field key,det
+  expect_reject 'row.*expected.*got' "$W/t.h5" "$W/t.h5" -d /t --key-field det,key
+  sort_keys 2 "$W/t.h5" "$W/m_out.h5" -d /m --key-column 0,1 --index-out /idx
+  expect_reject 'row.*expected.*got' "$W/t.h5" "$W/m_out.h5" -d /m --key-column 0,2
+  expect_reject 'out of range' "$W/t.h5" "$W/m_out.h5" -d /m --key-column 3
+  expect_reject 'expected' "$W/t.h5" "$W/m_out.h5" -d /m --key-column 0,1 --descending --index /idx
+  # usage errors exit 2
+  local rc=0
+  "$BIN/h5gsort_check_keys" "$in" "$W/ab.h5" -d /a -d /b --order asc >/dev/null 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] || die "h5gsort_check_keys with a wrong --order count exited $rc, expected 2"
+}
+
+# ---- bad inputs ----
+IN=$W/in.h5
+OUT=$W/outdir/out.h5
+WRAP=()
+mkdir -p "$W/outdir"
+
+case_bad_lengths() {
+  gen 2 "$IN" -d /a --count 100 --type i4
+  gen 1 "$IN" -d /b --count 99 --type u2 --append
+  expect_failure 2 'differ in length' "$IN" "$OUT" -d /a -d /b
+  expect_failure 2 'differ in length' "$IN" "$OUT" -d /b -d /a --order desc,asc --index-out /idx
+}
+case_bad_too_wide() {
+  gen 2 "$IN" -d /a --count 100 --type u8
+  gen 1 "$IN" -d /b --count 100 --type u1 --append
+  gen 1 "$IN" -d /c --count 100 --type i4 --append
+  gen 1 "$IN" -d /t --count 100 --type f4 --table --append
+  expect_failure 2 'at most 8 bytes' "$IN" "$OUT" -d /a -d /b
+  gen 1 "$IN" -d /f8 --count 100 --type f8 --dist special --append
+  expect_failure 2 'at most 8 bytes' "$IN" "$OUT" -d /f8 -d /c --order desc,asc
+  gen 1 "$IN" -d /d --count 100 --type f4 --append
+  expect_failure 2 'at most 8 bytes' "$IN" "$OUT" -d /c -d /b -d /d
+  expect_failure 2 'at most 8 bytes' "$IN" "$OUT" -d /t --key-field x,det
+}
+case_bad_twod_without_column() {
+  gen 2 "$IN" -d /m --count 100 --type i2 --row-shape 3
+  gen 1 "$IN" -d /a --count 100 --type i2 --append
+  expect_failure 2 '--key-column' "$IN" "$OUT" -d /m
+  expect_failure 2 '--key-column' "$IN" "$OUT" -d /a -d /m
+}
+case_bad_column_out_of_range() {
+  gen 2 "$IN" -d /m --count 100 --type i2 --row-shape 3
+  expect_failure 2 'out of range' "$IN" "$OUT" -d /m --key-column 3
+  expect_failure 2 'out of range' "$IN" "$OUT" -d /m --key-column 0,7
+}
+case_bad_column_on_1d() {
+  gen 2 "$IN" -d /a --count 100 --type i2
+  expect_failure 2 '2-D|--key-column' "$IN" "$OUT" -d /a --key-column 0
+}
+case_bad_order_count() {
+  gen 2 "$IN" -d /a --count 100 --type i2
+  gen 1 "$IN" -d /b --count 100 --type u1 --append
+  gen 1 "$IN" -d /m --count 100 --type u1 --row-shape 3 --append
+  expect_failure 2 'one per key' "$IN" "$OUT" -d /a -d /b --order asc
+  expect_failure 2 'one per key' "$IN" "$OUT" -d /a -d /b --order asc,desc,asc
+  expect_failure 2 'one per key' "$IN" "$OUT" -d /m --key-column 2,0 --order desc
+}
+case_bad_output_dataset_two_d() {
+  gen 2 "$IN" -d /a --count 100 --type i2
+  gen 1 "$IN" -d /b --count 100 --type u1 --append
+  expect_failure 2 '--output-dataset' "$IN" "$OUT" -d /a -d /b --output-dataset /sorted
+}
+
+"case_$CASE"
+passed
