@@ -2,7 +2,7 @@
  *
  *   h5gsort_check_keys IN.h5 OUT.h5 -d PATH [-d PATH ...] [--key-field A,B] [--key-column J,K]
  *       [--order asc|desc,...] [--descending] [--output-dataset PATH]
- *       [--carry INPATH[:OUTPATH][,...]]... [--index PATH]
+ *       [--carry INPATH[:OUTPATH][,...]]... [--index PATH] [--top K] [--unique [--counts PATH]]
  *
  * The keys, in priority order (the first is the primary key), are read from IN:
  * - several -d: 1-D integer or float datasets of equal length, one key each;
@@ -25,6 +25,9 @@
  *   defaults to INPATH;
  * - the --index dataset is 1-D uint64 of N elements and equals perm;
  * - the attributes of every key dataset (and of every carried one) are on their outputs.
+ * --unique keeps, of each group of rows whose keys all compare equal, its first row of perm (the
+ * earliest in the input); --counts PATH is then 1-D uint64 and holds each group's size. --top K
+ * keeps the first K rows of perm (after --unique). Every output then has that many rows.
  * The first failure is printed with its row, the expected and the actual values.
  * Datasets are read whole with serial HDF5 as raw file bytes (the file type as memory type).
  * It shares no code with h5gsort. Exit 0 all good, 1 a check failed, 2 usage. */
@@ -74,7 +77,9 @@ typedef struct {
   int ncolumns;
   int order[MAX_KEYS]; /* 1 descending */
   int norder, descending;
-  const char *output_dataset, *index;
+  const char *output_dataset, *index, *counts;
+  long long top; /* -1: every row */
+  int unique;
   path_pair carry[MAX_CARRY];
   int ncarry;
 } check_options;
@@ -122,14 +127,18 @@ static int read_raw(hid_t file, const char *file_name, const char *path, raw_dat
   return 0;
 }
 
-/* Same file datatype and shape. */
-static int check_same_layout(const raw_dataset *in, const raw_dataset *out, const char *what) {
+/* Same file datatype and shape, but `rows` rows. */
+static int check_same_layout(const raw_dataset *in, const raw_dataset *out, uint64_t rows,
+                             const char *what) {
+  hsize_t dims[H5S_MAX_RANK];
+  memcpy(dims, in->dims, sizeof dims);
+  if (in->ndims > 0) dims[0] = rows;
   if (H5Tequal(in->type, out->type) <= 0)
     return fail("%s: the output's datatype differs from the input's", what);
-  if (in->ndims != out->ndims || memcmp(in->dims, out->dims, sizeof in->dims) != 0)
+  if (in->ndims != out->ndims || memcmp(dims, out->dims, sizeof dims) != 0)
     return fail("%s: the output's shape differs from the input's (rank %d vs %d, %" PRIu64
                 " vs %" PRIu64 " rows)",
-                what, in->ndims, out->ndims, in->rows, out->rows);
+                what, in->ndims, out->ndims, rows, out->rows);
   return 0;
 }
 
@@ -264,6 +273,33 @@ static int reference_permutation(const key_source *keys, int nkeys, uint64_t n, 
   return bad;
 }
 
+/* --unique: perm[0..kept) becomes the first row of each group of rows whose keys all compare
+ * equal (perm is sorted and stable, so that row is the group's earliest), counts[] the group
+ * sizes. Returns kept. */
+static uint64_t keep_first_of_groups(const key_source *keys, int nkeys, uint64_t *perm,
+                                     uint64_t *counts, uint64_t n) {
+  sort_context c = {keys, nkeys, {NULL}};
+  uint64_t kept = 0;
+  for (int k = 0; k < nkeys; k++) {
+    c.bits[k] = malloc(n * sizeof *c.bits[k] + 1);
+    if (c.bits[k] == NULL) {
+      fail("out of memory");
+      exit(1);
+    }
+    for (uint64_t i = 0; i < n; i++) c.bits[k][i] = key_bits(&keys[k], i);
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    if (kept && compare_rows(&c, perm[kept - 1], perm[i]) == 0) {
+      counts[kept - 1]++;
+      continue;
+    }
+    perm[kept] = perm[i];
+    counts[kept++] = 1;
+  }
+  for (int k = 0; k < MAX_KEYS; k++) free(c.bits[k]);
+  return kept;
+}
+
 /* ---- comparing outputs --------------------------------------------------------------------- */
 
 /* Row `row` of raw (row_bytes per row) for messages: the keys that lie in it ("k=v, ...") or,
@@ -316,11 +352,12 @@ static int check_rows(const raw_dataset *in, const raw_dataset *out, const uint6
 
 /* A key or table dataset: same type and shape in OUT, rows permuted by perm, attributes copied. */
 static int check_sorted_dataset(const raw_dataset *in, const file_pair *f, const char *out_path,
-                                const uint64_t *perm, const key_source *keys, int nkeys) {
+                                const uint64_t *perm, uint64_t rows, const key_source *keys,
+                                int nkeys) {
   raw_dataset out;
   init_raw(&out);
   int bad = read_raw(f->out, f->out_name, out_path, &out);
-  if (!bad) bad = check_same_layout(in, &out, out_path);
+  if (!bad) bad = check_same_layout(in, &out, rows, out_path);
   if (!bad) bad = check_rows(in, &out, perm, out_path, keys, nkeys);
   if (!bad) bad = check_attributes(in->dset, out.dset);
   close_raw(&out);
@@ -328,7 +365,8 @@ static int check_sorted_dataset(const raw_dataset *in, const file_pair *f, const
 }
 
 /* A carried dataset: numeric, N-D, n rows, same type and shape, rows permuted, attributes. */
-static int check_carried(const file_pair *f, const path_pair *p, uint64_t n, const uint64_t *perm) {
+static int check_carried(const file_pair *f, const path_pair *p, uint64_t n, const uint64_t *perm,
+                         uint64_t rows) {
   raw_dataset in, out;
   value_type vt;
   init_raw(&in);
@@ -339,7 +377,7 @@ static int check_carried(const file_pair *f, const path_pair *p, uint64_t n, con
   if (!bad && H5Tget_class(in.type) != H5T_INTEGER && H5Tget_class(in.type) != H5T_FLOAT)
     bad = fail("carried %s is not numeric", p->in);
   if (!bad) bad = describe_type(in.type, &vt);
-  if (!bad) bad = check_same_layout(&in, &out, p->out);
+  if (!bad) bad = check_same_layout(&in, &out, rows, p->out);
   if (!bad && in.rows != n)
     bad = fail("carried %s has %" PRIu64 " rows, the keys %" PRIu64, p->in, in.rows, n);
   if (!bad) bad = check_rows(&in, &out, perm, p->out, NULL, 0);
@@ -349,7 +387,7 @@ static int check_carried(const file_pair *f, const path_pair *p, uint64_t n, con
   return bad;
 }
 
-/* The --index dataset: 1-D uint64 of n elements, equal to perm. */
+/* The --index (or --counts) dataset: 1-D uint64 of n elements, equal to perm. */
 static int check_index(const file_pair *f, const char *path, uint64_t n, const uint64_t *perm) {
   raw_dataset d;
   value_type vt;
@@ -374,7 +412,7 @@ static int check_index(const file_pair *f, const char *path, uint64_t n, const u
 static int check_keys(const check_options *o, const file_pair *f) {
   raw_dataset in[MAX_KEYS];
   key_source keys[MAX_KEYS];
-  uint64_t *perm = NULL;
+  uint64_t *perm = NULL, *counts = NULL;
   int nkeys = o->nfields ? o->nfields : o->ncolumns ? o->ncolumns : o->ndatasets;
   int composite = o->nfields || o->ncolumns; /* one dataset holding every key */
   memset(keys, 0, sizeof keys);
@@ -388,24 +426,32 @@ static int check_keys(const check_options *o, const file_pair *f) {
                         : describe_dataset_keys(o, in, keys);
   for (int k = 0; k < nkeys; k++) keys[k].descending = o->descending || (o->norder && o->order[k]);
   const uint64_t n = in[0].rows;
+  uint64_t rows = n;
   if (!bad) {
     perm = malloc(n * sizeof *perm + 1);
-    bad = perm == NULL ? fail("out of memory") : reference_permutation(keys, nkeys, n, perm);
+    counts = malloc(n * sizeof *counts + 1);
+    bad = perm == NULL || counts == NULL ? fail("out of memory")
+                                         : reference_permutation(keys, nkeys, n, perm);
   }
+  if (!bad && o->unique) rows = keep_first_of_groups(keys, nkeys, perm, counts, n);
+  if (!bad && o->top >= 0 && (uint64_t)o->top < rows) rows = (uint64_t)o->top;
   if (composite) {
     const char *out_path = o->output_dataset ? o->output_dataset : o->datasets[0];
-    if (!bad) bad = check_sorted_dataset(&in[0], f, out_path, perm, keys, nkeys);
+    if (!bad) bad = check_sorted_dataset(&in[0], f, out_path, perm, rows, keys, nkeys);
   } else {
     for (int i = 0; i < o->ndatasets && !bad; i++)
       bad = check_sorted_dataset(&in[i], f, o->output_dataset ? o->output_dataset : o->datasets[i],
-                                 perm, &keys[i], 1);
+                                 perm, rows, &keys[i], 1);
   }
-  for (int i = 0; i < o->ncarry && !bad; i++) bad = check_carried(f, &o->carry[i], n, perm);
-  if (!bad && o->index) bad = check_index(f, o->index, n, perm);
+  for (int i = 0; i < o->ncarry && !bad; i++) bad = check_carried(f, &o->carry[i], n, perm, rows);
+  if (!bad && o->index) bad = check_index(f, o->index, rows, perm);
+  if (!bad && o->counts) bad = check_index(f, o->counts, rows, counts);
   if (!bad)
-    printf("%s: ok: %" PRIu64 " rows, %d keys, %d carried datasets%s (%s -> %s)\n", check_program,
-           n, nkeys, o->ncarry, o->index ? ", index" : "", o->files[0], o->files[1]);
+    printf("%s: ok: %" PRIu64 " of %" PRIu64 " rows, %d keys, %d carried datasets%s (%s -> %s)\n",
+           check_program, rows, n, nkeys, o->ncarry, o->index ? ", index" : "", o->files[0],
+           o->files[1]);
   free(perm);
+  free(counts);
   for (int i = 0; i < MAX_KEYS; i++) close_raw(&in[i]);
   return bad;
 }
@@ -415,7 +461,8 @@ static int check_keys(const check_options *o, const file_pair *f) {
 static int usage(void) {
   fputs("usage: h5gsort_check_keys IN.h5 OUT.h5 -d PATH [-d PATH ...] [--key-field A,B]\n"
         "           [--key-column J,K] [--order asc|desc,...] [--descending]\n"
-        "           [--output-dataset PATH] [--carry INPATH[:OUTPATH][,...]]... [--index PATH]\n",
+        "           [--output-dataset PATH] [--carry INPATH[:OUTPATH][,...]]... [--index PATH]\n"
+        "           [--top K] [--unique [--counts PATH]]\n",
         stderr);
   return 2;
 }
@@ -434,6 +481,7 @@ static int parse_options(int argc, char **argv, check_options *o) {
   int nfiles = 0;
   const char *items[MAX_CARRY];
   memset(o, 0, sizeof *o);
+  o->top = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
@@ -460,6 +508,14 @@ static int parse_options(int argc, char **argv, check_options *o) {
         if (strcmp(items[c], "asc") != 0 && strcmp(items[c], "desc") != 0) return 2;
         o->order[o->norder++] = strcmp(items[c], "desc") == 0;
       }
+    } else if (strcmp(a, "--unique") == 0) {
+      o->unique = 1;
+    } else if (strcmp(a, "--counts") == 0 && has_value) {
+      o->counts = argv[++i];
+    } else if (strcmp(a, "--top") == 0 && has_value) {
+      char *end = NULL;
+      o->top = strtoll(argv[++i], &end, 10);
+      if (*end != '\0' || o->top < 0) return 2;
     } else if (strcmp(a, "--output-dataset") == 0 && has_value) {
       o->output_dataset = argv[++i];
     } else if ((strcmp(a, "--index") == 0 || strcmp(a, "--index-out") == 0) && has_value) {
@@ -484,7 +540,7 @@ static int parse_options(int argc, char **argv, check_options *o) {
       return 2;
     }
   }
-  if (nfiles != 2 || o->ndatasets == 0) return 2;
+  if (nfiles != 2 || o->ndatasets == 0 || (o->counts && !o->unique)) return 2;
   if ((o->nfields || o->ncolumns) && o->ndatasets != 1) {
     fputs("h5gsort_check_keys: --key-field and --key-column take one -d\n", stderr);
     return 2;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sorts by several keys: several 1-D -d datasets, --key-field a,b of a compound table and
+# Sorts by several keys (and --top, --unique): several 1-D -d datasets, --key-field a,b of a compound table and
 # --key-column J,K of a 2-D dataset, each key ascending or descending (--order, --descending),
 # with --carry and --index-out. Inputs come from h5gsort-gen; h5gsort runs on 1-4 ranks and
 # every output is checked byte for byte by the independent h5gsort_check_keys (numpy.lexsort
@@ -36,6 +36,7 @@ sort_keys() {
   while [ $# -gt 0 ]; do
     case $1 in
     --index-out) args+=("$1" "$2"); check+=(--index "$2"); shift 2 ;;
+    --top | --counts) args+=("$1" "$2"); check+=("$1" "$2"); shift 2 ;;
     --) shift; args+=("$@"); break ;;
     -d | --key-field | --key-column | --order | --output-dataset | --carry)
       args+=("$1" "$2"); check+=("$1" "$2"); shift 2 ;;
@@ -172,6 +173,53 @@ case_out_of_core() {
   sort_keys 3 "$W/in.h5" "$W/asc.h5" -d /b -d /a -- --device-memory 128K
 }
 
+# --top K: K = 0, 1, N - 1, N, N + 1 and one inside, on several keys, a table, a 2-D array, one
+# integer key (keys only and with records) and out of core: only the first K rows are written.
+case_top() {
+  local n=2999
+  make_pair "$W/in.h5" "$n" u2 few f4 special
+  gen 1 "$W/in.h5" -d /m --count "$n" --type i2 --dist few --row-shape 3 --append
+  gen 2 "$W/in.h5" -d /t --count "$n" --type f4 --dist special --table --append
+  gen 3 "$W/in.h5" -d /k --count "$n" --type i4 --dist few --seed 9 --append
+  for k in 0 1 1000 $((n - 1)) "$n" $((n + 1)); do
+    for p in "${RANKS[@]}"; do
+      sort_keys "$p" "$W/in.h5" "$W/ab.h5" -d /a -d /b --order desc,asc --top "$k" --carry /c \
+        --index-out /idx
+      sort_keys "$p" "$W/in.h5" "$W/k.h5" -d /k --top "$k"
+      sort_keys "$p" "$W/in.h5" "$W/kr.h5" -d /k --descending --top "$k" --index-out /idx
+    done
+    sort_keys 3 "$W/in.h5" "$W/m.h5" -d /m --key-column 2,0 --top "$k" --index-out /idx
+    sort_keys 2 "$W/in.h5" "$W/t.h5" -d /t --key-field key,det --top "$k" --carry /c
+    sort_keys 4 "$W/in.h5" "$W/ooc.h5" -d /a -d /b --top "$k" --index-out /idx -- \
+      --device-memory 4K --verify
+  done
+}
+
+# --unique (with --counts, --carry, --index-out): one row per distinct key tuple, the earliest;
+# NaNs of any payload are one value and -0.0 is +0.0; with --top K the K smallest distinct.
+case_unique() {
+  local n=3001
+  make_pair "$W/in.h5" "$n" u2 few f4 special
+  gen 1 "$W/in.h5" -d /m --count "$n" --type i2 --dist few --row-shape 3 --append
+  gen 2 "$W/in.h5" -d /t --count "$n" --type f4 --dist special --table --append
+  gen 3 "$W/in.h5" -d /e --count "$n" --type u1 --dist equal --append
+  for p in "${RANKS[@]}"; do
+    sort_keys "$p" "$W/in.h5" "$W/a.h5" -d /a --unique --counts /n --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/b.h5" -d /b --unique --counts /n --carry /c --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/bd.h5" -d /b --descending --unique --counts /n
+    sort_keys "$p" "$W/in.h5" "$W/ab.h5" -d /a -d /b --order asc,desc --unique --counts /n \
+      --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/e.h5" -d /e --unique --counts /n --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/m.h5" -d /m --key-column 1 --unique --counts /n
+    sort_keys "$p" "$W/in.h5" "$W/t.h5" -d /t --key-field key --unique --counts /n --top 5
+    sort_keys "$p" "$W/in.h5" "$W/ooc.h5" -d /b -d /a --unique --counts /n --index-out /idx -- \
+      --device-memory 4K --verify
+  done
+  for k in 0 1 3 1000000; do
+    sort_keys 3 "$W/in.h5" "$W/top.h5" -d /a -d /b --unique --top "$k" --counts /n --index-out /idx
+  done
+}
+
 # check_run CODE P ARGS...: h5gsort ARGS (e.g. --check ...) on P ranks must exit CODE.
 check_run() {
   local code=$1 np=$2 rc=0
@@ -259,6 +307,12 @@ case_checker() {
   expect_reject 'index.*expected' "$in" "$W/ab.h5" -d /a -d /b --index /idx_ad
   expect_reject 'c_ad.*row' "$in" "$W/ab.h5" -d /a -d /b --carry /c:/c_ad
   kcheck "$in" "$W/ab.h5" -d /a -d /b --carry /c --index /idx
+  # --unique and --top: the counts must be the group sizes, the rows the kept ones
+  sort_keys 2 "$in" "$W/u.h5" -d /a -d /b --unique --counts /n --index-out /idx --top 20
+  expect_reject 'index.*expected' "$in" "$W/u.h5" -d /a -d /b --unique --counts /idx --top 20
+  expect_reject 'shape differs' "$in" "$W/u.h5" -d /a -d /b --unique --counts /n --top 19
+  expect_reject 'row.*expected.*got' "$in" "$W/u.h5" -d /a -d /b --top 20
+  expect_reject 'row.*expected.*got' "$in" "$W/u.h5" -d /a -d /b --order asc,desc --unique --top 20
   # the unsorted input as its own output; a missing output dataset; attributes not copied
   expect_reject 'row' "$in" "$in" -d /a -d /b
   expect_reject 'no dataset' "$in" "$W/ab.h5" -d /a -d /b --carry /nosuch
