@@ -386,11 +386,13 @@ done:
   return rc;
 }
 
-/* The run's sort or merge and the copy back both refuse what the loaded run cannot give. */
+/* The run's sort or merge and the copy back both refuse what the loaded run cannot give. A merge
+ * of received runs may hold fewer keys than were loaded (--top keeps only the first K). */
 int check_run(const CudaBackend *cb, size_t n, unsigned width, const uint64_t *values,
-              size_t nruns) {
+              size_t nruns, bool fewer) {
   int rc = H5G_OK;
-  if (cb->run_n != n || cb->run_width != width || (values && !cb->run_values) ||
+  if ((fewer ? n > cb->run_n : n != cb->run_n) || cb->run_width != width ||
+      (values && !cb->run_values) ||
       nruns > RESERVED_MERGE_RUNS)
     H5G_FAIL(H5G_ERR_RUNTIME,
              "internal error: %zu %u-byte keys%s in %zu runs on the GPU, the loaded run has %zu "
@@ -410,7 +412,7 @@ int cuda_sort_loaded(h5g_backend *be, void *keys, uint64_t *values, uint64_t fir
   size_t op = 0;
   cb->copy_back_total = 0;
   if (n == 0) goto done;
-  CHECK(check_run(cb, n, width, values, 1));
+  CHECK(check_run(cb, n, width, values, 1, false));
   CHECK(op_begin(cb, OP_KERNELS, &op));
   if (!transform_is_identity(ks))
     CHECK(h5g_cuda_keys_transform(run.keys, n, ks, 0, cb->stream));
@@ -445,7 +447,7 @@ int cuda_merge_received(h5g_backend *be, void *keys, uint64_t *values, size_t n,
   size_t op = 0;
   cb->copy_back_total = 0;
   if (n == 0) goto done;
-  CHECK(check_run(cb, n, width, values, nruns));
+  CHECK(check_run(cb, n, width, values, nruns, true));
   CHECK(op_begin(cb, OP_KERNELS, &op));
   /* received into the spare buffers; the kept run, sent away, is now the ping-pong buffer */
   CHECK(sort_or_merge(cb, run.temp, run.temp_bytes, run.alt, run.keys, run.alt_vals, run.vals, n,

@@ -17,6 +17,9 @@ test_backend
 SORT_OPTS=(--backend "$BACKEND") # every sort_ok and expect_failure run
 W=$WORK
 RANKS=(1 2 3 4)
+# a working-memory cap below the slice: out of core (the GPU backend needs a few MB at least)
+OOC_BUDGET=128K
+[ "$BACKEND" = cuda ] && OOC_BUDGET=3M
 
 # kcheck IN OUT ARGS...: the independent checker must accept OUT.
 kcheck() {
@@ -157,20 +160,29 @@ case_edge() {
   done
 }
 
-# Working memory so small that each rank sorts many runs and merges them.
+# Working memory so small that each rank sorts many runs and merges them (the GPU backend needs a
+# few MB: more rows there), then --top and --unique out of core.
 case_out_of_core() {
-  gen 2 "$W/in.h5" -d /a --count 200000 --type u4 --dist few --seed 7
-  gen 2 "$W/in.h5" -d /b --count 200000 --type u4 --dist uniform --seed 8 --append
-  gen 1 "$W/in.h5" -d /id --count 200000 --type u8 --dist index --append
+  local n=200000
+  [ "$BACKEND" = cuda ] && n=$((1 << 21))
+  gen 2 "$W/in.h5" -d /a --count "$n" --type u4 --dist few --seed 7
+  gen 2 "$W/in.h5" -d /b --count "$n" --type u4 --dist uniform --seed 8 --append
+  gen 1 "$W/in.h5" -d /id --count "$n" --type u8 --dist index --append
   for p in "${RANKS[@]}"; do
     sort_keys "$p" "$W/in.h5" "$W/out_$p.h5" -d /a -d /b --order desc,asc --carry /id \
-      --index-out /idx -- --device-memory 128K --report "$W/report_$p.json"
+      --index-out /idx -- --device-memory "$OOC_BUDGET" --report "$W/report_$p.json"
     local runs
     runs=$(grep -o '"runs_per_rank": *[0-9]*' "$W/report_$p.json" | grep -o '[0-9]*$' || true)
     [ "${runs:-0}" -ge 2 ] ||
-      die "--device-memory 128K on $p ranks sorted ${runs:-?} run(s) per rank, expected several"
+      die "--device-memory $OOC_BUDGET on $p ranks sorted ${runs:-?} run(s) per rank, expected several"
   done
-  sort_keys 3 "$W/in.h5" "$W/asc.h5" -d /b -d /a -- --device-memory 128K
+  sort_keys 3 "$W/in.h5" "$W/asc.h5" -d /b -d /a -- --device-memory "$OOC_BUDGET"
+  sort_keys 2 "$W/in.h5" "$W/top.h5" -d /a -d /b --top 1001 --index-out /idx -- \
+    --device-memory "$OOC_BUDGET" --verify
+  sort_keys 1 "$W/in.h5" "$W/top1.h5" -d /b --top 5000 -- --device-memory "$OOC_BUDGET"
+  sort_keys 4 "$W/in.h5" "$W/uniq.h5" -d /a -d /b --unique --counts /n --index-out /idx -- \
+    --device-memory "$OOC_BUDGET" --verify
+  sort_keys 1 "$W/in.h5" "$W/uniq1.h5" -d /a --unique --counts /n -- --device-memory "$OOC_BUDGET"
 }
 
 # --top K: K = 0, 1, N - 1, N, N + 1 and one inside, on several keys, a table, a 2-D array, one
@@ -191,7 +203,7 @@ case_top() {
     sort_keys 3 "$W/in.h5" "$W/m.h5" -d /m --key-column 2,0 --top "$k" --index-out /idx
     sort_keys 2 "$W/in.h5" "$W/t.h5" -d /t --key-field key,det --top "$k" --carry /c
     sort_keys 4 "$W/in.h5" "$W/ooc.h5" -d /a -d /b --top "$k" --index-out /idx -- \
-      --device-memory 4K --verify
+      --device-memory "$OOC_BUDGET" --verify
   done
 }
 
@@ -213,7 +225,7 @@ case_unique() {
     sort_keys "$p" "$W/in.h5" "$W/m.h5" -d /m --key-column 1 --unique --counts /n
     sort_keys "$p" "$W/in.h5" "$W/t.h5" -d /t --key-field key --unique --counts /n --top 5
     sort_keys "$p" "$W/in.h5" "$W/ooc.h5" -d /b -d /a --unique --counts /n --index-out /idx -- \
-      --device-memory 4K --verify
+      --device-memory "$OOC_BUDGET" --verify
   done
   for k in 0 1 3 1000000; do
     sort_keys 3 "$W/in.h5" "$W/top.h5" -d /a -d /b --unique --top "$k" --counts /n --index-out /idx
