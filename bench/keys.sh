@@ -10,12 +10,13 @@
 # --unique (with --counts) of 2^SEL_LOG2 u4 beside a full sort of the same file. Medians of REPEATS
 # after a warm-up (Python rows: PY_REPEATS, no warm-up), files in the page cache, a Markdown table.
 #   bench/keys.sh [WORKDIR]   env: BIN (build/bin), LOG2 (28), SEL_LOG2 (30), REPEATS (3),
-#                             PY_REPEATS (1)
+#                             PY_REPEATS (1), PARTS ("keys table select": the tables to print)
 set -euo pipefail
 bin=${BIN:-build/bin}
 work=${1:-/tmp/h5gsort-keys}
 log2=${LOG2:-28}
 sel_log2=${SEL_LOG2:-30}
+parts=" ${PARTS:-keys table select} "
 repeats=${REPEATS:-3}
 py_repeats=${PY_REPEATS:-1}
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
@@ -80,10 +81,10 @@ gen() { "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$@" --seed 42 >/
 
 have_cupy=$(python3 -c 'import cupy; cupy.zeros(1)' >/dev/null 2>&1 && echo 1 || echo 0)
 keys=$work/keys2.h5 table=$work/table.h5
-[ -e "$keys" ] || { gen "$keys" -d /a --count "$n" --type u4 --dist few &&
+[[ $parts != *" keys "* ]] || [ -e "$keys" ] || { gen "$keys" -d /a --count "$n" --type u4 --dist few &&
                    gen "$keys" -d /b --count "$n" --type u4 --append; }
-[ -e "$table" ] || gen "$table" -d /t --count "$n" --type f4 --table --dist uniform
-cat "$keys" "$table" >/dev/null
+[[ $parts != *" table "* ]] || [ -e "$table" ] || gen "$table" -d /t --count "$n" --type f4 --table --dist uniform
+cat "$keys" "$table" >/dev/null 2>&1 || true
 
 echo "# bench/keys.sh on $gpu_name, $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), 2^$log2 rows"
 echo
@@ -91,19 +92,24 @@ echo "Whole-process wall seconds, median of $repeats after a warm-up (Python row
 echo
 echo "| data | h5gsort (one key) | h5gsort (two keys) | h5py + numpy.lexsort | h5py + cupy.lexsort | vs numpy | vs cupy |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
+ratio() { [ "$1" = - ] && { echo -; return; }; python3 -c "import sys; print('%.2fx' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
+if [[ $parts == *" keys "* ]]; then
 one=$(repeat "$repeats" h5gsort "$keys" -d /a)
 two=$(repeat "$repeats" h5gsort "$keys" -d /a -d /b)
 np_s=$(repeat "$py_repeats" python_keys numpy "$keys")
 cp_s=-
 [ "$have_cupy" = 1 ] && cp_s=$(repeat "$py_repeats" python_keys cupy "$keys")
-ratio() { [ "$1" = - ] && { echo -; return; }; python3 -c "import sys; print('%.2fx' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
 echo "| two u4 (few x uniform) | $one | $two | $np_s | $cp_s | $(ratio "$np_s" "$two") | $(ratio "$cp_s" "$two") |"
+fi
+if [[ $parts == *" table "* ]]; then
 one=$(repeat "$repeats" h5gsort "$table" -d /t --key-field det)
 two=$(repeat "$repeats" h5gsort "$table" -d /t --key-field det,key)
 np_s=$(repeat "$py_repeats" python_table numpy "$table")
 cp_s=-
 [ "$have_cupy" = 1 ] && cp_s=$(repeat "$py_repeats" python_table cupy "$table")
 echo "| table (u2 det, f4 key), 27-byte records | $one | $two | $np_s | $cp_s | $(ratio "$np_s" "$two") | $(ratio "$cp_s" "$two") |"
+fi
+[[ $parts == *" select "* ]] || exit 0
 
 sel=$work/sel.h5
 [ -e "$sel" ] || gen "$sel" -d /keys --count $((1 << sel_log2)) --type u4 --dist uniform

@@ -17,6 +17,12 @@ static int owner_of(uint64_t index, uint64_t n_total, int size) {
   return r;
 }
 
+static uint64_t n_sent_total(const uint64_t *want, int size) {
+  uint64_t n = 0;
+  for (int r = 0; r < size; r++) n += want[r];
+  return n;
+}
+
 typedef struct {
   uint64_t *counts;    /* [4P]: requests sent to / received from each rank, and cursors */
   uint64_t *requests;  /* n_out indices, grouped by owner */
@@ -52,22 +58,33 @@ int h5g_gather_rows(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   want = calloc(2 * (size_t)size, sizeof(uint64_t));
   CHECK(h5g_agree_alloc(comm, want != NULL, 2 * (size_t)size * sizeof(uint64_t)));
   uint64_t *asked_counts = want + size;
-  for (uint64_t i = 0; i < n_out; i++) want[owner_of(src_index[i], n_total, size)]++;
+  uint64_t first = h5g_share_begin((uint64_t)rank, n_total, (uint64_t)size);
+  uint64_t mine = h5g_share_begin((uint64_t)rank + 1, n_total, (uint64_t)size) - first;
+  /* rows this rank holds are copied here; only the others travel */
+  for (uint64_t i = 0; i < n_out; i++) {
+    int owner = owner_of(src_index[i], n_total, size);
+    if (owner == rank)
+      memcpy((char *)out + i * row_bytes, (const char *)local_rows + (src_index[i] - first) * row_bytes,
+             row_bytes);
+    else
+      want[owner]++;
+  }
   CHECK(h5g_exchange_counts(comm, want, asked_counts, 1));
   uint64_t n_asked = 0;
   for (int r = 0; r < size; r++) n_asked += asked_counts[r];
-  CHECK(h5g_agree(comm, allocate(&b, size, n_out, n_asked, row_bytes)));
+  CHECK(h5g_agree(comm, allocate(&b, size, n_sent_total(want, size), n_asked, row_bytes)));
   /* group the requests by owner, keeping output order within each group */
   uint64_t *cursor = b.counts;
   for (uint64_t r = 0, at = 0; r < (uint64_t)size; at += want[r], r++) cursor[r] = at;
-  for (uint64_t i = 0; i < n_out; i++) {
-    uint64_t slot = cursor[owner_of(src_index[i], n_total, size)]++;
+  uint64_t n_sent = n_sent_total(want, size);
+  for (uint64_t i = 0; i < n_out && n_sent; i++) {
+    int owner = owner_of(src_index[i], n_total, size);
+    if (owner == rank) continue;
+    uint64_t slot = cursor[owner]++;
     b.requests[slot] = src_index[i];
     b.positions[slot] = i;
   }
   CHECK(h5g_exchange(comm, b.requests, want, b.asked, asked_counts, sizeof(uint64_t)));
-  uint64_t first = h5g_share_begin((uint64_t)rank, n_total, (uint64_t)size);
-  uint64_t mine = h5g_share_begin((uint64_t)rank + 1, n_total, (uint64_t)size) - first;
   int bad = 0;
   for (uint64_t k = 0; k < n_asked; k++) {
     uint64_t local = b.asked[k] - first;
@@ -78,7 +95,7 @@ int h5g_gather_rows(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                                             "internal error: a row was asked of the wrong rank")
                             : H5G_OK));
   CHECK(h5g_exchange(comm, b.answer, asked_counts, b.rows, want, row_bytes));
-  for (uint64_t k = 0; k < n_out; k++)
+  for (uint64_t k = 0; k < n_sent; k++)
     memcpy((char *)out + b.positions[k] * row_bytes, b.rows + k * row_bytes, row_bytes);
 done:
   free(want);
