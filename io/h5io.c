@@ -700,6 +700,23 @@ done:
 
 size_t h5g_io_row_bytes(const h5g_dset *d) { return (size_t)d->row_elems * d->elem_size; }
 
+int h5g_io_unconverted(const h5g_dset *d) { return H5Tequal(d->mem_type, d->file_type) > 0; }
+
+int h5g_io_plain_field(const h5g_dset *d, const char *name, size_t *offset, int *big_endian) {
+  hid_t member = H5I_INVALID_HID;
+  int index = H5Tget_class(d->file_type) == H5T_COMPOUND ? H5Tget_member_index(d->file_type, name)
+                                                          : -1;
+  if (index < 0 || (member = H5Tget_member_type(d->file_type, (unsigned)index)) < 0) return 0;
+  H5T_class_t cls = H5Tget_class(member);
+  size_t size = H5Tget_size(member);
+  int plain = (cls == H5T_INTEGER || cls == H5T_BITFIELD || cls == H5T_FLOAT) &&
+              (size == 1 || size == 2 || size == 4 || size == 8) && !padded_integer(member);
+  *offset = H5Tget_member_offset(d->file_type, (unsigned)index);
+  *big_endian = H5Tget_order(member) == H5T_ORDER_BE;
+  H5Tclose(member);
+  return plain;
+}
+
 int h5g_io_close(h5g_dset *d) {
   int rc = H5G_OK;
   if (!d) return rc;

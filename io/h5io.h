@@ -144,6 +144,14 @@ void h5g_io_configure(int threads, int direct);
 void h5g_io_allow_direct(h5g_dset *d);
 /* Bytes of one row in memory. */
 size_t h5g_io_row_bytes(const h5g_dset *d);
+/* Of a compound dataset opened as raw rows: where field `name` lies in a row (*offset), and its
+ * byte order. 1 when its bytes are its value as h5g_io_open_keys would give it (an integer or
+ * bitfield whose value bits fill its bytes, or an IEEE float; swapped when *big_endian differs
+ * from the host's), 0 otherwise (a padded integer, no such field). */
+int h5g_io_plain_field(const h5g_dset *d, const char *name, size_t *offset, int *big_endian);
+/* 1 when d's rows come in the file's own form, with no conversion (opened as raw rows, or as
+ * keys already in host order). */
+int h5g_io_unconverted(const h5g_dset *d);
 /* Collective close; an error if closing failed. Safe with NULL. */
 int h5g_io_close(h5g_dset *d);
 

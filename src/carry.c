@@ -26,17 +26,20 @@ done:
 }
 
 /* Collective: one carried dataset, step by step (every step agreed, so the closes at the end
- * meet on every rank). */
-static int carry_dataset(h5g_run *r, const char *src, const char *dst) {
+ * meet on every rank). `keys_read`: the dataset the keys were read from when they come from src's
+ * rows (a table, a 2-D dataset, a float key), else NULL: src is read the same way, so that a
+ * damaged file gives the keys and the rows one view. */
+static int carry_dataset(h5g_run *r, const char *src, const char *dst, const h5g_dset *keys_read) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;
   carried c = {0};
   STEP(r, H5G_PHASE_CARRY, h5g_io_open_rows(r->in_file, src, &c.src));
   STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst, c.src, plan->out_total,
                                               &r->opt->storage, &c.dst));
-  /* written directly; read through HDF5, as the keys of a --key-field table are: one reader
-   * gives one view of a damaged file */
+  /* written directly; read through HDF5 unless the keys came from its rows without conversion
+   * (and so were read directly where that is allowed) */
   h5g_io_allow_direct(c.dst);
+  if (keys_read && h5g_io_unconverted(keys_read)) h5g_io_allow_direct(c.src);
   STEP(r, H5G_PHASE_CARRY, carry_allocate(r, &c));
   STEP(r, H5G_PHASE_CARRY, h5g_io_read(c.src, plan->offset, plan->n, c.rows));
   STEP(r, H5G_PHASE_CARRY, h5g_gather_rows(r->comm, r->data.sorted_values, plan->out_n, c.rows,
@@ -55,13 +58,15 @@ int h5g_carry_all(h5g_run *r) {
   const h5g_options *opt = r->opt;
   char target[PATH_MAX];
   const h5g_key_layout *layout = &r->verdict.layout;
-  if (opt->key_field || opt->nkey_columns) CHECK(carry_dataset(r, opt->dataset, opt->output_dataset));
+  if (opt->key_field || opt->nkey_columns)
+    CHECK(carry_dataset(r, opt->dataset, opt->output_dataset, r->keys_in[1] ? NULL : r->keys_in[0]));
   for (int i = 0; r->verdict.composed && !opt->key_field && !opt->nkey_columns && i < layout->count; i++)
     if (layout->key[i].cls == H5G_KEY_FLOAT) /* src/write.c writes the others */
-      CHECK(carry_dataset(r, h5g_options_key(opt, i).dataset, h5g_options_key_output(opt, i)));
+      CHECK(carry_dataset(r, h5g_options_key(opt, i).dataset, h5g_options_key_output(opt, i),
+                          r->keys_in[i]));
   for (int i = 0; i < opt->ncarry; i++) {
     h5g_options_carry_target(opt, opt->carry[i], target, sizeof target);
-    CHECK(carry_dataset(r, opt->carry[i], target));
+    CHECK(carry_dataset(r, opt->carry[i], target, NULL));
   }
 done:
   return rc;

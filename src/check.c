@@ -57,7 +57,7 @@ static int read_share(MPI_Comm comm, const h5g_options *opt, const check_verdict
   h5g_dset *d[H5G_MAX_KEYS] = {0};
   CHECK(h5g_io_open_file(comm, file, 0, &f));
   if (h5g_options_composed(opt)) {
-    CHECK(h5g_keyset_open(opt, f, 0, d));
+    CHECK(h5g_keyset_open(comm, opt, f, 0, d));
     CHECK(h5g_keyset_read(comm, opt, &v->layout, d, offset, n, v->checked.width, keys,
                           opt->io_threads ? opt->io_threads : 1, NULL, 0));
   } else {

@@ -65,9 +65,21 @@ int h5g_keyset_any_float(const h5g_key_layout *layout) {
   return 0;
 }
 
-int h5g_keyset_open(const h5g_options *opt, h5g_file *f, int output, h5g_dset **d) {
+int h5g_keyset_open(MPI_Comm comm, const h5g_options *opt, h5g_file *f, int output, h5g_dset **d) {
   int rc = H5G_OK;
   int count = opt->nkey_columns ? 1 : h5g_options_key_count(opt);
+  if (opt->nkey_fields) { /* the table as raw rows, when every field can be taken from them */
+    int plain = 1, every = 0, big;
+    size_t offset;
+    CHECK(h5g_io_open_rows(f, output ? opt->output_dataset : opt->dataset, &d[0]));
+    for (int i = 0; i < opt->nkey_fields; i++)
+      plain &= h5g_io_plain_field(d[0], opt->key_fields[i], &offset, &big);
+    CHECK_MPI(MPI_Allreduce(&plain, &every, 1, MPI_INT, MPI_MIN, comm));
+    if (every) goto done;
+    rc = h5g_io_close(d[0]);
+    d[0] = NULL;
+    CHECK(rc);
+  }
   for (int i = 0; i < count; i++) {
     h5g_key_source k = h5g_options_key(opt, i);
     const char *path = !output ? k.dataset
@@ -88,11 +100,33 @@ int h5g_keyset_close(h5g_dset **d) {
   return rc;
 }
 
-/* Column `column` of `rows` rows of row_bytes bytes, elements of `width` bytes, into out. */
-static void take_column(const void *rows_buf, uint64_t rows, size_t row_bytes, int column,
-                        unsigned width, void *out) {
-  const char *src = (const char *)rows_buf + (size_t)column * width;
-  for (uint64_t i = 0; i < rows; i++) memcpy((char *)out + i * width, src + i * row_bytes, width);
+/* The `width` bytes at `offset` of each of `rows` rows of row_bytes bytes, into out, swapped
+ * into host order when `swap`. */
+static void take_bytes(const void *rows_buf, uint64_t rows, size_t row_bytes, size_t offset,
+                       unsigned width, int swap, void *out) {
+  const unsigned char *src = (const unsigned char *)rows_buf + offset;
+  unsigned char *dst = out;
+  for (uint64_t i = 0; i < rows; i++) memcpy(dst + i * width, src + i * row_bytes, width);
+  for (uint64_t i = 0; swap && i < rows; i++) {
+    unsigned char *e = dst + i * width;
+    for (unsigned b = 0; b < width / 2; b++) {
+      unsigned char t = e[b];
+      e[b] = e[width - 1 - b];
+      e[width - 1 - b] = t;
+    }
+  }
+}
+
+/* Key i's bytes in a row of d (a 2-D row, or a raw table row). */
+static size_t key_offset(const h5g_options *opt, const h5g_key_layout *layout, const h5g_dset *d,
+                         int i, int *swap) {
+  h5g_key_source k = h5g_options_key(opt, i);
+  size_t offset = (size_t)(k.column >= 0 ? k.column : 0) * layout->key[i].width;
+  int big = 0;
+  *swap = 0;
+  if (k.field && h5g_io_plain_field(d, k.field, &offset, &big))
+    *swap = big != (*(const unsigned char *)&(uint16_t){1} == 0);
+  return offset;
 }
 
 int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout *layout,
@@ -100,21 +134,27 @@ int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout 
                     void *composed, int threads, void *scratch, size_t scratch_bytes) {
   int rc = H5G_OK;
   void *part = NULL, *own = NULL, *column = NULL;
-  size_t part_bytes = 0, column_bytes = rows * layout->key[0].width;
-  for (int i = 0; i < layout->count; i++)
+  /* a 2-D dataset's or a raw table's rows hold every key: read once */
+  int whole_rows = opt->nkey_columns || (opt->nkey_fields && h5g_io_unconverted(d[0]) && !d[1]);
+  size_t part_bytes = 0, column_bytes = 0;
+  for (int i = 0; i < layout->count; i++) {
     if (rows * layout->key[i].width > part_bytes) part_bytes = rows * layout->key[i].width;
-  if (opt->nkey_columns) part_bytes = rows * h5g_io_row_bytes(d[0]);
+    if (rows * layout->key[i].width > column_bytes) column_bytes = rows * layout->key[i].width;
+  }
+  if (whole_rows) part_bytes = rows * h5g_io_row_bytes(d[0]);
   part = scratch && part_bytes <= scratch_bytes ? scratch : (own = malloc(part_bytes ? part_bytes : 1));
-  column = opt->nkey_columns ? malloc(column_bytes ? column_bytes : 1) : NULL;
-  CHECK(h5g_agree_alloc(comm, part != NULL && (column != NULL || !opt->nkey_columns),
+  column = whole_rows ? malloc(column_bytes ? column_bytes : 1) : NULL;
+  CHECK(h5g_agree_alloc(comm, part != NULL && (column != NULL || !whole_rows),
                         part_bytes + column_bytes));
   memset(composed, 0, rows * width);
-  if (opt->nkey_columns) CHECK(h5g_io_read(d[0], row, rows, part)); /* whole rows, once */
+  if (whole_rows) CHECK(h5g_io_read(d[0], row, rows, part)); /* once, for every key */
   for (int i = 0; i < layout->count; i++) {
     h5g_key_source k = h5g_options_key(opt, i);
     h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
-    if (k.column >= 0) {
-      take_column(part, rows, h5g_io_row_bytes(d[0]), k.column, ks.width, column);
+    if (whole_rows) {
+      int swap;
+      size_t offset = key_offset(opt, layout, d[0], i, &swap);
+      take_bytes(part, rows, h5g_io_row_bytes(d[0]), offset, ks.width, swap, column);
       h5g_compose_add(composed, width, column, rows, &ks, layout->shift[i], threads);
     } else {
       CHECK(h5g_io_read(d[i], row, rows, part));

@@ -27,9 +27,12 @@ int h5g_keyset_inspect(const h5g_options *opt, const char *file, h5g_key_layout 
  * fetching its rows by source index (its composed bits are numpy's equality, not its bits). */
 int h5g_keyset_any_float(const h5g_key_layout *layout);
 
-/* Collective: opens the datasets holding the keys in `f`, d[0..count); --key-column: d[0] only.
- * `output`: the datasets as written to OUTPUT (the table or 2-D dataset at --output-dataset). */
-int h5g_keyset_open(const h5g_options *opt, h5g_file *f, int output, h5g_dset **d);
+/* Collective: opens the datasets holding the keys in `f`, d[0..count). --key-column: d[0] only,
+ * the 2-D dataset; --key-field: d[0] only, the table as raw rows, when every field's bytes are
+ * its value (its rows are then read once, not once per field, and without conversion), else
+ * one per field. `output`: the datasets as written to OUTPUT (the table or 2-D dataset at
+ * --output-dataset). */
+int h5g_keyset_open(MPI_Comm comm, const h5g_options *opt, h5g_file *f, int output, h5g_dset **d);
 /* Collective: closes what h5g_keyset_open opened (NULLs skipped); an error if a close failed. */
 int h5g_keyset_close(h5g_dset **d);
 

@@ -10,7 +10,7 @@ int h5g_read_open_file(h5g_run *r) { return h5g_io_open_file(r->comm, r->opt->in
 int h5g_read_open_keys(h5g_run *r) {
   int rc = H5G_OK;
   if (r->verdict.composed)
-    CHECK(h5g_keyset_open(r->opt, r->in_file, 0, r->keys_in));
+    CHECK(h5g_keyset_open(r->comm, r->opt, r->in_file, 0, r->keys_in));
   else
     CHECK(h5g_io_open_keys(r->in_file, r->opt->dataset, r->opt->key_field, &r->keys_in[0]));
   for (int i = 0; i < H5G_MAX_KEYS && r->keys_in[i]; i++) h5g_io_allow_direct(r->keys_in[i]);

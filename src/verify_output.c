@@ -29,7 +29,7 @@ int h5g_verify_output(h5g_run *r) {
   h5g_verify_result res;
   h5g_dset *written[H5G_MAX_KEYS] = {0};
   if (r->verdict.composed) {
-    STEP(r, H5G_PHASE_VERIFY, h5g_keyset_open(r->opt, r->out_file, 1, written));
+    STEP(r, H5G_PHASE_VERIFY, h5g_keyset_open(r->comm, r->opt, r->out_file, 1, written));
     STEP(r, H5G_PHASE_VERIFY, h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, written,
                                               r->plan.out_offset, r->plan.out_n, r->plan.ks.width,
                                               h5g_run_spare_keys(r), r->plan.io_threads, NULL, 0));
