@@ -146,7 +146,7 @@ int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout 
   column = whole_rows ? malloc(column_bytes ? column_bytes : 1) : NULL;
   CHECK(h5g_agree_alloc(comm, part != NULL && (column != NULL || !whole_rows),
                         part_bytes + column_bytes));
-  memset(composed, 0, rows * width);
+  if (rows) memset(composed, 0, rows * width); /* composed is NULL on a rank without rows */
   if (whole_rows) CHECK(h5g_io_read(d[0], row, rows, part)); /* once, for every key */
   for (int i = 0; i < layout->count; i++) {
     h5g_key_source k = h5g_options_key(opt, i);
