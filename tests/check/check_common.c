@@ -166,3 +166,54 @@ int check_attributes(hid_t in_dset, hid_t out_dset) {
   return 0;
 }
 
+
+void init_raw(raw_dataset *d) {
+  memset(d, 0, sizeof *d);
+  d->dset = d->type = H5I_INVALID_HID;
+}
+
+void close_raw(raw_dataset *d) {
+  if (d->type >= 0) H5Tclose(d->type);
+  if (d->dset >= 0) H5Dclose(d->dset);
+  free(d->raw);
+  init_raw(d);
+}
+
+/* Opens FILE:path and reads all of it as raw bytes. */
+int read_raw(hid_t file, const char *file_name, const char *path, raw_dataset *d) {
+  if (H5Lexists(file, path, H5P_DEFAULT) <= 0 || (d->dset = H5Dopen2(file, path, H5P_DEFAULT)) < 0)
+    return fail("no dataset %s in %s", path, file_name);
+  d->type = H5Dget_type(d->dset);
+  hid_t space = H5Dget_space(d->dset);
+  d->ndims = space < 0 ? -1 : H5Sget_simple_extent_dims(space, d->dims, NULL);
+  if (space >= 0) H5Sclose(space);
+  if (d->type < 0 || d->ndims < 0)
+    return fail("cannot read the type or shape of %s:%s", file_name, path);
+  if (H5Tdetect_class(d->type, H5T_VLEN) > 0 || H5Tis_variable_str(d->type) > 0)
+    return fail("%s:%s has variable-length data, which this checker does not compare", file_name,
+                path);
+  d->rows = d->ndims > 0 ? d->dims[0] : 1;
+  d->row_bytes = H5Tget_size(d->type);
+  for (int k = 1; k < d->ndims; k++) d->row_bytes *= d->dims[k];
+  size_t bytes = (size_t)d->rows * d->row_bytes;
+  d->raw = malloc(bytes + 1);
+  if (d->raw == NULL) return fail("out of memory reading %s:%s", file_name, path);
+  if (bytes > 0 && H5Dread(d->dset, d->type, H5S_ALL, H5S_ALL, H5P_DEFAULT, d->raw) < 0)
+    return fail("cannot read %s:%s", file_name, path);
+  return 0;
+}
+
+/* Same file datatype and shape, but `rows` rows. */
+int check_same_layout(const raw_dataset *in, const raw_dataset *out, uint64_t rows,
+                             const char *what) {
+  hsize_t dims[H5S_MAX_RANK];
+  memcpy(dims, in->dims, sizeof dims);
+  if (in->ndims > 0) dims[0] = rows;
+  if (H5Tequal(in->type, out->type) <= 0)
+    return fail("%s: the output's datatype differs from the input's", what);
+  if (in->ndims != out->ndims || memcmp(dims, out->dims, sizeof dims) != 0)
+    return fail("%s: the output's shape differs from the input's (rank %d vs %d, %" PRIu64
+                " vs %" PRIu64 " rows)",
+                what, in->ndims, out->ndims, rows, out->rows);
+  return 0;
+}

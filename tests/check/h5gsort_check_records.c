@@ -37,15 +37,6 @@ const char *const check_program = "h5gsort_check_records";
 #define MAX_CARRY 64
 
 typedef struct {
-  hid_t dset, type;
-  int ndims;
-  hsize_t dims[H5S_MAX_RANK];
-  uint64_t rows;     /* first dimension (1 for a scalar) */
-  size_t row_bytes;  /* type size x elements per row */
-  unsigned char *raw;
-} raw_dataset;
-
-typedef struct {
   const char *in, *out; /* paths in IN.h5 and OUT.h5 */
 } path_pair;
 
@@ -55,49 +46,6 @@ typedef struct {
   size_t offset; /* byte offset of the key in a row (a field of a compound) */
 } key_layout;
 
-static void init_raw(raw_dataset *d) {
-  memset(d, 0, sizeof *d);
-  d->dset = d->type = H5I_INVALID_HID;
-}
-
-static void close_raw(raw_dataset *d) {
-  if (d->type >= 0) H5Tclose(d->type);
-  if (d->dset >= 0) H5Dclose(d->dset);
-  free(d->raw);
-  init_raw(d);
-}
-
-/* Opens FILE:path and reads all of it as raw bytes. */
-static int read_raw(hid_t file, const char *file_name, const char *path, raw_dataset *d) {
-  if (H5Lexists(file, path, H5P_DEFAULT) <= 0 || (d->dset = H5Dopen2(file, path, H5P_DEFAULT)) < 0)
-    return fail("no dataset %s in %s", path, file_name);
-  d->type = H5Dget_type(d->dset);
-  hid_t space = H5Dget_space(d->dset);
-  d->ndims = space < 0 ? -1 : H5Sget_simple_extent_dims(space, d->dims, NULL);
-  if (space >= 0) H5Sclose(space);
-  if (d->type < 0 || d->ndims < 0) return fail("cannot read the type or shape of %s:%s", file_name, path);
-  if (H5Tdetect_class(d->type, H5T_VLEN) > 0 || H5Tis_variable_str(d->type) > 0)
-    return fail("%s:%s has variable-length data, which this checker does not compare", file_name, path);
-  d->rows = d->ndims > 0 ? d->dims[0] : 1;
-  d->row_bytes = H5Tget_size(d->type);
-  for (int k = 1; k < d->ndims; k++) d->row_bytes *= d->dims[k];
-  size_t bytes = (size_t)d->rows * d->row_bytes;
-  d->raw = malloc(bytes + 1);
-  if (d->raw == NULL) return fail("out of memory reading %s:%s", file_name, path);
-  if (bytes > 0 && H5Dread(d->dset, d->type, H5S_ALL, H5S_ALL, H5P_DEFAULT, d->raw) < 0)
-    return fail("cannot read %s:%s", file_name, path);
-  return 0;
-}
-
-/* Same file datatype and shape. */
-static int check_same_layout(const raw_dataset *in, const raw_dataset *out, const char *what) {
-  if (H5Tequal(in->type, out->type) <= 0)
-    return fail("%s: the output's datatype differs from the input's", what);
-  if (in->ndims != out->ndims || memcmp(in->dims, out->dims, sizeof in->dims) != 0)
-    return fail("%s: the output's shape differs from the input's (rank %d vs %d, %" PRIu64
-                " vs %" PRIu64 " rows)", what, in->ndims, out->ndims, in->rows, out->rows);
-  return 0;
-}
 
 static uint64_t key_bits(const raw_dataset *d, const key_layout *k, uint64_t row) {
   return raw_element(d->raw + row * d->row_bytes + k->offset, 0, &k->vt);
@@ -271,7 +219,7 @@ static int check_identical_paths(const check_options *o, hid_t a, hid_t b) {
     init_raw(&y);
     bad = read_raw(a, o->files[0], o->identical_paths[i], &x);
     if (!bad) bad = read_raw(b, o->files[1], o->identical_paths[i], &y);
-    if (!bad) bad = check_same_layout(&x, &y, o->identical_paths[i]);
+    if (!bad) bad = check_same_layout(&x, &y, x.rows, o->identical_paths[i]);
     for (uint64_t r = 0; !bad && r < x.rows; r++)
       if (memcmp(x.raw + r * x.row_bytes, y.raw + r * y.row_bytes, x.row_bytes) != 0)
         bad = fail("%s: row %" PRIu64 " differs between %s and %s", o->identical_paths[i], r,
@@ -303,7 +251,7 @@ static int check_carried(const file_pair *f, const path_pair *p, uint64_t n, con
   if (!bad && H5Tget_class(in.type) != H5T_INTEGER && H5Tget_class(in.type) != H5T_FLOAT)
     bad = fail("carried %s is not numeric", p->in);
   if (!bad) bad = describe_type(in.type, &vt);
-  if (!bad) bad = check_same_layout(&in, &out, p->out);
+  if (!bad) bad = check_same_layout(&in, &out, in.rows, p->out);
   if (!bad && in.rows != n)
     bad = fail("carried %s has %" PRIu64 " rows, the keys %" PRIu64, p->in, in.rows, n);
   if (!bad && row_ids != NULL) {
@@ -328,7 +276,7 @@ static int check_records(const check_options *o, const file_pair *f) {
   int bad = read_raw(f->in, f->in_name, o->keys.in, &in);
   if (!bad) bad = read_raw(f->out, f->out_name, o->keys.out, &out);
   if (!bad) bad = describe_key(&in, o->key_field, &k);
-  if (!bad) bad = check_same_layout(&in, &out, o->keys.out);
+  if (!bad) bad = check_same_layout(&in, &out, in.rows, o->keys.out);
   const uint64_t n = in.rows;
   if (!bad) {
     perm = malloc(n * sizeof *perm + 1);
