@@ -61,7 +61,7 @@ int h5g_carry_all(h5g_run *r) {
   if (opt->key_field || opt->nkey_columns)
     CHECK(carry_dataset(r, opt->dataset, opt->output_dataset, r->keys_in[1] ? NULL : r->keys_in[0]));
   for (int i = 0; r->verdict.composed && !opt->key_field && !opt->nkey_columns && i < layout->count; i++)
-    if (layout->key[i].cls == H5G_KEY_FLOAT) /* src/write.c writes the others */
+    if (h5g_keyset_fetched(layout, i)) /* src/write.c writes the others */
       CHECK(carry_dataset(r, h5g_options_key(opt, i).dataset, h5g_options_key_output(opt, i),
                           r->keys_in[i]));
   for (int i = 0; i < opt->ncarry; i++) {

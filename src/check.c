@@ -47,22 +47,23 @@ done:
   return rc;
 }
 
-/* Reads this rank's share of file:dataset into keys (n elements from offset), composed when
- * there are several keys. */
+/* Reads this rank's share of file:dataset into keys[0] (n elements from offset), composed when
+ * there are several keys: each composed word into keys[word]. */
 static int read_share(MPI_Comm comm, const h5g_options *opt, const check_verdict *v,
                       const char *file, const char *dataset, uint64_t offset, uint64_t n,
-                      void *keys) {
+                      void *const *keys) {
   int rc = H5G_OK;
   h5g_file *f = NULL;
   h5g_dset *d[H5G_MAX_KEYS] = {0};
   CHECK(h5g_io_open_file(comm, file, 0, &f));
   if (h5g_options_composed(opt)) {
     CHECK(h5g_keyset_open(comm, opt, f, 0, d));
-    CHECK(h5g_keyset_read(comm, opt, &v->layout, d, offset, n, v->checked.width, keys,
-                          opt->io_threads ? opt->io_threads : 1, NULL, 0));
+    for (int word = 0; word < v->layout.words; word++)
+      CHECK(h5g_keyset_read(comm, opt, &v->layout, d, word, offset, n, v->checked.width,
+                            keys[word], opt->io_threads ? opt->io_threads : 1, NULL, 0));
   } else {
     CHECK(h5g_io_open_keys(f, dataset, opt->key_field, &d[0]));
-    CHECK(h5g_io_read(d[0], offset, n, keys));
+    CHECK(h5g_io_read(d[0], offset, n, keys[0]));
   }
 done:
   h5g_keyset_close(d);
@@ -70,10 +71,12 @@ done:
   return rc;
 }
 
-static int allocate(void **keys, size_t bytes) {
+static int allocate(void **keys, int words, size_t bytes) {
   int rc = H5G_OK;
-  *keys = bytes ? malloc(bytes) : NULL;
-  CHECK_ALLOC(*keys, bytes);
+  for (int k = 0; k < words; k++) {
+    keys[k] = bytes ? malloc(bytes) : NULL;
+    CHECK_ALLOC(keys[k], bytes);
+  }
 done:
   return rc;
 }
@@ -83,7 +86,7 @@ int h5g_check_run(MPI_Comm comm, const h5g_options *opt) {
   check_verdict v;
   h5g_verify_result res;
   uint64_t against_sum = 0;
-  void *keys = NULL;
+  void *keys[H5G_MAX_KEYS] = {0};
   memset(&v, 0, sizeof v);
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -93,13 +96,18 @@ int h5g_check_run(MPI_Comm comm, const h5g_options *opt) {
   h5g_keyspec ks = {v.checked.cls, v.checked.width, composed ? 0 : opt->descending};
   uint64_t offset = h5g_share_begin((uint64_t)rank, v.checked.n, (uint64_t)size);
   uint64_t n = h5g_share_begin((uint64_t)rank + 1, v.checked.n, (uint64_t)size) - offset;
-  CHECK(h5g_agree(comm, allocate(&keys, n * ks.width)));
+  int words = composed ? v.layout.words : 1;
+  CHECK(h5g_agree(comm, allocate(keys, words, n * ks.width)));
   CHECK(h5g_agree(comm, read_share(comm, opt, &v, opt->input, opt->dataset, offset, n, keys)));
-  CHECK(h5g_agree(comm, h5g_verify_share(comm, keys, n, offset, &ks, &res)));
+  CHECK(h5g_agree(comm, h5g_verify_share(comm, keys, words, n, offset, &ks, &res)));
   if (opt->against && v.against.n == v.checked.n) {
     CHECK(h5g_agree(comm, read_share(comm, opt, &v, opt->against, opt->against_dataset, offset, n,
                                      keys)));
-    CHECK(h5g_agree(comm, h5g_checksum_share(comm, keys, n, ks.width, &against_sum)));
+    for (int k = 0; k < words; k++) {
+      uint64_t sum = 0;
+      CHECK(h5g_agree(comm, h5g_checksum_share(comm, keys[k], n, ks.width, &sum)));
+      against_sum += sum;
+    }
   }
   if (res.out_of_order)
     H5G_FAIL(H5G_ERR_RUNTIME, "check failed: %llu keys out of order, the first at index %llu (%s:%s)",
@@ -118,6 +126,6 @@ int h5g_check_run(MPI_Comm comm, const h5g_options *opt) {
            composed ? "the keys'" : opt->descending ? "descending" : "ascending",
            opt->against ? ", same count and checksum as the input" : "");
 done:
-  free(keys);
+  for (int k = 0; k < H5G_MAX_KEYS; k++) free(keys[k]);
   return rc;
 }

@@ -53,7 +53,7 @@ int h5g_exchange_runs(h5g_run *r) {
   if (plan->records) STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, &x, 1));
   uint64_t sent = 0;
   for (int d = 0; d < r->size; d++) sent += d == r->rank ? 0 : x.send_total[d];
-  r->metrics.exchanged_bytes = sent * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));
+  r->metrics.exchanged_bytes += sent * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));
 done:
   h5g_run_exchange_free(&x);
   return rc;

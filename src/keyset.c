@@ -9,25 +9,9 @@
 #include "base/error.h"
 #include "mpi/agree.h"
 
-/* "k1 (uint32), k2 (float32)" for messages, cut short to fit. */
-static void describe_keys(const h5g_options *opt, const h5g_key_layout *layout, char *text,
-                          size_t len) {
-  size_t used = 0;
-  text[0] = '\0';
-  for (int i = 0; i < layout->count && used < len; i++) {
-    h5g_key_source k = h5g_options_key(opt, i);
-    char name[32];
-    if (k.column >= 0) snprintf(name, sizeof name, "column %d", k.column);
-    used += (size_t)snprintf(text + used, len - used, "%s%s (%s)", i ? ", " : "",
-                             k.field ? k.field : k.column >= 0 ? name : k.dataset,
-                             layout->key[i].type_name);
-  }
-}
-
 int h5g_keyset_inspect(const h5g_options *opt, const char *file, h5g_key_layout *layout,
                        h5g_dataset_info *composed) {
   int rc = H5G_OK;
-  char keys[512];
   unsigned bytes = 0;
   memset(layout, 0, sizeof *layout);
   memset(composed, 0, sizeof *composed);
@@ -41,14 +25,22 @@ int h5g_keyset_inspect(const h5g_options *opt, const char *file, h5g_key_layout 
                (unsigned long long)layout->key[i].n, k.dataset, file);
     bytes += layout->key[i].width;
   }
-  describe_keys(opt, layout, keys, sizeof keys);
-  composed->width = h5g_compose_width(bytes);
-  if (composed->width == 0)
-    H5G_FAIL(H5G_ERR_USAGE, "the keys take %u bytes together: %s; h5gsort sorts by keys of at most "
-             "8 bytes (64 bits) together (%s)", bytes, keys, file);
-  /* the first key in the highest bits */
-  for (int i = layout->count - 1, shift = 0; i >= 0; shift += 8 * (int)layout->key[i].width, i--)
+  /* words filled in priority order, the first key in the highest bits of word 0 */
+  for (int i = 0, used = 0; i < layout->count; i++) {
+    if (used + layout->key[i].width > 8) {
+      layout->words++;
+      used = 0;
+    }
+    layout->word[i] = layout->words;
+    used += (int)layout->key[i].width;
+  }
+  layout->words++;
+  for (int i = layout->count - 1, shift = 0; i >= 0; i--) {
+    if (i == layout->count - 1 || layout->word[i] != layout->word[i + 1]) shift = 0;
     layout->shift[i] = (unsigned)shift;
+    shift += 8 * (int)layout->key[i].width;
+  }
+  composed->width = layout->words > 1 ? 8 : h5g_compose_width(bytes);
   composed->n = layout->key[0].n;
   composed->cls = H5G_KEY_UNSIGNED;
   /* "uint16+int32", for "sorted N uint16+int32 keys" */
@@ -59,9 +51,13 @@ done:
   return rc;
 }
 
-int h5g_keyset_any_float(const h5g_key_layout *layout) {
+int h5g_keyset_fetched(const h5g_key_layout *layout, int i) {
+  return layout->words > 1 || layout->key[i].cls == H5G_KEY_FLOAT;
+}
+
+int h5g_keyset_by_index(const h5g_key_layout *layout) {
   for (int i = 0; i < layout->count; i++)
-    if (layout->key[i].cls == H5G_KEY_FLOAT) return 1;
+    if (h5g_keyset_fetched(layout, i)) return 1;
   return 0;
 }
 
@@ -130,7 +126,7 @@ static size_t key_offset(const h5g_options *opt, const h5g_key_layout *layout, c
 }
 
 int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout *layout,
-                    h5g_dset *const *d, uint64_t row, uint64_t rows, unsigned width,
+                    h5g_dset *const *d, int word, uint64_t row, uint64_t rows, unsigned width,
                     void *composed, int threads, void *scratch, size_t scratch_bytes) {
   int rc = H5G_OK;
   void *part = NULL, *own = NULL, *column = NULL;
@@ -151,6 +147,7 @@ int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout 
   for (int i = 0; i < layout->count; i++) {
     h5g_key_source k = h5g_options_key(opt, i);
     h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
+    if (layout->word[i] != word) continue;
     if (whole_rows) {
       int swap;
       size_t offset = key_offset(opt, layout, d[0], i, &swap);

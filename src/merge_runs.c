@@ -73,3 +73,8 @@ int h5g_merge_received(h5g_run *r) {
   return r->be->merge_received(r->be, d->sorted, d->sorted_values, d->recv_offsets[nruns],
                                &r->plan.ks, d->recv_offsets, nruns);
 }
+
+int h5g_merge_wait(h5g_run *r) {
+  if (r->plan.path != H5G_PATH_DEVICE_RESIDENT) return H5G_OK;
+  return r->be->wait_copied(r->be, r->plan.out_n);
+}

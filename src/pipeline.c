@@ -59,18 +59,20 @@ static int join_context(h5g_run *r) {
   return rc;
 }
 
-/* Read every run; on the device paths the GPU sorts run j while run j + 1 is read. */
-static int read_and_sort(h5g_run *r) {
+/* Read every run (a later pass of keys of several words: hand it over from the slice buffer);
+ * on the device paths the GPU sorts run j while run j + 1 is read. */
+static int read_and_sort(h5g_run *r, int first_pass) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;
-  STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
-  STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r));
+  if (first_pass) {
+    STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
+    STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r));
+  }
   for (size_t j = 0; j < plan->nruns; j++) {
-    STEP(r, H5G_PHASE_READ, h5g_read_run(r, j));
+    STEP(r, H5G_PHASE_READ, h5g_read_run(r, j, first_pass));
     if (plan->path != H5G_PATH_HOST) STEP(r, H5G_PHASE_SORT, h5g_sort_loaded_run(r, j));
   }
   STEP(r, H5G_PHASE_BUFFERS, h5g_buffers_wait_all(r->data.set)); /* what the read did not hide */
-  if (r->opt->verify) STEP(r, H5G_PHASE_VERIFY, h5g_read_checksum(r));
   if (plan->path == H5G_PATH_HOST) {
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, r->data.keys, plan->n, &plan->ks, 0));
     STEP(r, H5G_PHASE_SORT, h5g_sort_runs(r));
@@ -90,7 +92,8 @@ static int split_exchange_merge(h5g_run *r) {
     goto done;
   }
   STEP(r, H5G_PHASE_CONNECT, h5g_transport_wait(r->transport)); /* what the read did not hide */
-  if (r->opt->top >= 0 && !r->opt->unique) /* top K distinct: after the sort, by h5g_top_keep */
+  /* top K distinct: after the sort, by h5g_top_keep; keys of several words: in the last pass */
+  if (r->opt->top >= 0 && !r->opt->unique && r->word == 0)
     STEP(r, H5G_PHASE_SPLITTERS, h5g_top_cuts(r));
   else
     STEP(r, H5G_PHASE_SPLITTERS, h5g_exact_cuts(r->comm, r->data.keys, plan->ks.width,
@@ -98,6 +101,23 @@ static int split_exchange_merge(h5g_run *r) {
                                                 r->data.cuts));
   CHECK(h5g_agree(r->comm, h5g_exchange_runs(r)));
   STEP(r, H5G_PHASE_MERGE, h5g_merge_received(r));
+done:
+  return rc;
+}
+
+/* Every pass (one, unless the keys take several composed words: src/passes.c) sorts the slice
+ * into this rank's share of the output. */
+static int sort_passes(h5g_run *r) {
+  int rc = H5G_OK;
+  int words = r->verdict.composed ? r->verdict.layout.words : 1;
+  for (r->word = words - 1; r->word >= 0; r->word--) {
+    if (r->word < words - 1) CHECK(h5g_agree(r->comm, h5g_passes_next(r, r->word)));
+    CHECK(h5g_agree(r->comm, read_and_sort(r, r->word == words - 1)));
+    CHECK(h5g_agree(r->comm, split_exchange_merge(r)));
+  }
+  r->word = 0;
+  if (words > 1) CHECK(h5g_agree(r->comm, h5g_passes_finish(r)));
+  if (r->opt->verify) STEP(r, H5G_PHASE_VERIFY, h5g_read_checksum(r));
 done:
   return rc;
 }
@@ -193,9 +213,8 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_runs(r));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_tables(r));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_buffers(r));
-  CHECK(h5g_agree(comm, read_and_sort(r)));
-  CHECK(h5g_agree(comm, split_exchange_merge(r)));
-  if (opt->unique) STEP(r, H5G_PHASE_MERGE, h5g_unique(r));
+  CHECK(h5g_agree(comm, sort_passes(r)));
+  if (opt->unique) CHECK(h5g_agree(comm, h5g_unique(r)));
   if (opt->top >= 0) STEP(r, H5G_PHASE_MERGE, h5g_top_keep(r));
   CHECK(h5g_agree(comm, write_and_commit(r, start, rep)));
   h5g_progress_finish(&r->progress, r->metrics.seconds);

@@ -157,5 +157,6 @@ void h5g_run_free(h5g_run *r) {
   free(r->plan.run_offsets);
   free(r->data.cuts);
   free(r->data.counts);
+  free(r->data.order);
   free(r->data.recv_offsets);
 }

@@ -29,8 +29,8 @@ static int read_composed(h5g_run *r, uint64_t begin, uint64_t len) {
   /* a rank without rows has no spare buffer, but agrees all the same */
   CHECK(h5g_agree(r->comm, scratch ? h5g_buffers_wait(r->data.set, H5G_BUFFER_SPARE, begin + len)
                                    : H5G_OK));
-  CHECK(h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, r->keys_in, r->plan.offset + begin,
-                        len, w, keys, r->plan.io_threads, scratch, len * w));
+  CHECK(h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, r->keys_in, r->word,
+                        r->plan.offset + begin, len, w, keys, r->plan.io_threads, scratch, len * w));
   if (r->opt->verify) r->metrics.checksum_in += h5g_keys_checksum(keys, len, w);
   h5g_progress_bytes(&r->progress, (begin + len) * w, r->plan.n * w);
 done:
@@ -70,17 +70,18 @@ static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   return load_read_keys(r, first + count);
 }
 
-/* Collective: reads run j of the slice. On the host path the values (source indices) are made
- * here; on the device paths the GPU makes them. */
-int h5g_read_run(h5g_run *r, size_t j) {
+/* Collective: reads run j of the slice (from_file; else its keys are in the slice buffer: a
+ * later pass of src/passes.c). On the host path the values (source indices, or positions in the
+ * order of the pass before) are made here; on the device paths the GPU makes them. */
+int h5g_read_run(h5g_run *r, size_t j, int from_file) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
   r->reading_run = j;
   r->loaded = 0;
-  if (r->verdict.composed)
+  if (from_file && r->verdict.composed)
     CHECK(read_composed(r, begin, len));
-  else
+  else if (from_file)
     CHECK(h5g_io_read_each(r->keys_in[0], plan->offset + begin, len,
                            (char *)r->data.keys + begin * plan->ks.width, read_piece, r));
   if (plan->path != H5G_PATH_HOST) { /* what waited for the buffer to be pinned */

@@ -102,11 +102,12 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
   fprintf(f,
           ",\n  \"keys\": %llu,\n  \"rows_written\": %llu,\n  \"bytes\": %llu,\n"
           "  \"exchanged_bytes\": %llu,\n"
-          "  \"runs_per_rank\": %llu,\n  \"verified\": %s,\n  \"seconds\": {\n",
+          "  \"runs_per_rank\": %llu,\n  \"sort_passes\": %d,\n  \"verified\": %s,\n"
+          "  \"seconds\": {\n",
           (unsigned long long)rep->n, (unsigned long long)rep->rows_written,
           (unsigned long long)rep->bytes,
           (unsigned long long)rep->exchanged_bytes, (unsigned long long)rep->runs_per_rank,
-          rep->verified ? "true" : "false");
+          rep->sort_passes, rep->verified ? "true" : "false");
   for (int p = 0; p < H5G_PHASE_COUNT; p++)
     fprintf(f, "    \"%s\": %.6f,\n", phase_names[p], rep->seconds[p]);
   fprintf(f, "    \"total\": %.6f\n  },\n", rep->total_seconds);
@@ -219,6 +220,7 @@ int h5g_report_gather(h5g_run *r, double total_seconds, h5g_report *rep) {
   rep->width = r->plan.ks.width;
   rep->bytes = rep->n * rep->width;
   rep->runs_per_rank = r->plan.nruns;
+  rep->sort_passes = r->verdict.composed ? r->verdict.layout.words : 1;
   rep->ranks = r->size;
   rep->verified = r->opt->verify;
   snprintf(rep->type_name, sizeof rep->type_name, "%s", r->verdict.info.type_name);

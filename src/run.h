@@ -78,12 +78,13 @@ typedef struct {
   uint64_t *sorted_values;
   uint64_t *cuts, *recv_offsets; /* exact cuts of the runs; the received runs */
   uint64_t *counts;              /* --counts: the count of each kept key (src/unique.c) */
+  uint64_t *order; /* keys of several words: the source index at each position (src/passes.c) */
 } h5g_data;
 
 typedef struct {
   double seconds[H5G_PHASE_COUNT];
   uint64_t checksum_in;     /* of the keys as read, for --verify (summed over ranks) */
-  uint64_t exchanged_bytes; /* sent to other ranks */
+  uint64_t exchanged_bytes; /* sent to other ranks (every pass) */
   time_t start_time;
   h5g_startup startup;      /* mpi_init comes from main, through the report */
   h5g_teardown teardown;    /* what of it comes before the report */
@@ -105,6 +106,7 @@ typedef struct {
   h5g_dset *keys_in[H5G_MAX_KEYS]; /* the key dataset; composed: the keys' (src/keyset.h) */
   int tmp_created;    /* the temporary output may exist (rank 0 removes it on failure) */
   double step_start;
+  int word;           /* the composed word this pass sorts (src/passes.c; 0: the last pass) */
   size_t reading_run; /* the run whose pieces the read hands to the backend */
   uint64_t loaded;    /* keys of that run handed to the backend so far */
 } h5g_run;
@@ -148,7 +150,7 @@ void h5g_run_free(h5g_run *r);
 /* src/read.c */
 int h5g_read_open_file(h5g_run *r);
 int h5g_read_open_keys(h5g_run *r);
-int h5g_read_run(h5g_run *r, size_t j);
+int h5g_read_run(h5g_run *r, size_t j, int from_file);
 int h5g_read_checksum(h5g_run *r);
 /* src/local_sort.c */
 int h5g_sort_loaded_run(h5g_run *r, size_t j);
@@ -161,9 +163,21 @@ int h5g_top_cuts(h5g_run *r);
 int h5g_top_keep(h5g_run *r);
 /* src/unique.c: --unique, one element per distinct key */
 int h5g_unique(h5g_run *r);
+/* src/passes.c: keys of several composed words, one sort per word, the last word first.
+ * next: before the pass of `word`, the order of the pass before followed and `word`'s keys
+ * fetched in it into the slice buffer. finish: after the last pass, the sorted values become
+ * source indices. word_in_order: out[i] = key `word` of source row src_index[i], i < count
+ * (checksum: the sum of the rank's own keys of `word` added, unless NULL). */
+int h5g_passes_next(h5g_run *r, int word);
+int h5g_passes_finish(h5g_run *r);
+int h5g_passes_word_in_order(h5g_run *r, int word, const uint64_t *src_index, uint64_t count,
+                             void *out, uint64_t *checksum);
 /* src/merge_runs.c */
 int h5g_merge_local(h5g_run *r);
 int h5g_merge_received(h5g_run *r);
+/* Local: the sorted share is in host memory (on the resident path it comes back from the GPU
+ * behind the merge; the write waits for it piece by piece, --unique and src/passes.c at once). */
+int h5g_merge_wait(h5g_run *r);
 /* src/write.c */
 int h5g_write_prepare(h5g_run *r);
 int h5g_write_open(h5g_run *r);

@@ -3,7 +3,9 @@
  * with --counts the size of its group. Equal keys lie together in the sorted output, but a group
  * may span ranks: every rank learns the first and last key of every other rank, keeps a group
  * only where it starts, and counts the rest of a group that goes on in the ranks after it. The
- * kept elements are packed at the front of the sorted share, which then shrinks. */
+ * kept elements are packed at the front of the sorted share, which then shrinks. Keys of several
+ * composed words (src/passes.c): the sorted keys are word 0, the other words are fetched in the
+ * sorted order, and a key is all of its words. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,22 +13,43 @@
 #include "mpi/agree.h"
 #include "src/run.h"
 
-enum { EDGE_HAS, EDGE_FIRST, EDGE_LAST, EDGE_FIRST_COUNT, EDGE_N, EDGE_WORDS };
+/* An edge of a rank: whether it holds keys, how many, the length of its first group, then its
+ * first and its last key (a word each). */
+enum { EDGE_HAS, EDGE_N, EDGE_FIRST_COUNT, EDGE_KEYS };
 
-/* Keys equal to keys[begin] from begin on. */
-static uint64_t group_length(const void *keys, uint64_t begin, uint64_t n, unsigned w) {
-  uint64_t key = h5g_key_load(keys, begin, w), end = begin + 1;
-  while (end < n && h5g_key_load(keys, end, w) == key) end++;
+typedef struct {
+  void *word[H5G_MAX_KEYS]; /* the sorted keys, word by word */
+  int words;
+  unsigned width;
+} sorted_keys;
+
+static int same_key(const sorted_keys *k, uint64_t i, uint64_t j) {
+  for (int w = 0; w < k->words; w++)
+    if (h5g_key_load(k->word[w], i, k->width) != h5g_key_load(k->word[w], j, k->width)) return 0;
+  return 1;
+}
+
+/* Keys equal to key `begin` from begin on. */
+static uint64_t group_length(const sorted_keys *k, uint64_t begin, uint64_t n) {
+  uint64_t end = begin + 1;
+  while (end < n && same_key(k, begin, end)) end++;
   return end - begin;
 }
 
+static const uint64_t *edge_first(const uint64_t *e) { return e + EDGE_KEYS; }
+static const uint64_t *edge_last(const uint64_t *e, int words) { return e + EDGE_KEYS + words; }
+static int same_edge_key(const uint64_t *a, const uint64_t *b, int words) {
+  return memcmp(a, b, (size_t)words * sizeof(uint64_t)) == 0;
+}
+
 /* Of the ranks after `rank`: how many elements continue the group of key `last`. */
-static uint64_t continued_after(const uint64_t *edges, int rank, int size, uint64_t last) {
+static uint64_t continued_after(const uint64_t *edges, size_t edge_words, int words, int rank,
+                                int size, const uint64_t *last) {
   uint64_t more = 0;
   for (int s = rank + 1; s < size; s++) {
-    const uint64_t *e = edges + (size_t)s * EDGE_WORDS;
+    const uint64_t *e = edges + (size_t)s * edge_words;
     if (!e[EDGE_HAS]) continue;
-    if (e[EDGE_FIRST] != last) break;
+    if (!same_edge_key(edge_first(e), last, words)) break;
     more += e[EDGE_FIRST_COUNT];
     if (e[EDGE_FIRST_COUNT] < e[EDGE_N]) break; /* the group ends on rank s */
   }
@@ -34,42 +57,54 @@ static uint64_t continued_after(const uint64_t *edges, int rank, int size, uint6
 }
 
 /* True when the nearest rank before `rank` holding keys ends with key `first`. */
-static int continues_before(const uint64_t *edges, int rank, uint64_t first) {
+static int continues_before(const uint64_t *edges, size_t edge_words, int words, int rank,
+                            const uint64_t *first) {
   for (int s = rank - 1; s >= 0; s--) {
-    const uint64_t *e = edges + (size_t)s * EDGE_WORDS;
-    if (e[EDGE_HAS]) return e[EDGE_LAST] == first;
+    const uint64_t *e = edges + (size_t)s * edge_words;
+    if (e[EDGE_HAS]) return same_edge_key(edge_last(e, words), first, words);
   }
   return 0;
 }
 
-int h5g_unique(h5g_run *r) {
+/* Collective: keeps the first of every group, with its count. */
+static int keep_groups(h5g_run *r, const sorted_keys *k) {
   int rc = H5G_OK;
   h5g_plan *plan = &r->plan;
   h5g_data *d = &r->data;
   unsigned w = plan->ks.width;
   uint64_t n = plan->out_n, *edges = NULL;
-  size_t edges_bytes = (size_t)r->size * EDGE_WORDS * sizeof(uint64_t);
-  /* on the resident path the sorted share is still coming back from the GPU */
-  if (plan->path == H5G_PATH_DEVICE_RESIDENT) CHECK(h5g_agree(r->comm, r->be->wait_copied(r->be, n)));
+  size_t edge_words = EDGE_KEYS + 2 * (size_t)k->words;
+  size_t edges_bytes = ((size_t)r->size + 1) * edge_words * sizeof(uint64_t);
   edges = malloc(edges_bytes);
   d->counts = r->opt->counts ? malloc(n ? n * sizeof(uint64_t) : 1) : NULL;
   CHECK(h5g_agree_alloc(r->comm, edges && (d->counts || !r->opt->counts),
                         edges_bytes + n * sizeof(uint64_t)));
-  char *keys = d->sorted;
-  uint64_t mine[EDGE_WORDS] = {n > 0, n ? h5g_key_load(keys, 0, w) : 0,
-                               n ? h5g_key_load(keys, n - 1, w) : 0, n ? group_length(keys, 0, n, w) : 0, n};
-  CHECK_MPI(MPI_Allgather(mine, EDGE_WORDS, MPI_UINT64_T, edges, EDGE_WORDS, MPI_UINT64_T, r->comm));
-  uint64_t i = n && continues_before(edges, r->rank, mine[EDGE_FIRST]) ? mine[EDGE_FIRST_COUNT] : 0;
+  uint64_t *mine = edges + (size_t)r->size * edge_words;
+  memset(mine, 0, edge_words * sizeof(uint64_t));
+  mine[EDGE_HAS] = n > 0;
+  mine[EDGE_N] = n;
+  mine[EDGE_FIRST_COUNT] = n ? group_length(k, 0, n) : 0;
+  for (int word = 0; n && word < k->words; word++) {
+    mine[EDGE_KEYS + word] = h5g_key_load(k->word[word], 0, w);
+    mine[EDGE_KEYS + k->words + word] = h5g_key_load(k->word[word], n - 1, w);
+  }
+  CHECK_MPI(MPI_Allgather(mine, (int)edge_words, MPI_UINT64_T, edges, (int)edge_words,
+                          MPI_UINT64_T, r->comm));
+  uint64_t i = n && continues_before(edges, edge_words, k->words, r->rank, edge_first(mine))
+                   ? mine[EDGE_FIRST_COUNT] : 0;
   uint64_t kept = 0;
+  char *keys = d->sorted; /* word 0: the written order's keys */
   while (i < n) {
-    uint64_t len = group_length(keys, i, n, w);
+    uint64_t len = group_length(k, i, n);
     memmove(keys + kept * w, keys + i * w, w);
     if (d->sorted_values) d->sorted_values[kept] = d->sorted_values[i];
     if (d->counts) d->counts[kept] = len;
     kept++;
     i += len;
   }
-  if (kept && d->counts) d->counts[kept - 1] += continued_after(edges, r->rank, r->size, mine[EDGE_LAST]);
+  if (kept && d->counts)
+    d->counts[kept - 1] +=
+        continued_after(edges, edge_words, k->words, r->rank, r->size, edge_last(mine, k->words));
   uint64_t before = 0;
   CHECK_MPI(MPI_Exscan(&kept, &before, 1, MPI_UINT64_T, MPI_SUM, r->comm));
   CHECK_MPI(MPI_Allreduce(&kept, &plan->out_total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
@@ -77,5 +112,23 @@ int h5g_unique(h5g_run *r) {
   plan->out_n = kept;
 done:
   free(edges);
+  return rc;
+}
+
+int h5g_unique(h5g_run *r) {
+  int rc = H5G_OK;
+  const h5g_plan *plan = &r->plan;
+  sorted_keys k = {{r->data.sorted}, r->verdict.composed ? r->verdict.layout.words : 1,
+                   plan->ks.width};
+  size_t bytes = plan->out_n * plan->ks.width;
+  STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r));
+  for (int word = 1; word < k.words; word++) {
+    k.word[word] = malloc(bytes ? bytes : 1);
+    STEP(r, H5G_PHASE_MERGE, h5g_agree_alloc(r->comm, k.word[word] != NULL, bytes));
+    CHECK(h5g_passes_word_in_order(r, word, r->data.sorted_values, plan->out_n, k.word[word], NULL));
+  }
+  STEP(r, H5G_PHASE_MERGE, keep_groups(r, &k));
+done:
+  for (int word = 1; word < k.words; word++) free(k.word[word]);
   return rc;
 }

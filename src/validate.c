@@ -46,7 +46,7 @@ int h5g_validate(h5g_run *r) {
   if (stat(opt->input, &input) != 0)
     H5G_FAIL(H5G_ERR_USAGE, "cannot stat the input: %s (%s)", strerror(errno), opt->input);
   if (opt->ncarry || opt->key_field || opt->nkey_columns ||
-      (v->composed && h5g_keyset_any_float(&v->layout)))
+      (v->composed && h5g_keyset_by_index(&v->layout)))
     v->carried_bytes = (unsigned long long)input.st_size;
   h5g_input_stamp(&input, v);
   CHECK(h5g_files_temp_name(opt->output, v->tmp_path, sizeof v->tmp_path));
@@ -68,7 +68,7 @@ int h5g_share_verdict(h5g_run *r) {
   plan->ks.width = r->verdict.info.width;
   plan->ks.descending = r->verdict.composed ? 0 : r->opt->descending; /* composed: per key */
   plan->records = h5g_options_moves_records(r->opt) ||
-                  (r->verdict.composed && h5g_keyset_any_float(&r->verdict.layout));
+                  (r->verdict.composed && h5g_keyset_by_index(&r->verdict.layout));
   plan->offset = h5g_share_begin((uint64_t)r->rank, n, (uint64_t)r->size);
   plan->n = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - plan->offset;
   plan->out_offset = plan->offset;

@@ -1,6 +1,8 @@
 /* Phase "verify" (--verify): the written share is read back into the spare buffer and checked
  * for order (within and across ranks), count and the order-independent checksum against the
  * input's (src/verify.h). */
+#include <stdlib.h>
+
 #include "base/error.h"
 #include "src/run.h"
 #include "src/verify.h"
@@ -24,25 +26,43 @@ done:
   return rc;
 }
 
+/* Local: memory for words 1.. of composed keys of several words (word 0 goes to the spare
+ * buffer). */
+static int allocate_words(h5g_run *r, void **keys) {
+  int rc = H5G_OK;
+  size_t bytes = r->plan.out_n * r->plan.ks.width;
+  keys[0] = h5g_run_spare_keys(r);
+  for (int k = 1; k < r->verdict.layout.words; k++) {
+    keys[k] = malloc(bytes ? bytes : 1);
+    CHECK_ALLOC(keys[k], bytes);
+  }
+done:
+  return rc;
+}
+
 int h5g_verify_output(h5g_run *r) {
   int rc = H5G_OK;
   h5g_verify_result res;
   h5g_dset *written[H5G_MAX_KEYS] = {0};
+  void *keys[H5G_MAX_KEYS] = {0};
+  int words = r->verdict.composed ? r->verdict.layout.words : 1;
+  STEP(r, H5G_PHASE_VERIFY, allocate_words(r, keys));
   if (r->verdict.composed) {
     STEP(r, H5G_PHASE_VERIFY, h5g_keyset_open(r->comm, r->opt, r->out_file, 1, written));
-    STEP(r, H5G_PHASE_VERIFY, h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, written,
-                                              r->plan.out_offset, r->plan.out_n, r->plan.ks.width,
-                                              h5g_run_spare_keys(r), r->plan.io_threads, NULL, 0));
+    for (int word = 0; word < words; word++)
+      STEP(r, H5G_PHASE_VERIFY, h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, written, word,
+                                                r->plan.out_offset, r->plan.out_n, r->plan.ks.width,
+                                                keys[word], r->plan.io_threads, NULL, 0));
   } else {
     STEP(r, H5G_PHASE_VERIFY, h5g_io_open_keys(r->out_file, r->opt->output_dataset,
                                                r->opt->key_field, &written[0]));
-    STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written[0], r->plan.out_offset, r->plan.out_n,
-                                          h5g_run_spare_keys(r)));
+    STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written[0], r->plan.out_offset, r->plan.out_n, keys[0]));
   }
-  STEP(r, H5G_PHASE_VERIFY, h5g_verify_share(r->comm, h5g_run_spare_keys(r), r->plan.out_n,
+  STEP(r, H5G_PHASE_VERIFY, h5g_verify_share(r->comm, keys, words, r->plan.out_n,
                                              r->plan.out_offset, &r->plan.ks, &res));
   STEP(r, H5G_PHASE_VERIFY, check_share(r, &res));
 done:
   if (h5g_keyset_close(written) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  for (int k = 1; k < words; k++) free(keys[k]);
   return rc;
 }

@@ -77,8 +77,6 @@ done:
   return rc;
 }
 
-static int wait_all_copied(h5g_run *r) { return r->be->wait_copied(r->be, r->plan.out_n); }
-
 /* Collective: n keys at `path` in OUTPUT, made like `like`. */
 static int write_key_dataset(h5g_run *r, const char *path, const h5g_dset *like, void *keys,
                              unsigned width, int from_device) {
@@ -96,8 +94,9 @@ done:
   return rc;
 }
 
-/* Collective, several -d: each integer key taken out of the sorted composed keys and written at
- * its path (a float key is fetched by source index with the carried datasets: src/carry.c). */
+/* Collective, several -d: each integer key of one composed word taken out of the sorted composed
+ * keys and written at its path (the others are fetched by source index with the carried
+ * datasets: src/carry.c). */
 static int write_composed_keys(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_key_layout *layout = &r->verdict.layout;
@@ -106,7 +105,7 @@ static int write_composed_keys(h5g_run *r) {
   part = malloc(bytes ? bytes : 1);
   CHECK(h5g_agree_alloc(r->comm, part != NULL, bytes));
   for (int i = 0; i < layout->count; i++) {
-    if (layout->key[i].cls == H5G_KEY_FLOAT) continue;
+    if (h5g_keyset_fetched(layout, i)) continue;
     h5g_key_source k = h5g_options_key(r->opt, i);
     h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
     h5g_compose_take(r->data.sorted, r->plan.ks.width, part, r->plan.out_n, &ks, layout->shift[i],
@@ -133,7 +132,7 @@ int h5g_write_keys(h5g_run *r) {
   if (keys_move && !r->verdict.composed)
     CHECK(write_key_dataset(r, r->opt->output_dataset, r->keys_in[0], d->sorted, plan->ks.width,
                             from_device));
-  if (from_device) STEP(r, H5G_PHASE_WRITE, wait_all_copied(r));
+  if (from_device) STEP(r, H5G_PHASE_WRITE, h5g_merge_wait(r));
   if (keys_move && r->verdict.composed) CHECK(write_composed_keys(r));
   if (r->opt->counts) {
     STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->counts, plan->out_total,

@@ -9,10 +9,10 @@ target_link_libraries(h5gsort_check_keys PRIVATE h5g_check_common)
 
 set(H5G_KEYS_DIR ${CMAKE_CURRENT_SOURCE_DIR}/keys)
 set(H5G_KEYS_CASES
-    two_ints int_float three_keys fields columns edge out_of_core top unique check_mode verify
-    checker)
+    two_ints int_float three_keys fields columns edge out_of_core top unique wide check_mode
+    verify checker)
 set(H5G_KEYS_BAD_CASES
-    lengths too_wide twod_without_column column_out_of_range column_on_1d order_count
+    lengths twod_without_column column_out_of_range column_on_1d order_count
     output_dataset_two_d)
 foreach(case ${H5G_KEYS_CASES})
   add_test(NAME keys.${case}
@@ -26,8 +26,8 @@ foreach(case ${H5G_KEYS_BAD_CASES})
 endforeach()
 # The sorting cases again on the GPU backend (label gpu; skipped, exit 77, where no GPU is usable).
 if(H5G_HAVE_CUDA)
-  foreach(case two_ints int_float three_keys fields columns edge out_of_core top unique check_mode
-               verify)
+  foreach(case two_ints int_float three_keys fields columns edge out_of_core top unique wide
+               check_mode verify)
     add_test(NAME gpu.keys_${case}
              COMMAND bash ${H5G_KEYS_DIR}/keys.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
     set_tests_properties(gpu.keys_${case} PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77

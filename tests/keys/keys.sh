@@ -73,8 +73,8 @@ case_two_ints() {
 }
 
 # A float key with NaNs, -0.0/+0.0, infinities (ties among them broken by an integer key), and
-# the reverse priorities. (A float64 key fills the 8 bytes alone: f8 + i4 is a bad input, see
-# bad_too_wide; one key alone is the single-key sort, whose ties are by bit pattern.)
+# the reverse priorities. (One key alone is the single-key sort, whose ties are by bit pattern;
+# keys of more than 8 bytes together: case_wide.)
 case_int_float() {
   make_pair "$W/f4.h5" 3001 f4 special u1 few
   make_pair "$W/f4i.h5" 3001 f4 special i4 few
@@ -248,6 +248,58 @@ check_run() {
   if grep -q 'HDF5-DIAG' "$W/run.log"; then die "h5gsort $* printed an HDF5 error stack"; fi
 }
 
+# Keys of more than 8 bytes together (sorted in one pass per 64-bit word): two float64 keys with
+# ties in the first (few values) and NaN/-0.0/inf in the second, float64 + int32, three uint32,
+# uint64 + uint8, table fields (f8 + u2, u2 + f8 + f8), 2-D float64 columns; with --carry,
+# --index-out, --top, --unique --counts, out of core, --verify and --check; N = 0, 1, 3.
+case_wide() {
+  local n=3001
+  gen 2 "$W/in.h5" -d /x --count "$n" --type f8 --dist few --seed 11 --attrs
+  gen 1 "$W/in.h5" -d /y --count "$n" --type f8 --dist special --seed 12 --append
+  gen 3 "$W/in.h5" -d /i --count "$n" --type i4 --dist few --seed 13 --append
+  gen 2 "$W/in.h5" -d /u1 --count "$n" --type u4 --dist few --seed 14 --append
+  gen 1 "$W/in.h5" -d /u2 --count "$n" --type u4 --dist few --seed 15 --append
+  gen 2 "$W/in.h5" -d /u3 --count "$n" --type u4 --dist few --seed 16 --append
+  gen 1 "$W/in.h5" -d /big --count "$n" --type u8 --dist few --seed 17 --append
+  gen 3 "$W/in.h5" -d /small --count "$n" --type u1 --dist uniform --seed 18 --append
+  gen 2 "$W/in.h5" -d /t --count "$n" --type f8 --dist few --table --append
+  gen 1 "$W/in.h5" -d /m --count "$n" --type f8 --dist few --row-shape 3 --append
+  gen 3 "$W/in.h5" -d /c --count "$n" --type f8 --dist special --seed 5 --row-shape 2 --append
+  for p in "${RANKS[@]}"; do
+    sort_keys "$p" "$W/in.h5" "$W/xy.h5" -d /x -d /y --carry /c --index-out /idx -- --verify
+    sort_keys "$p" "$W/in.h5" "$W/yi.h5" -d /y -d /i --order desc,asc --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/u.h5" -d /u1 -d /u2 -d /u3 --order asc,desc,asc --carry /x
+    sort_keys "$p" "$W/in.h5" "$W/bs.h5" -d /big -d /small --descending --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/t.h5" -d /t --key-field key,x,det --order desc,asc,asc \
+      --index-out /idx
+    sort_keys "$p" "$W/in.h5" "$W/m.h5" -d /m --key-column 2,0,1 --order asc,desc,asc --carry /c
+    sort_keys "$p" "$W/in.h5" "$W/uq.h5" -d /x -d /i --unique --counts /n --index-out /idx -- \
+      --verify
+    sort_keys "$p" "$W/in.h5" "$W/ooc.h5" -d /y -d /x --order desc,asc --index-out /idx -- \
+      --device-memory "$OOC_BUDGET" --verify
+  done
+  sort_keys 2 "$W/in.h5" "$W/t3.h5" -d /t --key-field key,x,det -- --report "$W/t3.json"
+  grep -q '"sort_passes": 3,' "$W/t3.json" || die "f8 + f8 + u2 keys: the report has no 3 sort passes"
+  check_run 0 3 --check "$W/xy.h5" -d /x -d /y --against "$W/in.h5"
+  check_run 1 2 --check "$W/in.h5" -d /x -d /y
+  for k in 0 1 1000 $((n - 1)) "$n" $((n + 1)); do
+    sort_keys 3 "$W/in.h5" "$W/top.h5" -d /x -d /y --order desc,asc --top "$k" --carry /c \
+      --index-out /idx
+    sort_keys 2 "$W/in.h5" "$W/topu.h5" -d /t --key-field x,key --unique --counts /n --top "$k"
+  done
+  sort_keys 4 "$W/in.h5" "$W/topooc.h5" -d /u1 -d /u2 -d /u3 --top 777 --index-out /idx -- \
+    --device-memory "$OOC_BUDGET" --verify
+  for n in 0 1 3; do
+    rm -f "$W/in.h5"
+    gen 2 "$W/in.h5" -d /x --count "$n" --type f8 --dist few --seed 11
+    gen 1 "$W/in.h5" -d /y --count "$n" --type f8 --dist special --seed 12 --append
+    for p in "${RANKS[@]}"; do
+      sort_keys "$p" "$W/in.h5" "$W/e.h5" -d /x -d /y --index-out /idx -- --verify
+      sort_keys "$p" "$W/in.h5" "$W/eu.h5" -d /y -d /x --unique --counts /n --top 2
+    done
+  done
+}
+
 # --check: a sorted output passes (also --against its input), the unsorted input and a wrong
 # direction fail with exit 1, and so does --against a file with other keys.
 case_check_mode() {
@@ -360,18 +412,6 @@ case_bad_lengths() {
   gen 1 "$IN" -d /b --count 99 --type u2 --append
   expect_failure 2 'differ in length' "$IN" "$OUT" -d /a -d /b
   expect_failure 2 'differ in length' "$IN" "$OUT" -d /b -d /a --order desc,asc --index-out /idx
-}
-case_bad_too_wide() {
-  gen 2 "$IN" -d /a --count 100 --type u8
-  gen 1 "$IN" -d /b --count 100 --type u1 --append
-  gen 1 "$IN" -d /c --count 100 --type i4 --append
-  gen 1 "$IN" -d /t --count 100 --type f4 --table --append
-  expect_failure 2 'at most 8 bytes' "$IN" "$OUT" -d /a -d /b
-  gen 1 "$IN" -d /f8 --count 100 --type f8 --dist special --append
-  expect_failure 2 'at most 8 bytes' "$IN" "$OUT" -d /f8 -d /c --order desc,asc
-  gen 1 "$IN" -d /d --count 100 --type f4 --append
-  expect_failure 2 'at most 8 bytes' "$IN" "$OUT" -d /c -d /b -d /d
-  expect_failure 2 'at most 8 bytes' "$IN" "$OUT" -d /t --key-field x,det
 }
 case_bad_twod_without_column() {
   gen 2 "$IN" -d /m --count 100 --type i2 --row-shape 3
