@@ -39,7 +39,7 @@ done:
 static int follow_order(h5g_run *r, uint64_t count) {
   int rc = H5G_OK;
   h5g_data *d = &r->data;
-  size_t bytes = r->plan.n * sizeof(uint64_t);
+  size_t bytes = (count > r->plan.n ? count : r->plan.n) * sizeof(uint64_t); /* --top: more */
   uint64_t *next = malloc(bytes ? bytes : 1);
   CHECK(h5g_agree_alloc(r->comm, next != NULL, bytes));
   if (d->order)

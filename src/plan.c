@@ -86,9 +86,13 @@ int h5g_plan_runs(h5g_run *r) {
   uint64_t mine = plan->n ? (plan->n + cap - 1) / cap : 1, runs = 0;
   CHECK_MPI(MPI_Allreduce(&mine, &runs, 1, MPI_UINT64_T, MPI_MAX, r->comm));
   plan->nruns = (size_t)runs;
+  /* the GPU receives into a run of the rank's own length */
+  int top_fits = h5g_top_rows(r) <= plan->n, every_top_fits = 0;
+  CHECK_MPI(MPI_Allreduce(&top_fits, &every_top_fits, 1, MPI_INT, MPI_MIN, r->comm));
   if (!r->be->load)
     plan->path = H5G_PATH_HOST;
-  else if (plan->nruns == 1 && (r->size == 1 || h5g_transport_moves_device_buffers(r->transport)))
+  else if (plan->nruns == 1 && every_top_fits &&
+           (r->size == 1 || h5g_transport_moves_device_buffers(r->transport)))
     plan->path = H5G_PATH_DEVICE_RESIDENT;
   else
     plan->path = H5G_PATH_DEVICE_RUNS;
@@ -131,7 +135,8 @@ int h5g_plan_buffers(h5g_run *r) {
   const h5g_plan *plan = &r->plan;
   h5g_data *d = &r->data;
   int merges = (r->size > 1 || plan->nruns > 1) && plan->path != H5G_PATH_DEVICE_RESIDENT;
-  uint64_t n = plan->n;
+  /* the slice, or the rows --top sends here when they are more */
+  uint64_t n = plan->n > h5g_top_rows(r) ? plan->n : h5g_top_rows(r);
   unsigned w = plan->ks.width;
   d->specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL};
   d->specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL};

@@ -158,7 +158,10 @@ int h5g_sort_wait_runs(h5g_run *r);
 int h5g_sort_runs(h5g_run *r);
 /* src/exchange_runs.c */
 int h5g_exchange_runs(h5g_run *r);
-/* src/top.c: --top K, the exact cut at global rank K */
+/* src/top.c: --top K, the exact cut at global rank K. top_rows: the rows this rank receives
+ * (its share of K; 0 without --top), which may be more than its share of N (N = 3, K = 2 on 5
+ * ranks: rank 2 holds none and receives one). */
+uint64_t h5g_top_rows(const h5g_run *r);
 int h5g_top_cuts(h5g_run *r);
 int h5g_top_keep(h5g_run *r);
 /* src/unique.c: --unique, one element per distinct key */

@@ -16,6 +16,13 @@ static void keep_first(h5g_plan *plan, uint64_t k) {
   plan->out_total = k;
 }
 
+uint64_t h5g_top_rows(const h5g_run *r) {
+  uint64_t n = r->verdict.info.n, k = (uint64_t)r->opt->top < n ? (uint64_t)r->opt->top : n;
+  if (r->opt->top < 0 || r->opt->unique) return 0; /* top K distinct: after a full sort */
+  return h5g_share_begin((uint64_t)r->rank + 1, k, (uint64_t)r->size) -
+         h5g_share_begin((uint64_t)r->rank, k, (uint64_t)r->size);
+}
+
 int h5g_top_cuts(h5g_run *r) {
   int rc = H5G_OK;
   h5g_plan *plan = &r->plan;

@@ -205,6 +205,12 @@ case_top() {
     sort_keys 4 "$W/in.h5" "$W/ooc.h5" -d /a -d /b --top "$k" --index-out /idx -- \
       --device-memory "$OOC_BUDGET" --verify
   done
+  # a rank may receive more rows than it holds: N = 3, K = 2 on 5 ranks (rank 2 holds none)
+  make_pair "$W/small.h5" 3 i4 reverse f8 special
+  for k in 1 2; do
+    sort_keys 5 "$W/small.h5" "$W/s.h5" -d /a --top "$k" --index-out /idx -- --verify
+    sort_keys 5 "$W/small.h5" "$W/s2.h5" -d /b -d /a --top "$k" --carry /c
+  done
 }
 
 # --unique (with --counts, --carry, --index-out): one row per distinct key tuple, the earliest;
