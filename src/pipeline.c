@@ -97,7 +97,7 @@ static int split_exchange_merge(h5g_run *r) {
     STEP(r, H5G_PHASE_SPLITTERS, h5g_top_cuts(r));
   else
     STEP(r, H5G_PHASE_SPLITTERS, h5g_exact_cuts(r->comm, r->data.keys, plan->ks.width,
-                                                plan->run_offsets, plan->nruns, r->verdict.info.n,
+                                                plan->run_offsets, plan->nruns, plan->total,
                                                 r->data.cuts));
   CHECK(h5g_agree(r->comm, h5g_exchange_runs(r)));
   STEP(r, H5G_PHASE_MERGE, h5g_merge_received(r));
@@ -113,6 +113,7 @@ static int sort_passes(h5g_run *r) {
   for (r->word = words - 1; r->word >= 0; r->word--) {
     if (r->word < words - 1) CHECK(h5g_agree(r->comm, h5g_passes_next(r, r->word)));
     CHECK(h5g_agree(r->comm, read_and_sort(r, r->word == words - 1)));
+    if (r->word == 0) STEP(r, H5G_PHASE_SORT, h5g_unique_runs(r));
     CHECK(h5g_agree(r->comm, split_exchange_merge(r)));
   }
   r->word = 0;

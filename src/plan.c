@@ -135,8 +135,10 @@ int h5g_plan_buffers(h5g_run *r) {
   const h5g_plan *plan = &r->plan;
   h5g_data *d = &r->data;
   int merges = (r->size > 1 || plan->nruns > 1) && plan->path != H5G_PATH_DEVICE_RESIDENT;
-  /* the slice, or the rows --top sends here when they are more */
+  /* the slice, or the rows --top or --unique send here when they are more (at most N/P rounded up) */
   uint64_t n = plan->n > h5g_top_rows(r) ? plan->n : h5g_top_rows(r);
+  uint64_t most = (r->verdict.info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
+  if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
   d->specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL};
   d->specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL};
@@ -163,5 +165,6 @@ void h5g_run_free(h5g_run *r) {
   free(r->data.cuts);
   free(r->data.counts);
   free(r->data.order);
+  free(r->data.run_counts);
   free(r->data.recv_offsets);
 }

@@ -57,6 +57,7 @@ typedef struct {
   h5g_keyspec ks;
   int records;            /* values (source indices) move with the keys */
   uint64_t offset, n;     /* this rank's share [offset, offset + n) of the N elements */
+  uint64_t total;         /* elements the exchange sorts: N, fewer after h5g_unique_runs */
   /* What it writes: rows [out_offset, out_offset + out_n) of out_total. The input's share
    * unless --top or --unique keep fewer (src/top.c, src/unique.c). */
   uint64_t out_offset, out_n, out_total;
@@ -78,6 +79,7 @@ typedef struct {
   uint64_t *sorted_values;
   uint64_t *cuts, *recv_offsets; /* exact cuts of the runs; the received runs */
   uint64_t *counts;              /* --counts: the count of each kept key (src/unique.c) */
+  uint64_t *run_counts; /* --unique --counts: a run's group size, by source index (src/unique.c) */
   uint64_t *order; /* keys of several words: the source index at each position (src/passes.c) */
 } h5g_data;
 
@@ -166,6 +168,10 @@ int h5g_top_cuts(h5g_run *r);
 int h5g_top_keep(h5g_run *r);
 /* src/unique.c: --unique, one element per distinct key */
 int h5g_unique(h5g_run *r);
+/* Before the exchange: each sorted run keeps the first of each group of equal keys (where the
+ * runs are in host memory and the key is one word; else nothing), and the exchange's shares are
+ * those of the distinct keys left. */
+int h5g_unique_runs(h5g_run *r);
 /* src/passes.c: keys of several composed words, one sort per word, the last word first.
  * next: before the pass of `word`, the order of the pass before followed and `word`'s keys
  * fetched in it into the slice buffer. finish: after the last pass, the sorted values become

@@ -5,17 +5,24 @@
  * only where it starts, and counts the rest of a group that goes on in the ranks after it. The
  * kept elements are packed at the front of the sorted share, which then shrinks. Keys of several
  * composed words (src/passes.c): the sorted keys are word 0, the other words are fetched in the
- * sorted order, and a key is all of its words. */
+ * sorted order, and a key is all of its words.
+ *
+ * Before the exchange, where the sorted runs are in host memory (not on the GPU-resident path)
+ * and the key is one word, each run already keeps only the first of each of its groups
+ * (h5g_unique_runs): only distinct keys of a run travel, are merged and compared again after the
+ * merge, their counts (--counts: by source index) summed there. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "mpi/agree.h"
+#include "mpi/gather_rows.h"
+#include "mpi/topology.h"
 #include "src/run.h"
 
-/* An edge of a rank: whether it holds keys, how many, the length of its first group, then its
- * first and its last key (a word each). */
-enum { EDGE_HAS, EDGE_N, EDGE_FIRST_COUNT, EDGE_KEYS };
+/* An edge of a rank: whether it holds keys, how many, the length of its first group and the
+ * count of the elements in it, then its first and its last key (a word each). */
+enum { EDGE_HAS, EDGE_N, EDGE_FIRST_LENGTH, EDGE_FIRST_COUNT, EDGE_KEYS };
 
 typedef struct {
   void *word[H5G_MAX_KEYS]; /* the sorted keys, word by word */
@@ -36,6 +43,15 @@ static uint64_t group_length(const sorted_keys *k, uint64_t begin, uint64_t n) {
   return end - begin;
 }
 
+/* The elements that `len` keys from `begin` stand for: `len`, or their counts from the pass
+ * before the exchange. */
+static uint64_t group_count(const uint64_t *counts, uint64_t begin, uint64_t len) {
+  uint64_t sum = 0;
+  if (!counts) return len;
+  for (uint64_t i = begin; i < begin + len; i++) sum += counts[i];
+  return sum;
+}
+
 static const uint64_t *edge_first(const uint64_t *e) { return e + EDGE_KEYS; }
 static const uint64_t *edge_last(const uint64_t *e, int words) { return e + EDGE_KEYS + words; }
 static int same_edge_key(const uint64_t *a, const uint64_t *b, int words) {
@@ -51,7 +67,7 @@ static uint64_t continued_after(const uint64_t *edges, size_t edge_words, int wo
     if (!e[EDGE_HAS]) continue;
     if (!same_edge_key(edge_first(e), last, words)) break;
     more += e[EDGE_FIRST_COUNT];
-    if (e[EDGE_FIRST_COUNT] < e[EDGE_N]) break; /* the group ends on rank s */
+    if (e[EDGE_FIRST_LENGTH] < e[EDGE_N]) break; /* the group ends on rank s */
   }
   return more;
 }
@@ -66,8 +82,9 @@ static int continues_before(const uint64_t *edges, size_t edge_words, int words,
   return 0;
 }
 
-/* Collective: keeps the first of every group, with its count. */
-static int keep_groups(h5g_run *r, const sorted_keys *k) {
+/* Collective: keeps the first of every group, with its count (`counts`: what each sorted element
+ * stands for, NULL: itself). */
+static int keep_groups(h5g_run *r, const sorted_keys *k, const uint64_t *counts) {
   int rc = H5G_OK;
   h5g_plan *plan = &r->plan;
   h5g_data *d = &r->data;
@@ -83,7 +100,8 @@ static int keep_groups(h5g_run *r, const sorted_keys *k) {
   memset(mine, 0, edge_words * sizeof(uint64_t));
   mine[EDGE_HAS] = n > 0;
   mine[EDGE_N] = n;
-  mine[EDGE_FIRST_COUNT] = n ? group_length(k, 0, n) : 0;
+  mine[EDGE_FIRST_LENGTH] = n ? group_length(k, 0, n) : 0;
+  mine[EDGE_FIRST_COUNT] = group_count(counts, 0, mine[EDGE_FIRST_LENGTH]);
   for (int word = 0; n && word < k->words; word++) {
     mine[EDGE_KEYS + word] = h5g_key_load(k->word[word], 0, w);
     mine[EDGE_KEYS + k->words + word] = h5g_key_load(k->word[word], n - 1, w);
@@ -91,14 +109,14 @@ static int keep_groups(h5g_run *r, const sorted_keys *k) {
   CHECK_MPI(MPI_Allgather(mine, (int)edge_words, MPI_UINT64_T, edges, (int)edge_words,
                           MPI_UINT64_T, r->comm));
   uint64_t i = n && continues_before(edges, edge_words, k->words, r->rank, edge_first(mine))
-                   ? mine[EDGE_FIRST_COUNT] : 0;
+                   ? mine[EDGE_FIRST_LENGTH] : 0;
   uint64_t kept = 0;
   char *keys = d->sorted; /* word 0: the written order's keys */
   while (i < n) {
     uint64_t len = group_length(k, i, n);
     memmove(keys + kept * w, keys + i * w, w);
     if (d->sorted_values) d->sorted_values[kept] = d->sorted_values[i];
-    if (d->counts) d->counts[kept] = len;
+    if (d->counts) d->counts[kept] = group_count(counts, i, len);
     kept++;
     i += len;
   }
@@ -115,20 +133,69 @@ done:
   return rc;
 }
 
+/* The groups of the runs were cut down before the exchange (the same on every rank). */
+static int runs_cut_down(const h5g_run *r) {
+  return r->opt->unique && r->plan.path != H5G_PATH_DEVICE_RESIDENT &&
+         !(r->verdict.composed && r->verdict.layout.words > 1);
+}
+
+int h5g_unique_runs(h5g_run *r) {
+  int rc = H5G_OK;
+  h5g_plan *plan = &r->plan;
+  h5g_data *d = &r->data;
+  unsigned w = plan->ks.width;
+  sorted_keys k = {{d->keys}, 1, w};
+  char *keys = d->keys;
+  uint64_t kept = 0, *offsets = plan->run_offsets;
+  if (!runs_cut_down(r)) goto done;
+  size_t bytes = plan->n * sizeof(uint64_t);
+  d->run_counts = r->opt->counts ? malloc(bytes ? bytes : 1) : NULL;
+  CHECK(h5g_agree_alloc(r->comm, d->run_counts || !r->opt->counts, bytes));
+  for (size_t j = 0; j < plan->nruns; j++) {
+    uint64_t i = offsets[j], end = offsets[j + 1];
+    offsets[j] = kept;
+    while (i < end) {
+      uint64_t len = group_length(&k, i, end);
+      memmove(keys + kept * w, keys + i * w, w);
+      if (d->values) d->values[kept] = d->values[i];
+      /* --counts makes values source indices (src/validate.c) */
+      if (d->run_counts) d->run_counts[d->values[i] - plan->offset] = len;
+      kept++;
+      i += len;
+    }
+  }
+  offsets[plan->nruns] = kept;
+  CHECK_MPI(MPI_Allreduce(&kept, &plan->total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
+  plan->out_offset = h5g_share_begin((uint64_t)r->rank, plan->total, (uint64_t)r->size);
+  plan->out_n = h5g_share_begin((uint64_t)r->rank + 1, plan->total, (uint64_t)r->size) - plan->out_offset;
+  plan->out_total = plan->total;
+done:
+  return rc;
+}
+
 int h5g_unique(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;
   sorted_keys k = {{r->data.sorted}, r->verdict.composed ? r->verdict.layout.words : 1,
                    plan->ks.width};
-  size_t bytes = plan->out_n * plan->ks.width;
+  size_t bytes = plan->out_n * plan->ks.width, count_bytes = plan->out_n * sizeof(uint64_t);
+  uint64_t *counts = NULL;
   STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r));
   for (int word = 1; word < k.words; word++) {
     k.word[word] = malloc(bytes ? bytes : 1);
     STEP(r, H5G_PHASE_MERGE, h5g_agree_alloc(r->comm, k.word[word] != NULL, bytes));
     CHECK(h5g_passes_word_in_order(r, word, r->data.sorted_values, plan->out_n, k.word[word], NULL));
   }
-  STEP(r, H5G_PHASE_MERGE, keep_groups(r, &k));
+  if (r->data.run_counts) { /* what each element stands for, from the rank that cut its run */
+    counts = malloc(count_bytes ? count_bytes : 1);
+    STEP(r, H5G_PHASE_MERGE, h5g_agree_alloc(r->comm, counts != NULL, count_bytes));
+    STEP(r, H5G_PHASE_EXCHANGE, h5g_gather_rows(r->comm, r->data.sorted_values, plan->out_n,
+                                                r->data.run_counts, r->verdict.info.n,
+                                                sizeof(uint64_t), counts));
+  }
+  STEP(r, H5G_PHASE_MERGE, keep_groups(r, &k, counts));
 done:
   for (int word = 1; word < k.words; word++) free(k.word[word]);
+  free(counts);
   return rc;
 }

@@ -67,13 +67,15 @@ int h5g_share_verdict(h5g_run *r) {
   plan->ks.cls = r->verdict.info.cls;
   plan->ks.width = r->verdict.info.width;
   plan->ks.descending = r->verdict.composed ? 0 : r->opt->descending; /* composed: per key */
-  plan->records = h5g_options_moves_records(r->opt) ||
+  /* --counts: the counts of runs cut down before the exchange are found by source index */
+  plan->records = h5g_options_moves_records(r->opt) || r->opt->counts ||
                   (r->verdict.composed && h5g_keyset_by_index(&r->verdict.layout));
   plan->offset = h5g_share_begin((uint64_t)r->rank, n, (uint64_t)r->size);
   plan->n = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - plan->offset;
   plan->out_offset = plan->offset;
   plan->out_n = plan->n;
   plan->out_total = n;
+  plan->total = n;
 done:
   return rc;
 }

@@ -236,6 +236,14 @@ case_unique() {
   for k in 0 1 3 1000000; do
     sort_keys 3 "$W/in.h5" "$W/top.h5" -d /a -d /b --unique --top "$k" --counts /n --index-out /idx
   done
+  # duplicates are cut before the exchange: of a few distinct keys, each rank sends each at most
+  # once (10 bytes with its source index), not 2/3 of its rows
+  sort_keys 3 "$W/in.h5" "$W/a3.h5" -d /a --unique --counts /n -- --report "$W/a3.json"
+  local sent distinct
+  sent=$(grep -o '"exchanged_bytes": *[0-9]*' "$W/a3.json" | grep -o '[0-9]*$')
+  distinct=$(grep -o '"rows_written": *[0-9]*' "$W/a3.json" | grep -o '[0-9]*$')
+  [ "$sent" -le $((3 * distinct * 10)) ] ||
+    die "--unique of $distinct distinct keys on 3 ranks exchanged $sent bytes: duplicates were not cut first"
 }
 
 # check_run CODE P ARGS...: h5gsort ARGS (e.g. --check ...) on P ranks must exit CODE.
