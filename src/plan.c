@@ -165,6 +165,5 @@ void h5g_run_free(h5g_run *r) {
   free(r->data.cuts);
   free(r->data.counts);
   free(r->data.order);
-  free(r->data.run_counts);
   free(r->data.recv_offsets);
 }

@@ -79,7 +79,7 @@ typedef struct {
   uint64_t *sorted_values;
   uint64_t *cuts, *recv_offsets; /* exact cuts of the runs; the received runs */
   uint64_t *counts;              /* --counts: the count of each kept key (src/unique.c) */
-  uint64_t *run_counts; /* --unique --counts: a run's group size, by source index (src/unique.c) */
+  int values_are_counts; /* --unique --counts: the values are the runs' group sizes (src/unique.c) */
   uint64_t *order; /* keys of several words: the source index at each position (src/passes.c) */
 } h5g_data;
 

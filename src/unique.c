@@ -10,13 +10,16 @@
  * Before the exchange, where the sorted runs are in host memory (not on the GPU-resident path)
  * and the key is one word, each run already keeps only the first of each of its groups
  * (h5g_unique_runs): only distinct keys of a run travel, are merged and compared again after the
- * merge, their counts (--counts: by source index) summed there. */
+ * merge. With --counts the values then travel as the runs' group sizes, summed after the merge
+ * (a gather of counts by source index, random accesses, would cost more than the cut saves):
+ * that needs values free of source indices, so --counts with --carry, --index-out, fetched keys
+ * (floats, tables, 2-D rows) keeps every row until after the merge.
+ */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "mpi/agree.h"
-#include "mpi/gather_rows.h"
 #include "mpi/topology.h"
 #include "src/run.h"
 
@@ -133,10 +136,13 @@ done:
   return rc;
 }
 
-/* The groups of the runs were cut down before the exchange (the same on every rank). */
+/* The groups of the runs are cut down before the exchange (the same on every rank). */
 static int runs_cut_down(const h5g_run *r) {
+  int source_needed = h5g_options_moves_records(r->opt) ||
+                      (r->verdict.composed && h5g_keyset_by_index(&r->verdict.layout));
   return r->opt->unique && r->plan.path != H5G_PATH_DEVICE_RESIDENT &&
-         !(r->verdict.composed && r->verdict.layout.words > 1);
+         !(r->verdict.composed && r->verdict.layout.words > 1) &&
+         !(r->opt->counts && source_needed);
 }
 
 int h5g_unique_runs(h5g_run *r) {
@@ -146,25 +152,21 @@ int h5g_unique_runs(h5g_run *r) {
   unsigned w = plan->ks.width;
   sorted_keys k = {{d->keys}, 1, w};
   char *keys = d->keys;
-  uint64_t kept = 0, *offsets = plan->run_offsets;
+  uint64_t kept = 0, *offsets = plan->run_offsets, *values = d->values;
   if (!runs_cut_down(r)) goto done;
-  size_t bytes = plan->n * sizeof(uint64_t);
-  d->run_counts = r->opt->counts ? malloc(bytes ? bytes : 1) : NULL;
-  CHECK(h5g_agree_alloc(r->comm, d->run_counts || !r->opt->counts, bytes));
   for (size_t j = 0; j < plan->nruns; j++) {
     uint64_t i = offsets[j], end = offsets[j + 1];
     offsets[j] = kept;
     while (i < end) {
       uint64_t len = group_length(&k, i, end);
       memmove(keys + kept * w, keys + i * w, w);
-      if (d->values) d->values[kept] = d->values[i];
-      /* --counts makes values source indices (src/validate.c) */
-      if (d->run_counts) d->run_counts[d->values[i] - plan->offset] = len;
+      if (values) values[kept] = r->opt->counts ? len : values[i];
       kept++;
       i += len;
     }
   }
   offsets[plan->nruns] = kept;
+  d->values_are_counts = r->opt->counts != NULL;
   CHECK_MPI(MPI_Allreduce(&kept, &plan->total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
   plan->out_offset = h5g_share_begin((uint64_t)r->rank, plan->total, (uint64_t)r->size);
   plan->out_n = h5g_share_begin((uint64_t)r->rank + 1, plan->total, (uint64_t)r->size) - plan->out_offset;
@@ -178,24 +180,16 @@ int h5g_unique(h5g_run *r) {
   const h5g_plan *plan = &r->plan;
   sorted_keys k = {{r->data.sorted}, r->verdict.composed ? r->verdict.layout.words : 1,
                    plan->ks.width};
-  size_t bytes = plan->out_n * plan->ks.width, count_bytes = plan->out_n * sizeof(uint64_t);
-  uint64_t *counts = NULL;
+  size_t bytes = plan->out_n * plan->ks.width;
   STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r));
   for (int word = 1; word < k.words; word++) {
     k.word[word] = malloc(bytes ? bytes : 1);
     STEP(r, H5G_PHASE_MERGE, h5g_agree_alloc(r->comm, k.word[word] != NULL, bytes));
     CHECK(h5g_passes_word_in_order(r, word, r->data.sorted_values, plan->out_n, k.word[word], NULL));
   }
-  if (r->data.run_counts) { /* what each element stands for, from the rank that cut its run */
-    counts = malloc(count_bytes ? count_bytes : 1);
-    STEP(r, H5G_PHASE_MERGE, h5g_agree_alloc(r->comm, counts != NULL, count_bytes));
-    STEP(r, H5G_PHASE_EXCHANGE, h5g_gather_rows(r->comm, r->data.sorted_values, plan->out_n,
-                                                r->data.run_counts, r->verdict.info.n,
-                                                sizeof(uint64_t), counts));
-  }
-  STEP(r, H5G_PHASE_MERGE, keep_groups(r, &k, counts));
+  STEP(r, H5G_PHASE_MERGE,
+       keep_groups(r, &k, r->data.values_are_counts ? r->data.sorted_values : NULL));
 done:
   for (int word = 1; word < k.words; word++) free(k.word[word]);
-  free(counts);
   return rc;
 }

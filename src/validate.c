@@ -67,7 +67,7 @@ int h5g_share_verdict(h5g_run *r) {
   plan->ks.cls = r->verdict.info.cls;
   plan->ks.width = r->verdict.info.width;
   plan->ks.descending = r->verdict.composed ? 0 : r->opt->descending; /* composed: per key */
-  /* --counts: the counts of runs cut down before the exchange are found by source index */
+  /* --counts: the runs cut down before the exchange send their group sizes as values */
   plan->records = h5g_options_moves_records(r->opt) || r->opt->counts ||
                   (r->verdict.composed && h5g_keyset_by_index(&r->verdict.layout));
   plan->offset = h5g_share_begin((uint64_t)r->rank, n, (uint64_t)r->size);
