@@ -91,7 +91,7 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
   }
   double rate = rep->total_seconds > 0 ? (double)rep->n / rep->total_seconds : 0.0;
   put_ranks(f, rep);
-  fprintf(f, "  \"ranks\": %d,\n  \"backend\": ", rep->ranks);
+  fprintf(f, "  \"ranks\": %d,\n  \"nodes\": %d,\n  \"backend\": ", rep->ranks, rep->nodes);
   put_json_string(f, rep->backend);
   fputs(",\n  \"exchange\": ", f);
   put_json_string(f, rep->exchange);
@@ -142,6 +142,22 @@ int h5g_report_starved_ranks(const h5g_report *rep) {
   return starved;
 }
 
+void h5g_report_nodes(const h5g_report *rep, char *text, size_t len) {
+  size_t used = 0;
+  text[0] = '\0';
+  for (int i = 0; rep->rank_info && i < rep->ranks && used < len; i++) {
+    int first = 1, ranks = 0;
+    for (int j = 0; j < rep->ranks; j++)
+      if (strcmp(rep->rank_info[j].host, rep->rank_info[i].host) == 0) {
+        first &= j >= i;
+        ranks++;
+      }
+    if (first)
+      used += (size_t)snprintf(text + used, len - used, "%s%s (%d rank%s)", used ? ", " : "",
+                               rep->rank_info[i].host, ranks, ranks == 1 ? "" : "s");
+  }
+}
+
 void h5g_report_free(h5g_report *rep) {
   free(rep->rank_info);
   rep->rank_info = NULL;
@@ -163,6 +179,12 @@ static int gather_rank_info(h5g_run *r, h5g_report *rep) {
   CHECK(h5g_agree_alloc(r->comm, rep->rank_info != NULL, bytes));
   CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, rep->rank_info, (int)sizeof mine,
                        MPI_BYTE, 0, r->comm));
+  for (int i = 0; rep->rank_info && i < r->size; i++) {
+    int first = 1;
+    for (int j = 0; j < i && first; j++)
+      first = strcmp(rep->rank_info[j].host, rep->rank_info[i].host) != 0;
+    rep->nodes += first;
+  }
 done:
   return rc;
 }

@@ -67,6 +67,7 @@ typedef struct {
   uint64_t runs_per_rank;    /* sorted runs per rank (> 1: the chunked out-of-core path) */
   int sort_passes;           /* > 1: keys of more than 8 bytes together, one pass per word */
   int ranks;
+  int nodes;                 /* distinct hosts of the ranks (rank 0) */
   unsigned width;
   char type_name[48];
   char backend[16];
@@ -84,6 +85,8 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
                           const char *path);
 /* Ranks that may run on one CPU while their node has more CPUs than ranks (see -v). */
 int h5g_report_starved_ranks(const h5g_report *rep);
+/* "node1 (2 ranks), node2 (2 ranks)": the hosts in the order of their first rank (rank 0). */
+void h5g_report_nodes(const h5g_report *rep, char *text, size_t len);
 void h5g_report_free(h5g_report *rep);
 
 #endif
