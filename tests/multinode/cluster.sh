@@ -4,7 +4,9 @@
 # between them (10.231.0.1 and 10.231.0.2, inside the two namespaces only: no other address is
 # ever a target). The file system is shared, as a cluster's parallel file system is. Open MPI
 # reaches the second host through an rsh agent that enters its namespace (plm_rsh_agent), and its
-# TCP transports are held to the veth subnet.
+# TCP transports are held to the veth subnet. Commands enter a host's network namespace with
+# nsenter, not `ip netns exec`, which would mount a sysfs of its own over /sys (slurmd needs
+# /sys/fs/cgroup).
 #
 #   mn_up NAME       makes the hosts node1 and node2 (namespaces h5g-NAME<pid>-node1/2); exits 77
 #                    (skip) with the reason where network namespaces are not permitted
@@ -52,7 +54,7 @@ mn_up() {
 while [ \$# -gt 0 ]; do case \$1 in -*) shift ;; *) break ;; esac; done
 host=\$1
 shift
-exec ip netns exec "h5g-$name-\$host" unshare --uts -- sh -c "hostname \$host && exec \$*"
+exec nsenter --net=/run/netns/h5g-$name-\$host unshare --uts -- sh -c "hostname \$host && exec \$*"
 EOF
   chmod +x "$MN_DIR/agent"
   export OMPI_MCA_plm_rsh_agent=$MN_DIR/agent
@@ -63,8 +65,8 @@ EOF
 mn_on() {
   local host=$1
   shift
-  ip netns exec "${MN_NS[${host#node} - 1]}" unshare --uts -- bash -c 'hostname "$0" && exec "$@"' \
-    "$host" "$@"
+  nsenter --net="/run/netns/${MN_NS[${host#node} - 1]}" unshare --uts -- \
+    bash -c 'hostname "$0" && exec "$@"' "$host" "$@"
 }
 
 mn_mpirun() {
