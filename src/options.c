@@ -1,5 +1,6 @@
 #include "src/options.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -93,6 +94,7 @@ void h5g_options_usage(FILE *out) {
         "      --top K                write only the first K elements of the sorted order\n"
         "                             (every written dataset cut to K rows), found by exact\n"
         "                             selection: only those K are exchanged and written\n"
+        "                             (with --unique, or keys over 8 bytes, after a full sort)\n"
         "      --unique               one element per distinct key (key tuple), the earliest\n"
         "                             in the input; -0.0 equals +0.0, all NaNs are one value\n"
         "      --counts PATH          with --unique: the uint64 count of each kept key\n"
@@ -403,11 +405,13 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     case OPT_KEY_COLUMN: CHECK(parse_columns(optarg, opt)); break;
     case OPT_ORDER: CHECK(parse_order(optarg, opt)); break;
     case OPT_TOP: {
-      char *end = NULL;
-      long long k = optarg[0] >= '0' && optarg[0] <= '9' ? strtoll(optarg, &end, 10) : -1;
-      if (!end || *end || k < 0 || k == LLONG_MAX)
+      /* digits only; a K past any N (even past 2^63 - 1) keeps everything */
+      size_t digits = strspn(optarg, "0123456789");
+      if (!digits || optarg[digits])
         H5G_FAIL(H5G_ERR_USAGE, "--top takes a number of elements from 0 up, not '%s'", optarg);
-      opt->top = k;
+      errno = 0;
+      long long k = strtoll(optarg, NULL, 10);
+      opt->top = errno == ERANGE ? LLONG_MAX : k;
       break;
     }
     case OPT_UNIQUE: opt->unique = 1; break;

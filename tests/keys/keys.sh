@@ -205,6 +205,16 @@ case_top() {
     sort_keys 4 "$W/in.h5" "$W/ooc.h5" -d /a -d /b --top "$k" --index-out /idx -- \
       --device-memory "$OOC_BUDGET" --verify
   done
+  # the space the output needs is that of the rows kept: 16 MB of keys, 4 MB file size limit
+  gen 2 "$W/big.h5" -d /k --count 2000000 --type u8 --dist few
+  for sel in "--top 10" "--unique --counts /n"; do
+    rm -f "$W/kept.h5"
+    # shellcheck disable=SC2086  # sel is two or three words
+    mpirun 2 bash -c 'ulimit -f 4096; exec "$@"' limit "$BIN/h5gsort" --backend "$BACKEND" \
+      "$W/big.h5" "$W/kept.h5" -d /k $sel -q || die "h5gsort $sel under a 4 MB file size limit failed"
+    # shellcheck disable=SC2086
+    kcheck "$W/big.h5" "$W/kept.h5" -d /k $sel
+  done
   # a rank may receive more rows than it holds: N = 3, K = 2 on 5 ranks (rank 2 holds none)
   make_pair "$W/small.h5" 3 i4 reverse f8 special
   for k in 1 2; do

@@ -7,6 +7,7 @@
 #include "tests/support/check.h"
 
 #include <getopt.h>
+#include <limits.h>
 
 enum { MAX_WORDS = 80, WORD_BYTES = 1024 };
 
@@ -350,7 +351,12 @@ static void check_selection(void) {
   EXPECT_PARSES("--unique --counts", "in", "out", "-d", "/k", "--unique", "--counts", "/g/./n");
   EXPECT(opt.unique && same(opt.counts, "/g/n") && h5g_options_composed(&opt), "--unique");
   EXPECT_PARSES("--unique --top", "in", "out", "-d", "/k", "--unique", "--top", "5");
-  static const char *const bad[] = {"-1", "x", "1.5", "", "5k", "99999999999999999999"};
+  /* a K past any N keeps everything, even past 2^63 - 1 */
+  EXPECT_PARSES("--top huge", "in", "out", "-d", "/k", "--top", "99999999999999999999");
+  EXPECT(opt.top == LLONG_MAX, "--top 99999999999999999999: %lld", (long long)opt.top);
+  EXPECT_PARSES("--top 2^63-1", "in", "out", "-d", "/k", "--top", "9223372036854775807");
+  EXPECT(opt.top == LLONG_MAX, "--top 9223372036854775807: %lld", (long long)opt.top);
+  static const char *const bad[] = {"-1", "x", "1.5", "", "5k", "+3", " 3"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     EXPECT_USAGE("--top takes", "in", "out", "-d", "/k", "--top", bad[i]);
   EXPECT_USAGE("--counts goes with --unique", "in", "out", "-d", "/k", "--counts", "/n");
