@@ -99,7 +99,7 @@ int h5g_check_run(MPI_Comm comm, const h5g_options *opt) {
   int words = composed ? v.layout.words : 1;
   CHECK(h5g_agree(comm, allocate(keys, words, n * ks.width)));
   CHECK(h5g_agree(comm, read_share(comm, opt, &v, opt->input, opt->dataset, offset, n, keys)));
-  CHECK(h5g_agree(comm, h5g_verify_share(comm, keys, words, n, offset, &ks, &res)));
+  CHECK(h5g_agree(comm, h5g_verify_share(comm, keys, words, n, offset, &ks, 0, &res)));
   if (opt->against && v.against.n == v.checked.n) {
     CHECK(h5g_agree(comm, read_share(comm, opt, &v, opt->against, opt->against_dataset, offset, n,
                                      keys)));

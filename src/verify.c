@@ -24,7 +24,7 @@ static int compare(void *const *a, uint64_t i, void *const *b, uint64_t j, int w
 }
 
 int h5g_verify_share(MPI_Comm comm, void *const *keys, int words, uint64_t n, uint64_t offset,
-                     const h5g_keyspec *ks, h5g_verify_result *res) {
+                     const h5g_keyspec *ks, int strict, h5g_verify_result *res) {
   int rc = H5G_OK, size;
   unsigned w = ks->width;
   size_t edge_words = 2 + 2 * (size_t)words; /* has keys, offset, first key, last key */
@@ -37,7 +37,7 @@ int h5g_verify_share(MPI_Comm comm, void *const *keys, int words, uint64_t n, ui
     h5g_keys_to_ordered(keys[k], n, ks);
   }
   for (uint64_t i = 1; i < n; i++)
-    if (compare(keys, i - 1, keys, i, words, w) > 0) {
+    if (compare(keys, i - 1, keys, i, words, w) >= 1 - strict) {
       if (!local[1]) first_bad = offset + i;
       local[1]++;
     }
@@ -65,7 +65,7 @@ int h5g_verify_share(MPI_Comm comm, void *const *keys, int words, uint64_t n, ui
       last[k] = (void *)(prev + 2 + words + k);
       first[k] = (void *)(e + 2 + k);
     }
-    if (prev && compare(last, 0, first, 0, words, 8) > 0) {
+    if (prev && compare(last, 0, first, 0, words, 8) >= 1 - strict) {
       global[1]++;
       if (e[1] < res->first_bad) res->first_bad = e[1];
     }

@@ -19,9 +19,10 @@ typedef struct {
 /* Collective. `keys` is this rank's consecutive share starting at global index `offset`, in host
  * byte order; it is transformed to ordered bits in place. Keys of several composed words
  * (src/keyset.h, `words` > 1): keys[0..words), each n unsigned keys of ks->width bytes, compared
- * word 0 first; the checksum is the sum of the words'. */
+ * word 0 first; the checksum is the sum of the words'. `strict`: equal neighbours count as out
+ * of order too (--unique). */
 int h5g_verify_share(MPI_Comm comm, void *const *keys, int words, uint64_t n, uint64_t offset,
-                     const h5g_keyspec *ks, h5g_verify_result *res);
+                     const h5g_keyspec *ks, int strict, h5g_verify_result *res);
 
 /* Collective: h5g_keys_checksum summed over ranks. */
 int h5g_checksum_share(MPI_Comm comm, const void *keys, uint64_t n, unsigned width,

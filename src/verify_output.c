@@ -17,8 +17,9 @@ static int check_share(h5g_run *r, const h5g_verify_result *res) {
     H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys written, %llu expected (%s:%s)",
              (unsigned long long)res->n, (unsigned long long)r->plan.out_total, file, dataset);
   if (res->out_of_order)
-    H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys out of order, the first at index %llu (%s:%s)",
-             (unsigned long long)res->out_of_order, (unsigned long long)res->first_bad, file, dataset);
+    H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys out of order%s, the first at index %llu (%s:%s)",
+             (unsigned long long)res->out_of_order, r->opt->unique ? " or repeated" : "",
+             (unsigned long long)res->first_bad, file, dataset);
   if (every_key && res->checksum != r->metrics.checksum_in)
     H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: checksum of the output differs from the input (%s:%s)",
              file, dataset);
@@ -58,8 +59,10 @@ int h5g_verify_output(h5g_run *r) {
                                                r->opt->key_field, &written[0]));
     STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written[0], r->plan.out_offset, r->plan.out_n, keys[0]));
   }
+  /* --unique: no two neighbours equal (composed keys: numpy's equality) */
   STEP(r, H5G_PHASE_VERIFY, h5g_verify_share(r->comm, keys, words, r->plan.out_n,
-                                             r->plan.out_offset, &r->plan.ks, &res));
+                                             r->plan.out_offset, &r->plan.ks, r->opt->unique,
+                                             &res));
   STEP(r, H5G_PHASE_VERIFY, check_share(r, &res));
 done:
   if (h5g_keyset_close(written) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
