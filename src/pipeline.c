@@ -20,7 +20,8 @@ static uint64_t phase_bytes(const h5g_run *r, h5g_phase phase) {
   uint64_t keys = r->verdict.info.n * r->plan.ks.width;
   switch (phase) {
   case H5G_PHASE_READ: case H5G_PHASE_TRANSFORM: case H5G_PHASE_SORT: case H5G_PHASE_MERGE:
-  case H5G_PHASE_WRITE: return keys;
+    return keys;
+  case H5G_PHASE_WRITE: return r->plan.out_total * r->plan.ks.width; /* --top, --unique: fewer */
   default: return 0;
   }
 }
