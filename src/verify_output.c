@@ -1,9 +1,10 @@
 /* Phase "verify" (--verify): the written share is read back into the spare buffer and checked
  * for order (within and across ranks), count and the order-independent checksum against the
- * input's (src/verify.h). */
+ * input's (src/verify.h); --unique: no key repeated, and the counts add up to the input's. */
 #include <stdlib.h>
 
 #include "base/error.h"
+#include "mpi/agree.h"
 #include "src/run.h"
 #include "src/verify.h"
 
@@ -24,6 +25,27 @@ static int check_share(h5g_run *r, const h5g_verify_result *res) {
     H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: checksum of the output differs from the input (%s:%s)",
              file, dataset);
 done:
+  return rc;
+}
+
+/* Collective, --unique --counts without --top: the counts written add up to the input's N. */
+static int check_counts(h5g_run *r) {
+  int rc = H5G_OK;
+  h5g_dset *written = NULL;
+  size_t bytes = r->plan.out_n * sizeof(uint64_t);
+  uint64_t mine = 0, sum = 0, *counts = malloc(bytes ? bytes : 1);
+  STEP(r, H5G_PHASE_VERIFY, h5g_agree_alloc(r->comm, counts != NULL, bytes));
+  STEP(r, H5G_PHASE_VERIFY, h5g_io_open_keys(r->out_file, r->opt->counts, NULL, &written));
+  STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written, r->plan.out_offset, r->plan.out_n, counts));
+  for (uint64_t i = 0; i < r->plan.out_n; i++) mine += counts[i];
+  CHECK_MPI(MPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, r->comm));
+  if (sum != r->verdict.info.n) /* the same on every rank */
+    H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: the counts add up to %llu, the input has %llu keys "
+             "(%s:%s)", (unsigned long long)sum, (unsigned long long)r->verdict.info.n,
+             r->opt->output, r->opt->counts);
+done:
+  if (h5g_io_close(written) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  free(counts);
   return rc;
 }
 
@@ -64,6 +86,7 @@ int h5g_verify_output(h5g_run *r) {
                                              r->plan.out_offset, &r->plan.ks, r->opt->unique,
                                              &res));
   STEP(r, H5G_PHASE_VERIFY, check_share(r, &res));
+  if (r->opt->counts && r->opt->top < 0) CHECK(h5g_agree(r->comm, check_counts(r)));
 done:
   if (h5g_keyset_close(written) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   for (int k = 1; k < words; k++) free(keys[k]);
