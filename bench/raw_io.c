@@ -1,8 +1,14 @@
 /* The raw I/O bound of bench/e2e.sh: the bytes h5gsort reads and writes, moved without HDF5 or
- * MPI. Reads BYTES at OFFSET of IN with THREADS threads of pread into memory made resident
- * first (by the same threads), then writes them to a new file OUT with THREADS threads of pwrite (buffered, as
- * h5gsort writes), and prints the seconds of each.
- *   bench_raw_io IN OFFSET BYTES OUT THREADS */
+ * MPI. Reads BYTES at OFFSET of IN with THREADS threads of pread, then writes them to a new file
+ * OUT with THREADS threads, and prints the seconds of each.
+ *   bench_raw_io IN OFFSET BYTES OUT THREADS [WRITE [TOUCH]]
+ * WRITE: how the output is written (issue 15, item 3):
+ *   pwrite  buffered pwrite, each thread its part (default; as h5gsort writes)
+ *   mmap    the file sized first (fallocate), mapped shared, each thread copies its part in
+ *   direct  O_DIRECT pwrite from the 4 KiB-aligned buffer (the tail below 4 KiB buffered)
+ * TOUCH: prefault (default): the buffer is made resident by the threads before the timed read;
+ *   none: the read's own page faults are timed with it (what a fresh buffer costs). */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -10,12 +16,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
+enum { MAX_THREADS = 256, BLOCK = 4096 };
+typedef enum { TOUCH, READ, WRITE, COPY_IN } action;
+
 typedef struct {
-  int fd, writing;
-  char *buf;
+  action what;
+  int fd;
+  char *buf, *mapped; /* mapped: COPY_IN's destination */
   size_t bytes;
   off_t offset;
   int error;
@@ -29,13 +40,18 @@ static double now(void) {
 
 static void *move(void *arg) {
   part *p = arg;
-  if (p->fd < 0) { /* the touch pass: make the part resident */
+  if (p->what == TOUCH) { /* make the part resident */
     memset(p->buf, 0, p->bytes);
     return NULL;
   }
+  if (p->what == COPY_IN) {
+    memcpy(p->mapped + p->offset, p->buf, p->bytes);
+    return NULL;
+  }
   for (size_t done = 0; done < p->bytes;) {
-    ssize_t n = p->writing ? pwrite(p->fd, p->buf + done, p->bytes - done, p->offset + (off_t)done)
-                           : pread(p->fd, p->buf + done, p->bytes - done, p->offset + (off_t)done);
+    ssize_t n = p->what == WRITE
+                    ? pwrite(p->fd, p->buf + done, p->bytes - done, p->offset + (off_t)done)
+                    : pread(p->fd, p->buf + done, p->bytes - done, p->offset + (off_t)done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       p->error = n < 0 ? errno : EIO;
@@ -46,15 +62,17 @@ static void *move(void *arg) {
   return NULL;
 }
 
-/* Moves [0, bytes) of buf to or from the file at file_offset with `threads` threads. */
-static int move_all(int fd, int writing, char *buf, size_t bytes, off_t file_offset, int threads) {
-  pthread_t ids[256];
-  part parts[256];
-  size_t each = (bytes / (size_t)threads + 4095) / 4096 * 4096;
+/* [0, bytes) of buf with `threads` threads, each a BLOCK-aligned part at file_offset + its
+ * position (COPY_IN: into mapped + that). */
+static int move_all(action what, int fd, char *mapped, char *buf, size_t bytes, off_t file_offset,
+                    int threads) {
+  pthread_t ids[MAX_THREADS];
+  part parts[MAX_THREADS];
+  size_t each = (bytes / (size_t)threads + BLOCK - 1) / BLOCK * BLOCK;
   int error = 0;
   for (int i = 0; i < threads; i++) {
     size_t begin = (size_t)i * each < bytes ? (size_t)i * each : bytes;
-    parts[i] = (part){fd, writing, buf + begin, bytes - begin < each ? bytes - begin : each,
+    parts[i] = (part){what, fd, buf + begin, mapped, bytes - begin < each ? bytes - begin : each,
                       file_offset + (off_t)begin, 0};
     if (pthread_create(&ids[i], NULL, move, &parts[i]) != 0) return ENOMEM;
   }
@@ -65,35 +83,62 @@ static int move_all(int fd, int writing, char *buf, size_t bytes, off_t file_off
   return error;
 }
 
+static int write_out(const char *path, const char *mode, char *buf, size_t bytes, int threads) {
+  int error = 0;
+  if (strcmp(mode, "mmap") == 0) {
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return errno;
+    if (bytes && (error = posix_fallocate(fd, 0, (off_t)bytes)) != 0) return error;
+    char *mapped = bytes ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : NULL;
+    if (mapped == MAP_FAILED) return errno;
+    error = move_all(COPY_IN, fd, mapped, buf, bytes, 0, threads);
+    if (mapped) munmap(mapped, bytes);
+    return close(fd) != 0 && !error ? errno : error;
+  }
+  int direct = strcmp(mode, "direct") == 0;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | (direct ? O_DIRECT : 0), 0644);
+  if (fd < 0) return errno;
+  size_t aligned = direct ? bytes / BLOCK * BLOCK : bytes;
+  error = move_all(WRITE, fd, NULL, buf, aligned, 0, threads);
+  if (!error && aligned < bytes) { /* the tail, buffered */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_DIRECT);
+    error = move_all(WRITE, fd, NULL, buf + aligned, bytes - aligned, (off_t)aligned, 1);
+  }
+  return close(fd) != 0 && !error ? errno : error;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 6) {
-    fprintf(stderr, "usage: bench_raw_io IN OFFSET BYTES OUT THREADS\n");
+  if (argc < 6 || argc > 8) {
+    fprintf(stderr, "usage: bench_raw_io IN OFFSET BYTES OUT THREADS [pwrite|mmap|direct [prefault|none]]\n");
     return 2;
   }
   off_t offset = (off_t)strtoll(argv[2], NULL, 10);
   size_t bytes = (size_t)strtoull(argv[3], NULL, 10);
   int threads = atoi(argv[5]);
-  if (threads < 1 || threads > 256) threads = 1;
-  char *buf = malloc(bytes ? bytes : 1);
+  const char *mode = argc > 6 ? argv[6] : "pwrite";
+  int prefault = argc <= 7 || strcmp(argv[7], "none") != 0;
+  if (threads < 1 || threads > MAX_THREADS) threads = 1;
+  char *buf = aligned_alloc(2 << 20, (bytes + (2 << 20) - 1) / (2 << 20) * (2 << 20) + (2 << 20));
   if (!buf) return 1;
-  int in = open(argv[1], O_RDONLY), out = open(argv[4], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (in < 0 || out < 0) {
+  madvise(buf, bytes, MADV_HUGEPAGE);
+  int in = open(argv[1], O_RDONLY);
+  if (in < 0) {
     perror("open");
     return 1;
   }
   /* resident first, by the same threads, as h5gsort's helper threads make its slice buffers */
-  int error = move_all(-1, 0, buf, bytes, 0, threads);
+  int error = prefault ? move_all(TOUCH, -1, NULL, buf, bytes, 0, threads) : 0;
   double t0 = now();
-  if (!error) error = move_all(in, 0, buf, bytes, offset, threads);
+  if (!error) error = move_all(READ, in, NULL, buf, bytes, offset, threads);
   double t1 = now();
-  if (!error) error = move_all(out, 1, buf, bytes, 0, threads);
-  if (close(out) != 0 && !error) error = errno;
+  if (!error) error = write_out(argv[4], mode, buf, bytes, threads);
   double t2 = now();
   if (error) {
     fprintf(stderr, "bench_raw_io: %s\n", strerror(error));
     return 1;
   }
-  printf("read %.3f write %.3f threads %d bytes %zu\n", t1 - t0, t2 - t1, threads, bytes);
+  printf("read %.3f write %.3f threads %d bytes %zu write_mode %s touch %s\n", t1 - t0, t2 - t1,
+         threads, bytes, mode, prefault ? "prefault" : "none");
   close(in);
   free(buf);
   return 0;

@@ -15,11 +15,18 @@
  * read, large enough that the per-piece thread start (~20 us per thread) is noise. */
 #define H5G_DIRECT_PIECE_BYTES ((size_t)128 << 20)
 
+/* How a direct transfer moves the bytes. Writes go through a shared mapping of the file by
+ * default: on the H200 machine (ext4, page cache) 16 threads copying into a mapping wrote 4 GiB
+ * in 0.39 s and 16 GiB in 1.2-1.4 s, against 1.2 s and 4.5-4.7 s for 1 to 16 threads of pwrite
+ * (the file's inode lock lets one pwrite in at a time) and 1.7-2.0 s / 6.1-7.1 s for O_DIRECT
+ * (bench_raw_io, bench/RESULTS.md). H5GSORT_IO=pwrite forces pwrite. */
+typedef enum { H5G_DIRECT_READ, H5G_DIRECT_PWRITE, H5G_DIRECT_MAPPED } h5g_direct_how;
+
 /* Moves rows [0, rows) of `row_bytes` each between buf and the file at `offset`, in pieces of
  * about H5G_DIRECT_PIECE_BYTES (or h5g_io_piece_bytes() when the tests shrink it) split among `threads` threads, calling `each` before (moved 0)
  * and after (moved 1) each piece as h5g_io_read_each does. Local: no MPI. */
 int h5g_direct_transfer(const char *path, off_t offset, char *buf, uint64_t rows, size_t row_bytes,
-                        int writing, int threads, h5g_io_piece_fn each, void *ctx,
+                        h5g_direct_how how, int threads, h5g_io_piece_fn each, void *ctx,
                         const char *where);
 
 #endif

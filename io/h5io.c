@@ -36,12 +36,14 @@ struct h5g_dset {
 /* h5g_io_configure */
 static struct {
   int threads, direct;
-} io_config = {1, 0};
+  h5g_direct_how write; /* how direct transfers write */
+} io_config = {1, 0, H5G_DIRECT_MAPPED};
 
 void h5g_io_configure(int threads, int direct) {
   const char *forced = getenv("H5GSORT_IO");
   io_config.threads = threads > 0 ? threads : 1;
   io_config.direct = direct && !(forced && strcmp(forced, "mpio") == 0);
+  io_config.write = forced && strcmp(forced, "pwrite") == 0 ? H5G_DIRECT_PWRITE : H5G_DIRECT_MAPPED;
 }
 
 void h5g_io_allow_direct(h5g_dset *d) { d->direct = 1; }
@@ -766,7 +768,9 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   if (agreed[0] != -agreed[1]) mode = THROUGH_HDF5;
   if (mode == CONTIGUOUS_BYTES) {
     CHECK(h5g_agree(comm, h5g_direct_transfer(d->file->path, offset + (off_t)(row * row_bytes), buf,
-                                              rows, row_bytes, writing, io_config.threads, each,
+                                              rows, row_bytes,
+                                              writing ? io_config.write : H5G_DIRECT_READ,
+                                              io_config.threads, each,
                                               ctx, d->where)));
     goto done;
   }

@@ -75,9 +75,10 @@ case_layouts() {
   done
 }
 
-# Direct pread/pwrite (the default on one node) and collective MPI-IO (H5GSORT_IO=mpio) read and
-# write the same bytes: outputs byte-identical, keys, index and carried N-D rows, 1 and 3 ranks,
-# with many small pieces split among 1 or 3 I/O threads.
+# Direct reads and mapped writes (the default on one node), direct pwrite (H5GSORT_IO=pwrite) and
+# collective MPI-IO (H5GSORT_IO=mpio) read and write the same bytes: outputs byte-identical, keys,
+# index and carried N-D rows, 1 and 3 ranks (whose slices share pages of the file), with many
+# small pieces split among 1 or 3 I/O threads.
 case_io_paths() {
   gen 2 "$W/in.h5" -d /keys --count 100003 --type f8 --dist special --seed 5
   gen 1 "$W/in.h5" -d /nd/pay --count 100003 --type u2 --dist uniform --row-shape 3,2 --append
@@ -87,7 +88,10 @@ case_io_paths() {
       --carry /nd/pay --index-out /idx --io-threads 3
     H5GSORT_IO=mpio sort_check "$p" "$W/in.h5" /keys "$W/mpio_$p.h5" /keys --carry /nd/pay \
       --index-out /idx
+    H5GSORT_IO=pwrite sort_check "$p" "$W/in.h5" /keys "$W/pwrite_$p.h5" /keys --carry /nd/pay \
+      --index-out /idx --io-threads 3
     cmp "$W/direct_$p.h5" "$W/mpio_$p.h5" || die "direct and MPI-IO outputs differ ($p ranks)"
+    cmp "$W/direct_$p.h5" "$W/pwrite_$p.h5" || die "mapped and pwrite outputs differ ($p ranks)"
     cmp "$W/direct_$p.h5" "$W/pieces_$p.h5" || die "direct outputs differ with small pieces ($p ranks)"
   done
   cmp "$W/direct_1.h5" "$W/direct_3.h5" || die "1- and 3-rank outputs differ"
