@@ -1,7 +1,7 @@
 /* Composing several keys into one: base/compose.h. */
 #include "base/compose.h"
 
-#include <pthread.h>
+#include "base/parallel.h"
 
 unsigned h5g_compose_width(unsigned bytes) {
   if (bytes <= 1) return 1;
@@ -119,36 +119,22 @@ static void compose_rows(const compose_job *j) {
                minus_zero, plus_zero, plus_inf);
 }
 
-static void *compose_thread(void *arg) {
-  compose_rows(arg);
-  return NULL;
+enum { MIN_ROWS_PER_THREAD = 1 << 14 };
+
+/* Part `part` of `parts` of the rows. */
+static void compose_part(void *arg, int part, int parts) {
+  compose_job j = *(const compose_job *)arg;
+  size_t begin = j.n * (size_t)part / (size_t)parts, end = j.n * (size_t)(part + 1) / (size_t)parts;
+  j.composed = (char *)j.composed + begin * j.width;
+  j.part = (char *)j.part + begin * j.ks->width;
+  j.n = end - begin;
+  compose_rows(&j);
 }
 
-enum { MAX_THREADS = 64, MIN_ROWS_PER_THREAD = 1 << 14 };
-
-/* The rows split between up to `threads` threads (the caller's one of them); a thread that
- * cannot be started leaves its rows to the caller. */
+/* The rows split between up to `threads` threads (the caller's one of them). */
 static void run_threads(const compose_job *whole, int threads) {
-  pthread_t ids[MAX_THREADS];
-  compose_job jobs[MAX_THREADS];
-  int started[MAX_THREADS] = {0};
-  if (threads > MAX_THREADS) threads = MAX_THREADS;
   if ((size_t)threads > whole->n / MIN_ROWS_PER_THREAD) threads = (int)(whole->n / MIN_ROWS_PER_THREAD);
-  if (threads < 1) threads = 1;
-  unsigned kw = whole->ks->width;
-  for (int t = 0; t < threads; t++) {
-    size_t begin = whole->n * (size_t)t / (size_t)threads, end = whole->n * (size_t)(t + 1) / (size_t)threads;
-    jobs[t] = *whole;
-    jobs[t].composed = (char *)whole->composed + begin * whole->width;
-    jobs[t].part = (char *)whole->part + begin * kw;
-    jobs[t].n = end - begin;
-    if (t > 0) started[t] = pthread_create(&ids[t], NULL, compose_thread, &jobs[t]) == 0;
-  }
-  compose_rows(&jobs[0]);
-  for (int t = 1; t < threads; t++) {
-    if (started[t]) pthread_join(ids[t], NULL);
-    else compose_rows(&jobs[t]);
-  }
+  h5g_parallel(threads, compose_part, (void *)whole);
 }
 
 void h5g_compose_add(void *composed, unsigned width, void *part, size_t n, const h5g_keyspec *ks,

@@ -11,6 +11,7 @@
 
 #include "base/cpus.h"
 #include "base/error.h"
+#include "base/parallel.h"
 
 enum {
   HUGE_PAGE = 2 << 20,
@@ -19,14 +20,18 @@ enum {
 };
 
 typedef struct {
-  volatile char *begin;
+  char *p;
   size_t bytes;
 } touch_range;
 
-static void *touch_pages(void *arg) {
-  touch_range *r = arg;
-  for (size_t i = 0; i < r->bytes; i += 4096) r->begin[i] = 0;
-  return NULL;
+/* Part `part` of `parts` of the range, in whole huge pages. */
+static void touch_part(void *arg, int part, int parts) {
+  const touch_range *r = arg;
+  size_t each = ((r->bytes + (size_t)parts - 1) / (size_t)parts + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  size_t begin = (size_t)part * each < r->bytes ? (size_t)part * each : r->bytes;
+  size_t end = r->bytes - begin < each ? r->bytes : begin + each;
+  volatile char *page = r->p;
+  for (size_t i = begin; i < end; i += 4096) page[i] = 0;
 }
 
 /* Touch threads for one of `ranks_on_node` processes making buffers at once: its share of the
@@ -38,25 +43,11 @@ static long touch_threads(int ranks_on_node) {
   return (allowed < share ? allowed : share) - 1;
 }
 
-/* First touch of every page, split among `wanted` threads (clamped to 1..MAX_TOUCH_THREADS);
- * the calling thread takes a share too, so a failed pthread_create only slows it down. */
+/* First touch of every page, split among `wanted` threads (clamped to 1..MAX_TOUCH_THREADS). */
 static void touch_in_parallel(char *p, size_t bytes, long wanted) {
-  pthread_t threads[MAX_TOUCH_THREADS];
-  touch_range ranges[MAX_TOUCH_THREADS];
-  int started[MAX_TOUCH_THREADS] = {0};
-  size_t parts = wanted < 1 ? 1 : wanted > MAX_TOUCH_THREADS ? MAX_TOUCH_THREADS : (size_t)wanted;
-  size_t part = ((bytes + parts - 1) / parts + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-  for (size_t i = 0; i < parts; i++) {
-    size_t begin = i * part < bytes ? i * part : bytes;
-    ranges[i].begin = p + begin;
-    ranges[i].bytes = bytes - begin < part ? bytes - begin : part;
-    if (i > 0) started[i] = pthread_create(&threads[i], NULL, touch_pages, &ranges[i]) == 0;
-  }
-  touch_pages(&ranges[0]);
-  for (size_t i = 1; i < parts; i++) {
-    if (started[i]) pthread_join(threads[i], NULL);
-    else touch_pages(&ranges[i]);
-  }
+  touch_range range = {p, bytes};
+  h5g_parallel(wanted < 1 ? 1 : wanted > MAX_TOUCH_THREADS ? MAX_TOUCH_THREADS : (int)wanted,
+               touch_part, &range);
 }
 
 /* 2 MiB-aligned memory advised to use huge pages, not yet touched. */

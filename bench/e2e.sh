@@ -2,10 +2,14 @@
 # End-to-end benchmark on a GPU machine (issue 15): what a user waits for, whole processes with
 # the launcher included, beside the raw I/O bound of the same bytes on the same machine and what
 # users run today. Rows per dataset: the raw bound (bench_raw_io: threaded pread of the dataset's
-# bytes + threaded buffered pwrite of them, no HDF5), `cp`, h5gsort with every rank given its
-# cores (mpirun --bind-to none), h5gsort with mpirun's default binding (one core when P <= 2),
-# h5py + numpy.sort and h5py + cupy.sort (the 4 GiB and f8 sets). Medians of REPEATS runs after a
-# warm-up, files in the page cache, printed as a Markdown table; in-process phases below it.
+# bytes + threaded buffered pwrite of them, no HDF5; issue 15's definition), the fastest raw
+# copy found (the same pread + threads copying into a shared mapping of the output, as h5gsort
+# writes), `cp`, h5gsort with every rank given its cores (mpirun --bind-to none, the README's
+# launch), the same with Open MPI's shared-memory transport named (the README's one-node start-up
+# option: no UCX start-up), h5gsort with mpirun's default binding (one core when P <= 2), h5py +
+# numpy.sort and h5py + cupy.sort (the 4 GiB and f8 sets). Medians of REPEATS runs after a
+# warm-up, files in the page cache, printed as a Markdown table; in-process phases below it, and
+# the issue's targets computed from the table.
 #   bench/e2e.sh [WORKDIR]   env: BIN (build/bin), REPEATS (3), PY_REPEATS (1), SETS (see below),
 #                            OLD_BIN (an earlier build's bin: one more h5gsort row, for comparison)
 set -euo pipefail
@@ -34,19 +38,20 @@ wall() { # wall seconds of a whole command (launcher included); its output goes 
   end=$(date +%s.%N)
   python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$end"
 }
-h5gsort_run() { # binding in out [h5gsort options]: whole-process seconds
+h5gsort_run() { # launch in out [h5gsort options]: whole-process seconds
   local binding=$1 in=$2 out=$3
   shift 3
   rm -f "$out"
   local launch=("${mpirun[@]}" -np 1) program=${H5GSORT:-$bin/h5gsort}
-  [ "$binding" = none ] && launch+=(--bind-to none)
+  [ "$binding" = default ] || launch+=(--bind-to none)
+  [ "$binding" = shm ] && launch+=(--mca pml ob1 --mca btl self,vader)
   wall "${launch[@]}" "$program" "$in" "$out" -d /keys "$@" -q --report "$work/report.json"
 }
-raw_run() { # in out: the raw bound of the dataset's bytes
+raw_run() { # in out pwrite|mmap: the raw bound of the dataset's bytes
   rm -f "$2"
   local range
-  range=$(python3 -c 'import h5py,sys; d=h5py.File(sys.argv[1],"r")["/keys"]; print(d.id.get_offset(), d.id.get_storage_size())' "$1")
-  wall "$bin/bench_raw_io" "$1" ${range% *} ${range#* } "$2" "$cores"
+  range=$(h5dump -p -H -d /keys "$1" | awk '$1 == "OFFSET" {o = $2} $1 == "SIZE" && !s {s = $2} END {print o, s}')
+  wall "$bin/bench_raw_io" "$1" ${range% *} ${range#* } "$2" "$cores" "$3"
 }
 cp_run() { rm -f "$2"; wall cp "$1" "$2"; }
 python_run() { # numpy|cupy in out: whole process, interpreter start included
@@ -79,9 +84,14 @@ echo "# bench/e2e.sh on $gpu_name x $gpus, $cores cores, $(free -g | awk '/Mem/ 
 echo
 echo "Whole-process wall seconds (launcher included), median of $repeats after a warm-up (h5py rows: $py_repeats)."
 echo
-echo "| dataset | what | seconds | x raw bound | x cp |"
-echo "|---|---|---:|---:|---:|"
+echo "| dataset | what | seconds | x raw bound | x fastest raw | x cp |"
+echo "|---|---|---:|---:|---:|---:|"
 : >"$work/phases.txt"
+declare -A seconds # "LOG2 TYPE EXTRA what" -> seconds, for the targets
+row() { # label what seconds key
+  echo "| $1 | $2 | $3 | $(ratio "$3" "$raw") | $(ratio "$3" "$mapped") | $(ratio "$3" "$copy") |"
+  seconds[$4]=$3
+}
 for spec in $sets; do
   IFS=: read -r type log2 extra <<<"$spec"
   in="$work/in_${type}_$log2.h5" out="$work/out.h5"
@@ -89,26 +99,34 @@ for spec in $sets; do
   label="$type 2^$log2 ($(( (1 << log2) * ${type:1} / 1048576 )) MiB)"
   opts=()
   [ "$extra" = ooc ] && opts=(--device-memory 512M) && label="$label, --device-memory 512M"
-  raw=$(repeat "$repeats" raw_run "$in" "$out")
+  raw=$(repeat "$repeats" raw_run "$in" "$out" pwrite)
   echo "$label raw bound: $(cat "$work/last.txt")" >>"$work/phases.txt"
+  mapped=$(repeat "$repeats" raw_run "$in" "$out" mmap)
+  echo "$label fastest raw: $(cat "$work/last.txt")" >>"$work/phases.txt"
   copy=$(repeat "$repeats" cp_run "$in" "$out")
-  echo "| $label | raw bound: $cores-thread pread + pwrite | $raw | 1.00 | $(ratio "$raw" "$copy") |"
-  echo "| $label | cp | $copy | $(ratio "$copy" "$raw") | 1.00 |"
-  for binding in none default; do
-    what="h5gsort, mpirun -np 1 $([ $binding = none ] && echo "--bind-to none" || echo "(default binding)")"
+  key="$log2 $type $extra"
+  row "$label" "raw bound: $cores-thread pread + pwrite" "$raw" "$key raw"
+  row "$label" "fastest raw: $cores-thread pread + copy into a mapping" "$mapped" "$key mapped"
+  row "$label" cp "$copy" "$key cp"
+  for binding in none shm default; do
+    case $binding in
+      none) what="h5gsort, mpirun -np 1 --bind-to none" ;;
+      shm) what="h5gsort, mpirun -np 1 --bind-to none --mca pml ob1 --mca btl self,vader" ;;
+      default) what="h5gsort, mpirun -np 1 (default binding)" ;;
+    esac
     t=$(repeat "$repeats" h5gsort_run "$binding" "$in" "$out" "${opts[@]}")
-    echo "| $label | $what | $t | $(ratio "$t" "$raw") | $(ratio "$t" "$copy") |"
+    row "$label" "$what" "$t" "$key $binding"
     echo "$label $what: $(phases)" >>"$work/phases.txt"
   done
   if [ -n "${OLD_BIN:-}" ]; then
     t=$(H5GSORT=$OLD_BIN/h5gsort repeat "$repeats" h5gsort_run none "$in" "$out" "${opts[@]}")
-    echo "| $label | earlier h5gsort ($OLD_BIN), --bind-to none | $t | $(ratio "$t" "$raw") | $(ratio "$t" "$copy") |"
+    row "$label" "earlier h5gsort ($OLD_BIN), --bind-to none" "$t" "$key old"
   fi
   if [ "$extra" = py ]; then
     for lib in numpy cupy; do
       [ "$lib" = numpy ] || [ "$gpus" -ge 1 ] || continue
       t=$(repeat "$py_repeats" python_run "$lib" "$in" "$out")
-      echo "| $label | h5py + $lib.sort | $t | $(ratio "$t" "$raw") | $(ratio "$t" "$copy") |"
+      row "$label" "h5py + $lib.sort" "$t" "$key $lib"
     done
   fi
   rm -f "$out"
@@ -117,4 +135,22 @@ echo
 echo "In-process phases of the last run of each (seconds, slowest rank):"
 echo
 sed 's/^/    /' "$work/phases.txt"
+target() { # what numerator-key denominator-key limit (ratio <= limit; a negative limit: >= -limit)
+  local a=${seconds[$2]:-} b=${seconds[$3]:-}
+  [ -n "$a" ] && [ -n "$b" ] || return 0
+  python3 -c "import sys; a, b, lim = map(float, sys.argv[2:5]); r = a / b
+ok = r <= lim if lim > 0 else r >= -lim
+print('- %s: %.2fx (target %s %.2fx): %s' % (sys.argv[1], r, '<=' if lim > 0 else '>=', abs(lim), 'met' if ok else 'MISSED'))" "$1" "$a" "$b" "$4"
+}
+echo
+echo "Targets (issue 15), h5gsort launched --bind-to none [and with the shared-memory transport named]:"
+for launch in none shm; do
+  target "16 GiB u4 / raw bound [$launch]" "32 u4  $launch" "32 u4  raw" 1.15
+  target "16 GiB u4 / cp [$launch]" "32 u4  $launch" "32 u4  cp" 1.0
+  target "16 GiB u4 / fastest raw [$launch]" "32 u4  $launch" "32 u4  mapped" 1.15
+  target "4 GiB u4 / raw bound [$launch]" "30 u4 py $launch" "30 u4 py raw" 1.4
+  target "h5py + numpy / 4 GiB u4 [$launch]" "30 u4 py numpy" "30 u4 py $launch" -6
+  target "h5py + cupy / 4 GiB u4 [$launch]" "30 u4 py cupy" "30 u4 py $launch" -4
+  target "4 GiB u4 at --device-memory 512M / in core [$launch]" "30 u4 ooc $launch" "30 u4 py $launch" 1.25
+done
 rm -f "$work/phases.txt" "$work/out.h5"

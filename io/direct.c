@@ -13,8 +13,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-
-enum { MAX_THREADS = 256 };
+#include "base/parallel.h"
 
 typedef struct {
   int fd, writing, error;
@@ -66,28 +65,36 @@ static void *move_part(void *arg) {
   return NULL;
 }
 
+/* One piece of a transfer: part p of its parts moves its page-aligned share. */
+typedef struct {
+  part whole;
+  int error; /* the first part's errno value */
+  pthread_mutex_t lock;
+} piece_job;
+
+static void move_share(void *arg, int p, int parts) {
+  piece_job *job = arg;
+  part share = job->whole;
+  size_t each = (share.bytes / (size_t)parts + 4095) / 4096 * 4096;
+  size_t begin = (size_t)p * each < share.bytes ? (size_t)p * each : share.bytes;
+  share.buf += begin;
+  share.offset += (off_t)begin;
+  share.bytes = share.bytes - begin < each ? share.bytes - begin : each;
+  move_part(&share);
+  pthread_mutex_lock(&job->lock);
+  if (share.error && !job->error) job->error = share.error;
+  pthread_mutex_unlock(&job->lock);
+}
+
 /* One piece, split among the threads in page-aligned parts (into `mapped` when not NULL);
  * returns an errno value. */
 static int move_piece(int fd, off_t offset, char *buf, size_t bytes, int writing, char *mapped,
                       int threads) {
-  pthread_t ids[MAX_THREADS];
-  part parts[MAX_THREADS];
-  int started[MAX_THREADS] = {0}, error = 0;
-  size_t nparts = (size_t)threads, each = (bytes / nparts + 4095) / 4096 * 4096;
-  if (each == 0) each = 4096;
-  for (size_t i = 0; i < nparts; i++) {
-    size_t begin = i * each < bytes ? i * each : bytes;
-    parts[i] = (part){fd, writing, 0, buf + begin, bytes - begin < each ? bytes - begin : each,
-                      offset + (off_t)begin, mapped};
-    if (i > 0 && parts[i].bytes) started[i] = pthread_create(&ids[i], NULL, move_part, &parts[i]) == 0;
-  }
-  move_part(&parts[0]);
-  for (size_t i = 1; i < nparts; i++) {
-    if (started[i]) pthread_join(ids[i], NULL);
-    else move_part(&parts[i]); /* no thread: this one moves it */
-  }
-  for (size_t i = 0; i < nparts && !error; i++) error = parts[i].error;
-  return error;
+  piece_job job = {{fd, writing, 0, buf, bytes, offset, mapped}, 0, PTHREAD_MUTEX_INITIALIZER};
+  size_t pages = (bytes + 4095) / 4096;
+  h5g_parallel(pages < (size_t)threads ? (int)pages : threads, move_share, &job);
+  pthread_mutex_destroy(&job.lock);
+  return job.error;
 }
 
 /* A shared writable mapping of the file bytes a mapped write covers. */
@@ -109,7 +116,12 @@ static int map_for_writing(int fd, off_t offset, size_t bytes, file_mapping *m) 
   if (fallocate(fd, 0, m->begin, (off_t)m->bytes) != 0)
     return errno == ENOSPC || errno == EFBIG || errno == EDQUOT || errno == EIO ? errno : 0;
   void *p = mmap(NULL, m->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, m->begin);
-  if (p != MAP_FAILED) m->start = p;
+  if (p == MAP_FAILED) return 0;
+  /* Large page-cache folios: copied in 128 MiB pieces, 16 threads faulted 4 GiB in one 4 KiB
+   * page at a time (935 000 faults, 2.1 s); with this advice 3 500 faults, 0.38 s (H200
+   * machine, ext4, Linux 6.18). Advice only: where it is refused the copy still works. */
+  (void)madvise(p, m->bytes, MADV_HUGEPAGE);
+  m->start = p;
   return 0;
 }
 
@@ -125,7 +137,6 @@ int h5g_direct_transfer(const char *path, off_t offset, char *buf, uint64_t rows
   char *mapped = NULL; /* the mapping, indexed by file offset */
   struct sigaction bus_action = {.sa_handler = on_bus_error}, saved_bus;
   if (threads < 1) threads = 1;
-  if (threads > MAX_THREADS) threads = MAX_THREADS;
   if (rows == 0) goto done;
   fd = open(path, how == H5G_DIRECT_READ ? O_RDONLY : how == H5G_DIRECT_MAPPED ? O_RDWR : O_WRONLY);
   if (fd < 0)

@@ -18,7 +18,7 @@
 /* How a direct transfer moves the bytes. Writes go through a shared mapping of the file by
  * default: on the H200 machine (ext4, page cache) 16 threads copying into a mapping wrote 4 GiB
  * in 0.39 s and 16 GiB in 1.2-1.4 s, against 1.2 s and 4.5-4.7 s for 1 to 16 threads of pwrite
- * (the file's inode lock lets one pwrite in at a time) and 1.7-2.0 s / 6.1-7.1 s for O_DIRECT
+ * (buffered writes to one file go one at a time) and 1.7-2.0 s / 6.1-7.1 s for O_DIRECT
  * (bench_raw_io, bench/RESULTS.md). H5GSORT_IO=pwrite forces pwrite. */
 typedef enum { H5G_DIRECT_READ, H5G_DIRECT_PWRITE, H5G_DIRECT_MAPPED } h5g_direct_how;
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/parallel.h"
 #include "mpi/splitters.h"
 #include "src/run.h"
 
@@ -20,6 +21,7 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
   h5g_data *d = &r->data;
   unsigned w = plan->ks.width;
   uint64_t n = offsets[nruns], *cuts = NULL, *pieces = NULL;
+  h5g_copy_segment *copies = NULL; /* a chunk's pieces: keys, then values */
   if (nruns < 2) goto done;
   uint64_t cap = r->be->capacity(r->be, w, plan->records);
   if (n <= cap) {
@@ -32,19 +34,26 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
   pieces = malloc((2 * nruns + 1) * sizeof(uint64_t));
   CHECK_ALLOC(cuts, 3 * nruns * sizeof(uint64_t));
   CHECK_ALLOC(pieces, (2 * nruns + 1) * sizeof(uint64_t));
+  copies = malloc(2 * nruns * sizeof *copies);
+  CHECK_ALLOC(copies, 2 * nruns * sizeof *copies);
   uint64_t *from = pieces, *piece_offsets = pieces + nruns; /* in the runs; in the chunk */
   memcpy(from, offsets, nruns * sizeof(uint64_t));
   for (uint64_t begin = 0; begin < n; begin += cap) {
     uint64_t end = n - begin < cap ? n : begin + cap, at = begin;
+    size_t ncopies = 0;
     CHECK(h5g_cuts_at(MPI_COMM_SELF, keys, w, offsets, nruns, &end, 1, cuts));
     for (size_t j = 0; j < nruns; j++) {
       uint64_t count = cuts[nruns + j] - from[j];
-      memcpy(spare + at * w, keys + from[j] * w, count * w);
-      if (values) memcpy(spare_values + at, values + from[j], count * sizeof(uint64_t));
+      copies[ncopies++] = (h5g_copy_segment){spare + at * w, keys + from[j] * w, count * w};
+      if (values)
+        copies[ncopies++] = (h5g_copy_segment){spare_values + at, values + from[j],
+                                               count * sizeof(uint64_t)};
       piece_offsets[j] = at - begin;
       at += count;
       from[j] = cuts[nruns + j];
     }
+    /* the pieces are the whole slice once over: copied by the rank's threads */
+    h5g_parallel_copy(copies, ncopies, plan->io_threads);
     if (at != end)
       H5G_FAIL(H5G_ERR_RUNTIME, "internal error: merge chunk [%llu, %llu) got %llu keys",
                (unsigned long long)begin, (unsigned long long)end, (unsigned long long)(at - begin));
@@ -57,6 +66,7 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
 done:
   free(cuts);
   free(pieces);
+  free(copies);
   return rc;
 }
 

@@ -1,7 +1,7 @@
 # tests/unit.cmake: plain-C unit tests of the CPU building blocks (label `unit`), unit.<name> runs
 # test_<name>. Each test program checks results against an independent reference and exits
 # nonzero on failure.
-foreach(name keys compose radix_sort merge size_parse host_memory)
+foreach(name keys compose radix_sort merge size_parse host_memory parallel)
   add_executable(test_${name} ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_${name}.c)
   target_link_libraries(test_${name} PRIVATE h5g_base h5g_cpu h5g_test_support)
   add_test(NAME unit.${name} COMMAND test_${name})

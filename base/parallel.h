@@ -1,0 +1,33 @@
+/* Work split among threads: the caller's thread takes part 0, each other part runs on a thread of
+ * its own, and a part whose thread cannot be started runs on the caller's, so a failed
+ * pthread_create only slows the work down. */
+#ifndef H5G_PARALLEL_H
+#define H5G_PARALLEL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { H5G_MAX_PARTS = 256 };
+
+/* fn(ctx, part, parts) for every part in [0, parts) (clamped to 1..H5G_MAX_PARTS), in parallel;
+ * returns when all are done. */
+void h5g_parallel(int parts, void (*fn)(void *ctx, int part, int parts), void *ctx);
+
+/* One contiguous copy of a gathered copy. */
+typedef struct {
+  void *dst;
+  const void *src;
+  size_t bytes;
+} h5g_copy_segment;
+
+/* Copies every segment (none overlapping another) with up to `threads` threads, each taking an
+ * equal share of the bytes of all of them together, whatever their sizes. */
+void h5g_parallel_copy(const h5g_copy_segment *segments, size_t count, int threads);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
