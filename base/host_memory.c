@@ -116,7 +116,9 @@ static void *prepare_all(void *arg) {
     size_t piece = set->piece_bytes / b->elem_bytes ? set->piece_bytes / b->elem_bytes : 1;
     for (size_t at = 0; at < b->n; at += piece) {
       size_t end = b->n - at < piece ? b->n : at + piece;
-      touch_in_parallel((char *)b->p + at * b->elem_bytes, (end - at) * b->elem_bytes, set->threads);
+      if (set->pin || !b->filled_in_place)
+        touch_in_parallel((char *)b->p + at * b->elem_bytes, (end - at) * b->elem_bytes,
+                          set->threads);
       publish(set, i, end, H5G_OK);
     }
     if (b->n && set->pin) {

@@ -26,6 +26,10 @@ void h5g_resident_free(void *p);
 typedef struct {
   size_t n, elem_bytes;
   void *p; /* set by h5g_buffers_start (NULL for n == 0); not to be touched before it is ready */
+  /* Its first writer (the read's threads) makes it resident as it goes: not touched ahead unless
+   * it is to be pinned. On the 2-core VM the touch thread beside two pread threads made the
+   * read of 1 GiB 0.18-0.20 s against 0.11-0.13 s for a raw pread into fresh memory. */
+  int filled_in_place;
 } h5g_buffer_spec;
 typedef int (*h5g_pin_fn)(void *ctx, void *p, size_t bytes);
 typedef void (*h5g_unpin_fn)(void *ctx, void *p);

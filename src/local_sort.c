@@ -1,6 +1,7 @@
 /* Phase "local_sort": every run of the slice sorted on its own. On the device paths the GPU
- * sorts run j while run j + 1 is read (h5g_sort_loaded_run after each read); on the host path
- * the runs are sorted by backend calls once the slice is in memory. */
+ * sorts run j while run j + 1 is read (src/read.c hands each run over once it is read and the
+ * slice buffer is pinned); on the host path the runs are sorted by backend calls once the slice
+ * is in memory. */
 #include "base/error.h"
 #include "src/run.h"
 

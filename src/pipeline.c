@@ -61,7 +61,8 @@ static int join_context(h5g_run *r) {
 }
 
 /* Read every run (a later pass of keys of several words: hand it over from the slice buffer);
- * on the device paths the GPU sorts run j while run j + 1 is read. */
+ * on the device paths the GPU sorts run j while run j + 1 is read, once the slice buffer is
+ * pinned (the runs read before are handed over then). */
 static int read_and_sort(h5g_run *r, int first_pass) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;
@@ -69,9 +70,11 @@ static int read_and_sort(h5g_run *r, int first_pass) {
     STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
     STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r));
   }
+  r->handed_runs = 0;
   for (size_t j = 0; j < plan->nruns; j++) {
     STEP(r, H5G_PHASE_READ, h5g_read_run(r, j, first_pass));
-    if (plan->path != H5G_PATH_HOST) STEP(r, H5G_PHASE_SORT, h5g_sort_loaded_run(r, j));
+    if (plan->path != H5G_PATH_HOST)
+      STEP(r, H5G_PHASE_SORT, h5g_read_hand_runs(r, j + 1, j + 1 == plan->nruns));
   }
   STEP(r, H5G_PHASE_BUFFERS, h5g_buffers_wait_all(r->data.set)); /* what the read did not hide */
   if (plan->path == H5G_PATH_HOST) {

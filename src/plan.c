@@ -140,11 +140,12 @@ int h5g_plan_buffers(h5g_run *r) {
   uint64_t most = (r->verdict.info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
   if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
-  d->specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL};
-  d->specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL};
-  d->specs[H5G_BUFFER_VALUES] = (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL};
+  d->specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, 1}; /* the read fills it */
+  d->specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL, 0};
+  d->specs[H5G_BUFFER_VALUES] =
+      (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL, 0};
   d->specs[H5G_BUFFER_SPARE_VALUES] =
-      (h5g_buffer_spec){plan->records && merges ? n : 0, sizeof(uint64_t), NULL};
+      (h5g_buffer_spec){plan->records && merges ? n : 0, sizeof(uint64_t), NULL, 0};
   CHECK(h5g_buffers_start(d->specs, H5G_BUFFER_COUNT, h5g_io_piece_bytes(), plan->ranks_on_node,
                           r->be->pin ? pin_piece : NULL, unpin_piece, r->be, &d->set));
   d->keys = d->specs[H5G_BUFFER_KEYS].p;

@@ -65,7 +65,9 @@ static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
     r->metrics.checksum_in +=
         h5g_keys_checksum((const char *)r->data.keys + (run_begin + first) * w, count, w);
   h5g_progress_bytes(&r->progress, (run_begin + first + count) * w, r->plan.n * w);
-  if (r->plan.path == H5G_PATH_HOST || !h5g_buffers_pinned(r->data.set, H5G_BUFFER_KEYS))
+  /* only the oldest run not yet handed over may load: the GPU takes runs in order */
+  if (r->plan.path == H5G_PATH_HOST || r->handed_runs != r->reading_run ||
+      !h5g_buffers_pinned(r->data.set, H5G_BUFFER_KEYS))
     return H5G_OK;
   return load_read_keys(r, first + count);
 }
@@ -84,13 +86,32 @@ int h5g_read_run(h5g_run *r, size_t j, int from_file) {
   else if (from_file)
     CHECK(h5g_io_read_each(r->keys_in[0], plan->offset + begin, len,
                            (char *)r->data.keys + begin * plan->ks.width, read_piece, r));
-  if (plan->path != H5G_PATH_HOST) { /* what waited for the buffer to be pinned */
-    CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_KEYS));
-    CHECK(load_read_keys(r, len));
-  } else if (plan->records) {
+  if (plan->path == H5G_PATH_HOST && plan->records) {
     uint64_t *values = r->data.values;
     CHECK(h5g_buffers_wait(r->data.set, H5G_BUFFER_VALUES, begin + len));
     for (uint64_t i = begin; i < begin + len; i++) values[i] = plan->offset + i;
+  }
+done:
+  return rc;
+}
+
+/* The device paths: runs [handed_runs, upto), read, go to the GPU in order, each loaded (what its
+ * read did not load yet) and its sort started. A copy from the slice buffer needs it pinned:
+ * without `wait` nothing is handed over before it is, and the next runs are read meanwhile (out of
+ * core, run 0 waited 0.25 s for 4 GiB to be pinned and every later run's read behind it). */
+int h5g_read_hand_runs(h5g_run *r, size_t upto, int wait) {
+  int rc = H5G_OK;
+  const h5g_plan *plan = &r->plan;
+  if (!wait && !h5g_buffers_pinned(r->data.set, H5G_BUFFER_KEYS)) goto done;
+  CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_KEYS));
+  for (; r->handed_runs < upto; r->handed_runs++) {
+    size_t j = r->handed_runs;
+    if (r->reading_run != j) { /* read whole, none of it loaded */
+      r->reading_run = j;
+      r->loaded = 0;
+    }
+    CHECK(load_read_keys(r, plan->run_offsets[j + 1] - plan->run_offsets[j]));
+    CHECK(h5g_sort_loaded_run(r, j));
   }
 done:
   return rc;

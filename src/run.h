@@ -111,6 +111,7 @@ typedef struct {
   int word;           /* the composed word this pass sorts (src/passes.c; 0: the last pass) */
   size_t reading_run; /* the run whose pieces the read hands to the backend */
   uint64_t loaded;    /* keys of that run handed to the backend so far */
+  size_t handed_runs; /* device paths: runs [0, handed_runs) loaded and their sorts started */
 } h5g_run;
 
 /* The host buffers that do not hold the sorted keys (values): a merge's other side, or where
@@ -153,6 +154,7 @@ void h5g_run_free(h5g_run *r);
 int h5g_read_open_file(h5g_run *r);
 int h5g_read_open_keys(h5g_run *r);
 int h5g_read_run(h5g_run *r, size_t j, int from_file);
+int h5g_read_hand_runs(h5g_run *r, size_t upto, int wait);
 int h5g_read_checksum(h5g_run *r);
 /* src/local_sort.c */
 int h5g_sort_loaded_run(h5g_run *r, size_t j);

@@ -53,7 +53,7 @@ static int was_pinned(pin_log *log, const void *p, size_t bytes) {
 
 static void check_set(size_t n, size_t piece_bytes) {
   pin_log log = {.lock = PTHREAD_MUTEX_INITIALIZER, .fail_at = -1};
-  h5g_buffer_spec specs[BUFFERS] = {{n, 4, NULL}, {0, 4, NULL}, {n, 8, NULL}};
+  h5g_buffer_spec specs[BUFFERS] = {{n, 4, NULL, 0}, {0, 4, NULL, 0}, {n, 8, NULL, 1}};
   h5g_buffer_set *set = NULL;
   EXPECT(h5g_buffers_start(specs, BUFFERS, piece_bytes, 1, fake_pin, fake_unpin, &log, &set) == H5G_OK,
          "start: %s", h5g_error_message());
@@ -81,7 +81,7 @@ static void check_set(size_t n, size_t piece_bytes) {
 
 static void check_failing_pin(void) {
   pin_log log = {.lock = PTHREAD_MUTEX_INITIALIZER, .fail_at = 1};
-  h5g_buffer_spec specs[BUFFERS] = {{1000, 4, NULL}, {3000, 8, NULL}, {10, 4, NULL}};
+  h5g_buffer_spec specs[BUFFERS] = {{1000, 4, NULL, 1}, {3000, 8, NULL, 0}, {10, 4, NULL, 0}};
   h5g_buffer_set *set = NULL;
   EXPECT(h5g_buffers_start(specs, BUFFERS, 400, 1, fake_pin, fake_unpin, &log, &set) == H5G_OK, "start");
   EXPECT(h5g_buffers_wait_pinned(set, 0) == H5G_OK, "the buffer before the failure is ready");
