@@ -42,8 +42,9 @@ typedef struct {
  * end. */
 static void copy_part(void *arg, int part, int parts) {
   const gathered_copy *c = arg;
-  size_t begin = (size_t)((unsigned __int128)c->total * (unsigned)part / (unsigned)parts);
-  size_t end = (size_t)((unsigned __int128)c->total * (unsigned)(part + 1) / (unsigned)parts);
+  size_t each = c->total / (size_t)parts, extra = c->total % (size_t)parts; /* the first get 1 more */
+  size_t begin = each * (size_t)part + ((size_t)part < extra ? (size_t)part : extra);
+  size_t end = begin + each + ((size_t)part < extra);
   size_t at = 0; /* where segment i starts */
   for (size_t i = 0; i < c->count && at < end; at += c->segments[i++].bytes) {
     size_t bytes = c->segments[i].bytes;

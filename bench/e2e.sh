@@ -3,8 +3,8 @@
 # the launcher included, beside the raw I/O bound of the same bytes on the same machine and what
 # users run today. Rows per dataset: the raw bound (bench_raw_io: threaded pread of the dataset's
 # bytes + threaded buffered pwrite of them, no HDF5; issue 15's definition), the fastest raw
-# copy found (the same pread + threads copying into a shared mapping of the output, as h5gsort
-# writes), `cp`, h5gsort with every rank given its cores (mpirun --bind-to none, the README's
+# copy found (the same pread + threads copying into a shared mapping of the output, h5gsort's
+# write method, one copy per thread), `cp`, h5gsort with every rank given its cores (mpirun --bind-to none, the README's
 # launch), the same with Open MPI's shared-memory transport named (the README's one-node start-up
 # option: no UCX start-up), h5gsort with mpirun's default binding (one core when P <= 2), h5py +
 # numpy.sort and h5py + cupy.sort (the 4 GiB and f8 sets). Medians of REPEATS runs after a
@@ -34,7 +34,7 @@ repeat() { # repeat COUNT CMD... -> median seconds of COUNT runs after a warm-up
 wall() { # wall seconds of a whole command (launcher included); its output goes to $work/last.txt
   local start end
   start=$(date +%s.%N)
-  "$@" >"$work/last.txt" 2>&1
+  "$@" >"$work/last.txt" 2>&1 || { echo "failed: $*" >&2; cat "$work/last.txt" >&2; return 1; }
   end=$(date +%s.%N)
   python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$end"
 }

@@ -5,6 +5,7 @@
  * WRITE: how the output is written (issue 15, item 3):
  *   pwrite  buffered pwrite, each thread its part (default; as h5gsort writes)
  *   mmap    the file sized first (fallocate), mapped shared, each thread copies its part in
+ *           (one copy each: no pieces, no huge-page advice, unlike h5gsort's io/direct.c)
  *   direct  O_DIRECT pwrite from the 4 KiB-aligned buffer (the tail below 4 KiB buffered)
  * TOUCH: prefault (default): the buffer is made resident by the threads before the timed read;
  *   none: the read's own page faults are timed with it (what a fresh buffer costs). */
@@ -68,7 +69,7 @@ static int move_all(action what, int fd, char *mapped, char *buf, size_t bytes, 
                     int threads) {
   pthread_t ids[MAX_THREADS];
   part parts[MAX_THREADS];
-  size_t each = (bytes / (size_t)threads + BLOCK - 1) / BLOCK * BLOCK;
+  size_t each = ((bytes + (size_t)threads - 1) / (size_t)threads + BLOCK - 1) / BLOCK * BLOCK;
   int error = 0;
   for (int i = 0; i < threads; i++) {
     size_t begin = (size_t)i * each < bytes ? (size_t)i * each : bytes;
@@ -87,11 +88,14 @@ static int write_out(const char *path, const char *mode, char *buf, size_t bytes
   int error = 0;
   if (strcmp(mode, "mmap") == 0) {
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    char *mapped = NULL;
     if (fd < 0) return errno;
-    if (bytes && (error = posix_fallocate(fd, 0, (off_t)bytes)) != 0) return error;
-    char *mapped = bytes ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : NULL;
-    if (mapped == MAP_FAILED) return errno;
-    error = move_all(COPY_IN, fd, mapped, buf, bytes, 0, threads);
+    if (bytes && (error = posix_fallocate(fd, 0, (off_t)bytes)) == 0 &&
+        (mapped = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+      error = errno;
+      mapped = NULL;
+    }
+    if (!error) error = move_all(COPY_IN, fd, mapped, buf, bytes, 0, threads);
     if (mapped) munmap(mapped, bytes);
     return close(fd) != 0 && !error ? errno : error;
   }

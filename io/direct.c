@@ -15,40 +15,60 @@
 #include "base/error.h"
 #include "base/parallel.h"
 
+/* A shared writable mapping of the file bytes a mapped write covers. */
+typedef struct {
+  char *start;  /* NULL: none (write with pwrite) */
+  size_t bytes;
+  off_t begin;  /* the page-aligned file offset it starts at */
+} file_mapping;
+
 typedef struct {
   int fd, writing, error;
   char *buf;
   size_t bytes;
   off_t offset;
-  char *mapped; /* mapped writes: the file's bytes from offset 0 of the mapping's base */
+  const file_mapping *map; /* mapped writes: copied into it; else NULL */
 } part;
 
 /* A page of a shared mapping that the kernel cannot provide (an I/O error reading the edge page,
- * the file truncated by another process) raises SIGBUS in the thread that touches it: that
- * thread's copy jumps back and reports EIO instead of killing the rank. */
-static __thread sigjmp_buf *bus_jump;
+ * the file truncated by another process, a copy-on-write file system out of space) raises SIGBUS
+ * in the thread that touches it: that thread's copy jumps back and reports EIO instead of killing
+ * the rank. volatile: the stores around the memcpy must not be optimised away (at -O3 they were). */
+static __thread sigjmp_buf *volatile bus_jump;
+static __thread const file_mapping *volatile bus_map;
+static struct sigaction saved_bus; /* the action before ours: every other SIGBUS goes there */
 
-static void on_bus_error(int sig) {
-  if (bus_jump) siglongjmp(*bus_jump, 1);
-  signal(sig, SIG_DFL); /* not ours: the default action, as if no handler were installed */
-  raise(sig);
+static void on_bus_error(int sig, siginfo_t *info, void *context) {
+  const file_mapping *m = bus_map;
+  char *at = info ? (char *)info->si_addr : NULL;
+  if (bus_jump && m && at >= m->start && at < m->start + m->bytes) siglongjmp(*bus_jump, 1);
+  if (saved_bus.sa_flags & SA_SIGINFO) {
+    saved_bus.sa_sigaction(sig, info, context);
+  } else if (saved_bus.sa_handler != SIG_DFL && saved_bus.sa_handler != SIG_IGN) {
+    saved_bus.sa_handler(sig);
+  } else { /* the default action: the faulting access runs again without our handler */
+    sigaction(sig, &saved_bus, NULL);
+  }
 }
 
 static void copy_into_mapping(part *p) {
   sigjmp_buf jump;
-  if (sigsetjmp(jump, 0)) {
+  if (sigsetjmp(jump, 1)) { /* 1: the signal mask comes back too, SIGBUS unblocked */
     bus_jump = NULL;
+    bus_map = NULL;
     p->error = EIO;
     return;
   }
+  bus_map = p->map;
   bus_jump = &jump;
-  memcpy(p->mapped + p->offset, p->buf, p->bytes);
+  memcpy(p->map->start + (p->offset - p->map->begin), p->buf, p->bytes);
   bus_jump = NULL;
+  bus_map = NULL;
 }
 
 static void *move_part(void *arg) {
   part *p = arg;
-  if (p->mapped) {
+  if (p->map) {
     copy_into_mapping(p);
     return NULL;
   }
@@ -65,53 +85,53 @@ static void *move_part(void *arg) {
   return NULL;
 }
 
-/* One piece of a transfer: part p of its parts moves its page-aligned share. */
+/* One piece of a transfer, which part p of its parts moves a share of. */
 typedef struct {
   part whole;
   int error; /* the first part's errno value */
   pthread_mutex_t lock;
 } piece_job;
 
+enum { PAGE = 4096 };
+
+/* Part p's share: whole pages of the file (the first and last share take the piece's partial
+ * pages), so no two threads write one page. */
 static void move_share(void *arg, int p, int parts) {
   piece_job *job = arg;
   part share = job->whole;
-  size_t each = (share.bytes / (size_t)parts + 4095) / 4096 * 4096;
-  size_t begin = (size_t)p * each < share.bytes ? (size_t)p * each : share.bytes;
-  share.buf += begin;
-  share.offset += (off_t)begin;
-  share.bytes = share.bytes - begin < each ? share.bytes - begin : each;
+  off_t first_page = share.offset / PAGE, end = share.offset + (off_t)share.bytes;
+  off_t pages = (end + PAGE - 1) / PAGE - first_page;
+  off_t from = (first_page + pages * p / parts) * PAGE, to = (first_page + pages * (p + 1) / parts) * PAGE;
+  if (from < share.offset) from = share.offset;
+  if (to > end) to = end;
+  if (to <= from) return;
+  share.buf += from - share.offset;
+  share.bytes = (size_t)(to - from);
+  share.offset = from;
   move_part(&share);
   pthread_mutex_lock(&job->lock);
   if (share.error && !job->error) job->error = share.error;
   pthread_mutex_unlock(&job->lock);
 }
 
-/* One piece, split among the threads in page-aligned parts (into `mapped` when not NULL);
- * returns an errno value. */
-static int move_piece(int fd, off_t offset, char *buf, size_t bytes, int writing, char *mapped,
-                      int threads) {
-  piece_job job = {{fd, writing, 0, buf, bytes, offset, mapped}, 0, PTHREAD_MUTEX_INITIALIZER};
-  size_t pages = (bytes + 4095) / 4096;
+/* One piece, split among the threads (into the mapping when map is not NULL); returns an errno
+ * value. */
+static int move_piece(int fd, off_t offset, char *buf, size_t bytes, int writing,
+                      const file_mapping *map, int threads) {
+  piece_job job = {{fd, writing, 0, buf, bytes, offset, map}, 0, PTHREAD_MUTEX_INITIALIZER};
+  size_t pages = (bytes + PAGE - 1) / PAGE;
   h5g_parallel(pages < (size_t)threads ? (int)pages : threads, move_share, &job);
   pthread_mutex_destroy(&job.lock);
   return job.error;
 }
-
-/* A shared writable mapping of the file bytes a mapped write covers. */
-typedef struct {
-  void *start;  /* NULL: none (write with pwrite) */
-  size_t bytes;
-  off_t begin;  /* the page-aligned file offset it starts at */
-} file_mapping;
 
 /* Maps file bytes [offset, offset + bytes) of fd for writing, from the page boundary below. The
  * range's blocks are allocated first (which also extends the file to its end), so no page of it
  * can fail for want of space once mapped. Returns an errno value; a file system without
  * fallocate (EOPNOTSUPP) or a failed mmap leaves m->start NULL: pwrite then. */
 static int map_for_writing(int fd, off_t offset, size_t bytes, file_mapping *m) {
-  long page = sysconf(_SC_PAGESIZE);
   m->start = NULL;
-  m->begin = offset / page * page;
+  m->begin = offset / PAGE * PAGE;
   m->bytes = (size_t)(offset - m->begin) + bytes;
   if (fallocate(fd, 0, m->begin, (off_t)m->bytes) != 0)
     return errno == ENOSPC || errno == EFBIG || errno == EDQUOT || errno == EIO ? errno : 0;
@@ -134,11 +154,14 @@ int h5g_direct_transfer(const char *path, off_t offset, char *buf, uint64_t rows
   uint64_t piece = piece_bytes / row_bytes ? piece_bytes / row_bytes : 1;
   int fd = -1;
   file_mapping map = {NULL, 0, 0};
-  char *mapped = NULL; /* the mapping, indexed by file offset */
-  struct sigaction bus_action = {.sa_handler = on_bus_error}, saved_bus;
+  struct sigaction bus_action = {.sa_sigaction = on_bus_error, .sa_flags = SA_SIGINFO};
   if (threads < 1) threads = 1;
   if (rows == 0) goto done;
   fd = open(path, how == H5G_DIRECT_READ ? O_RDONLY : how == H5G_DIRECT_MAPPED ? O_RDWR : O_WRONLY);
+  if (fd < 0 && how == H5G_DIRECT_MAPPED) { /* a mapping needs read access too: pwrite then */
+    how = H5G_DIRECT_PWRITE;
+    fd = open(path, O_WRONLY);
+  }
   if (fd < 0)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot open the file for direct %s: %s (%s)",
              writing ? "writing" : "reading", strerror(errno), where);
@@ -147,7 +170,7 @@ int h5g_direct_transfer(const char *path, off_t offset, char *buf, uint64_t rows
     if (error)
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the dataset: %s (%s)", strerror(error), where);
     if (map.start) {
-      mapped = (char *)map.start - map.begin;
+      sigemptyset(&bus_action.sa_mask);
       sigaction(SIGBUS, &bus_action, &saved_bus);
     }
   }
@@ -155,7 +178,7 @@ int h5g_direct_transfer(const char *path, off_t offset, char *buf, uint64_t rows
     uint64_t count = rows - first < piece ? rows - first : piece;
     if (each) CHECK(each(ctx, first, count, 0));
     error = move_piece(fd, offset + (off_t)(first * row_bytes), buf + first * row_bytes,
-                       count * row_bytes, writing, mapped, threads);
+                       count * row_bytes, writing, map.start ? &map : NULL, threads);
     if (error)
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the dataset: %s (%s)", writing ? "write" : "read",
                strerror(error), where);

@@ -9,14 +9,30 @@
  * run (nothing else to do), otherwise as ordered bits for the splitters or the merge. The values
  * come back where the host needs them: not on the resident path across ranks, where they stay on
  * the GPU for the exchange and the merge. */
+static int values_come_back(const h5g_run *r) {
+  return r->plan.records && (r->plan.path != H5G_PATH_DEVICE_RESIDENT || r->size == 1);
+}
+
+int h5g_sort_ready(const h5g_run *r) {
+  return h5g_buffers_pinned(r->data.set, H5G_BUFFER_KEYS) &&
+         (!values_come_back(r) || h5g_buffers_pinned(r->data.set, H5G_BUFFER_VALUES));
+}
+
+int h5g_sort_wait_ready(h5g_run *r) {
+  int rc = H5G_OK;
+  CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_KEYS));
+  if (values_come_back(r)) CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_VALUES));
+done:
+  return rc;
+}
+
 int h5g_sort_loaded_run(h5g_run *r, size_t j) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
-  int values_back = plan->records && (plan->path != H5G_PATH_DEVICE_RESIDENT || r->size == 1);
-  uint64_t *values = values_back ? r->data.values + begin : NULL;
-  /* the copy back must not race the helper thread still making the buffer resident */
-  if (values) CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_VALUES));
+  uint64_t *values = values_come_back(r) ? r->data.values + begin : NULL;
+  /* the copy back must not race the helper thread still making the buffers resident */
+  CHECK(h5g_sort_wait_ready(r));
   CHECK(r->be->sort_loaded(r->be, (char *)r->data.keys + begin * plan->ks.width, values,
                            plan->offset + begin, len, &plan->ks, plan->sort_is_output));
 done:

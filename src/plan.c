@@ -140,7 +140,8 @@ int h5g_plan_buffers(h5g_run *r) {
   uint64_t most = (r->verdict.info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
   if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
-  d->specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, 1}; /* the read fills it */
+  /* the direct read's threads fill it (one node: src/plan.c's h5g_io_configure) */
+  d->specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->ranks_on_node == r->size};
   d->specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL, 0};
   d->specs[H5G_BUFFER_VALUES] =
       (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL, 0};

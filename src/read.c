@@ -1,6 +1,6 @@
 /* Phase "read": this rank's slice, run by run, into the slice buffer. On the device paths each
- * piece goes on to the GPU as soon as it is read and its buffer is pinned, so the copies (and
- * the sort of the previous run) run behind the read. */
+ * piece goes on to the GPU as soon as it is read, once its buffer is pinned and the runs before
+ * it were handed over, so the copies (and the sort of the previous run) run behind the read. */
 #include "base/error.h"
 #include "mpi/agree.h"
 #include "src/run.h"
@@ -96,14 +96,15 @@ done:
 }
 
 /* The device paths: runs [handed_runs, upto), read, go to the GPU in order, each loaded (what its
- * read did not load yet) and its sort started. A copy from the slice buffer needs it pinned:
- * without `wait` nothing is handed over before it is, and the next runs are read meanwhile (out of
- * core, run 0 waited 0.25 s for 4 GiB to be pinned and every later run's read behind it). */
+ * read did not load yet) and its sort started. A copy from or into a host buffer needs it pinned:
+ * without `wait` nothing is handed over before they are, and the next runs are read meanwhile
+ * (out of core, run 0 waited 0.25 s for 4 GiB to be pinned and every later run's read behind
+ * it). */
 int h5g_read_hand_runs(h5g_run *r, size_t upto, int wait) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;
-  if (!wait && !h5g_buffers_pinned(r->data.set, H5G_BUFFER_KEYS)) goto done;
-  CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_KEYS));
+  if (!wait && !h5g_sort_ready(r)) goto done;
+  CHECK(h5g_sort_wait_ready(r)); /* at once, unless `wait` */
   for (; r->handed_runs < upto; r->handed_runs++) {
     size_t j = r->handed_runs;
     if (r->reading_run != j) { /* read whole, none of it loaded */

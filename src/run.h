@@ -158,6 +158,10 @@ int h5g_read_hand_runs(h5g_run *r, size_t upto, int wait);
 int h5g_read_checksum(h5g_run *r);
 /* src/local_sort.c */
 int h5g_sort_loaded_run(h5g_run *r, size_t j);
+/* A run can be sorted without waiting: the host buffers its copies use are pinned (ready:
+ * never blocks; wait_ready: blocks until they are). */
+int h5g_sort_ready(const h5g_run *r);
+int h5g_sort_wait_ready(h5g_run *r);
 int h5g_sort_wait_runs(h5g_run *r);
 int h5g_sort_runs(h5g_run *r);
 /* src/exchange_runs.c */
