@@ -27,7 +27,8 @@ typedef struct {
 /* Part `part` of `parts` of the range, in whole huge pages. */
 static void touch_part(void *arg, int part, int parts) {
   const touch_range *r = arg;
-  size_t each = ((r->bytes + (size_t)parts - 1) / (size_t)parts + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  size_t share = (r->bytes + (size_t)parts - 1) / (size_t)parts;
+  size_t each = (share + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
   size_t begin = (size_t)part * each < r->bytes ? (size_t)part * each : r->bytes;
   size_t end = r->bytes - begin < each ? r->bytes : begin + each;
   volatile char *page = r->p;

@@ -42,7 +42,8 @@ typedef struct {
  * end. */
 static void copy_part(void *arg, int part, int parts) {
   const gathered_copy *c = arg;
-  size_t each = c->total / (size_t)parts, extra = c->total % (size_t)parts; /* the first get 1 more */
+  /* the first `extra` parts take one byte more */
+  size_t each = c->total / (size_t)parts, extra = c->total % (size_t)parts;
   size_t begin = each * (size_t)part + ((size_t)part < extra ? (size_t)part : extra);
   size_t end = begin + each + ((size_t)part < extra);
   size_t at = 0; /* where segment i starts */

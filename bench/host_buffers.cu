@@ -39,7 +39,7 @@ static void *touch_part(void *arg) {
 static void touch(char *p, size_t bytes, int threads) {
   pthread_t tid[256];
   Touch parts[256];
-  const size_t part = (bytes / (size_t)threads + 4095) & ~(size_t)4095;
+  const size_t part = ((bytes + (size_t)threads - 1) / (size_t)threads + 4095) & ~(size_t)4095;
   for (int i = 0; i < threads; ++i) {
     const size_t begin = (size_t)i * part < bytes ? (size_t)i * part : bytes;
     parts[i] = {p + begin, begin + part < bytes ? part : bytes - begin};

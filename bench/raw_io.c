@@ -113,7 +113,8 @@ static int write_out(const char *path, const char *mode, char *buf, size_t bytes
 
 int main(int argc, char **argv) {
   if (argc < 6 || argc > 8) {
-    fprintf(stderr, "usage: bench_raw_io IN OFFSET BYTES OUT THREADS [pwrite|mmap|direct [prefault|none]]\n");
+    fprintf(stderr, "usage: bench_raw_io IN OFFSET BYTES OUT THREADS "
+                    "[pwrite|mmap|direct [prefault|none]]\n");
     return 2;
   }
   off_t offset = (off_t)strtoll(argv[2], NULL, 10);

@@ -33,7 +33,7 @@ typedef struct {
 /* A page of a shared mapping that the kernel cannot provide (an I/O error reading the edge page,
  * the file truncated by another process, a copy-on-write file system out of space) raises SIGBUS
  * in the thread that touches it: that thread's copy jumps back and reports EIO instead of killing
- * the rank. volatile: the stores around the memcpy must not be optimised away (at -O3 they were). */
+ * the rank. volatile: the stores around the memcpy must stay (at -O3 they were optimised away). */
 static __thread sigjmp_buf *volatile bus_jump;
 static __thread const file_mapping *volatile bus_map;
 static struct sigaction saved_bus; /* the action before ours: every other SIGBUS goes there */
@@ -101,7 +101,8 @@ static void move_share(void *arg, int p, int parts) {
   part share = job->whole;
   off_t first_page = share.offset / PAGE, end = share.offset + (off_t)share.bytes;
   off_t pages = (end + PAGE - 1) / PAGE - first_page;
-  off_t from = (first_page + pages * p / parts) * PAGE, to = (first_page + pages * (p + 1) / parts) * PAGE;
+  off_t from = (first_page + pages * p / parts) * PAGE;
+  off_t to = (first_page + pages * (p + 1) / parts) * PAGE;
   if (from < share.offset) from = share.offset;
   if (to > end) to = end;
   if (to <= from) return;
