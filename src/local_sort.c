@@ -5,10 +5,6 @@
 #include "base/error.h"
 #include "src/run.h"
 
-/* Starts the GPU sort of run j, which then comes back: as the output when one rank holds one
- * run (nothing else to do), otherwise as ordered bits for the splitters or the merge. The values
- * come back where the host needs them: not on the resident path across ranks, where they stay on
- * the GPU for the exchange and the merge. */
 static int values_come_back(const h5g_run *r) {
   return r->plan.records && (r->plan.path != H5G_PATH_DEVICE_RESIDENT || r->size == 1);
 }
@@ -26,6 +22,10 @@ done:
   return rc;
 }
 
+/* Starts the GPU sort of run j, which then comes back: as the output when one rank holds one
+ * run (nothing else to do), otherwise as ordered bits for the splitters or the merge. The values
+ * come back where the host needs them: not on the resident path across ranks, where they stay on
+ * the GPU for the exchange and the merge. */
 int h5g_sort_loaded_run(h5g_run *r, size_t j) {
   int rc = H5G_OK;
   const h5g_plan *plan = &r->plan;

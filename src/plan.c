@@ -140,7 +140,7 @@ int h5g_plan_buffers(h5g_run *r) {
   uint64_t most = (r->verdict.info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
   if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
-  /* the direct read's threads fill it (one node: src/plan.c's h5g_io_configure) */
+  /* the direct read's threads fill it (direct I/O: every rank on one node, h5g_io_configure) */
   d->specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->ranks_on_node == r->size};
   d->specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL, 0};
   d->specs[H5G_BUFFER_VALUES] =
