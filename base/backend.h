@@ -53,6 +53,20 @@ struct h5g_backend {
    * <= capacity. Leaves keys[0..n) sorted; values as in sort (equal keys: earlier runs first). */
   int (*merge)(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned width,
                const uint64_t *run_offsets, size_t nruns);
+  /* A merge of more than `capacity` keys, streamed: NULL in a backend whose working memory is
+   * the host's (the CPU one), where the pipeline packs each chunk and merges it with `merge`.
+   * merge_chunk: the most keys one chunk of merge_stream may hold (fewer than capacity: one chunk
+   *   travels while the one before it is merged).
+   * merge_stream: chunk c < nchunks of the output is the merge of the pieces
+   *   [cuts[c * nruns + j], cuts[(c + 1) * nruns + j]) of the sorted runs j < nruns of `keys`
+   *   (and `values`: moved with them, stable, earlier runs first at equal keys); the chunks go to
+   *   `out` (and `out_values`) one after another from out[0]. The pieces are copied to the device
+   *   from where they lie and the merged chunk back while the next one's pieces go up, so no
+   *   host copy packs them. Returns when the output is in host memory. */
+  size_t (*merge_chunk)(h5g_backend *be, unsigned width, int with_values);
+  int (*merge_stream)(h5g_backend *be, const void *keys, const uint64_t *values, unsigned width,
+                      const uint64_t *cuts, size_t nruns, size_t nchunks, void *out,
+                      uint64_t *out_values);
   /* The device-resident path (all NULL in a backend without device memory of its own, as the
    * CPU one). The calls are stream-ordered and return before the device is done, so the host
    * reads the next piece of the file while the device copies and sorts the last one, and writes

@@ -45,6 +45,7 @@ struct StreamOp {
 struct CudaBackend {
   int device;
   cudaStream_t stream;
+  cudaStream_t side_stream; /* a streamed merge's second chunk in flight (made on first need) */
   void *pool;
   size_t pool_bytes;
   /* the resident run (base/backend.h: load ... wait_copied) */
@@ -101,24 +102,36 @@ done:
   return rc;
 }
 
-/* Device bytes one call on n keys needs: keys, values, their ping-pong buffers, scratch. */
+/* Device bytes one call on n keys needs: keys, values, their ping-pong buffers, scratch; a
+ * multiple of 256, so that calls side by side in the pool stay aligned. */
 size_t call_bytes(size_t n, unsigned width, bool with_values, size_t nruns) {
   size_t scratch = 0;
   if (scratch_bytes(n, width, with_values, nruns, &scratch) != H5G_OK) return SIZE_MAX;
   return 2 * aligned_bytes(n, width) + (with_values ? 2 * aligned_bytes(n, VALUE_BYTES) : 0) +
-         scratch;
+         aligned_bytes(scratch, 1);
 }
 
-size_t cuda_capacity(h5g_backend *be, unsigned width, int with_values) {
+/* Largest n for which `slots` calls side by side fit the budget (1 at least). */
+size_t keys_that_fit(const h5g_backend *be, unsigned width, bool with_values, size_t slots) {
   const size_t element = width + (with_values ? VALUE_BYTES : 0);
-  size_t lo = 1, hi = be->mem_budget / (2 * element) + 1; /* call_bytes(lo) fits, hi not */
-  if (call_bytes(lo, width, with_values, RESERVED_MERGE_RUNS) > be->mem_budget) return 1;
+  const size_t budget = be->mem_budget / slots;
+  size_t lo = 1, hi = budget / (2 * element) + 1; /* call_bytes(lo) fits, hi not */
+  if (call_bytes(lo, width, with_values, RESERVED_MERGE_RUNS) > budget) return 1;
   while (hi - lo > 1) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (call_bytes(mid, width, with_values, RESERVED_MERGE_RUNS) <= be->mem_budget) lo = mid;
+    if (call_bytes(mid, width, with_values, RESERVED_MERGE_RUNS) <= budget) lo = mid;
     else hi = mid;
   }
   return lo;
+}
+
+size_t cuda_capacity(h5g_backend *be, unsigned width, int with_values) {
+  return keys_that_fit(be, width, with_values != 0, 1);
+}
+
+/* Two chunks of a streamed merge are on the device at once. */
+size_t cuda_merge_chunk(h5g_backend *be, unsigned width, int with_values) {
+  return keys_that_fit(be, width, with_values != 0, 2);
 }
 
 /* Makes the pool at least `bytes` large, within the budget. */
@@ -130,6 +143,7 @@ int reserve(h5g_backend *be, size_t bytes) {
     H5G_FAIL(H5G_ERR_RUNTIME, "a GPU call needs %zu bytes of device memory, over the budget of %llu",
              bytes, (unsigned long long)be->mem_budget);
   CHECK_CUDA(cudaStreamSynchronize(cb->stream));
+  if (cb->side_stream) CHECK_CUDA(cudaStreamSynchronize(cb->side_stream));
   CHECK_CUDA(cudaFree(cb->pool));
   cb->pool = NULL;
   cb->pool_bytes = 0;
@@ -168,27 +182,37 @@ void cuda_unpin(h5g_backend *be, void *p) {
   cudaHostUnregister(p);
 }
 
-/* Carves one call's buffers out of the pool, reserved first: keys and their ping-pong buffer,
- * with values the values and theirs (NULL without), then the scratch. */
-int prepare(h5g_backend *be, size_t n, unsigned width, bool with_values, size_t nruns,
-            CallBuffers *b) {
+/* Carves the buffers of `slots` calls side by side out of the pool, reserved first; each call
+ * has its keys and their ping-pong buffer, with values the values and theirs (NULL without),
+ * then its scratch. */
+int prepare_slots(h5g_backend *be, size_t n, unsigned width, bool with_values, size_t nruns,
+                  CallBuffers *b, size_t slots) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
   const size_t key_bytes = aligned_bytes(n, width);
   const size_t val_bytes = with_values ? aligned_bytes(n, VALUE_BYTES) : 0;
+  const size_t slot_bytes = call_bytes(n, width, with_values, nruns);
   CHECK_CUDA(cudaSetDevice(cb->device));
-  CHECK(reserve(be, call_bytes(n, width, with_values, nruns)));
-  {
-    char *const pool = (char *)cb->pool;
-    b->keys = pool;
-    b->alt = pool + key_bytes;
-    b->vals = with_values ? (uint64_t *)(pool + 2 * key_bytes) : NULL;
-    b->alt_vals = with_values ? (uint64_t *)(pool + 2 * key_bytes + val_bytes) : NULL;
-    b->temp = pool + 2 * key_bytes + 2 * val_bytes;
-    b->temp_bytes = cb->pool_bytes - 2 * key_bytes - 2 * val_bytes;
+  if (slot_bytes > SIZE_MAX / slots) H5G_FAIL(H5G_ERR_RUNTIME, "%zu keys do not fit", n);
+  CHECK(reserve(be, slots * slot_bytes));
+  for (size_t k = 0; k < slots; k++) {
+    char *const pool = (char *)cb->pool + k * slot_bytes;
+    b[k].keys = pool;
+    b[k].alt = pool + key_bytes;
+    b[k].vals = with_values ? (uint64_t *)(pool + 2 * key_bytes) : NULL;
+    b[k].alt_vals = with_values ? (uint64_t *)(pool + 2 * key_bytes + val_bytes) : NULL;
+    b[k].temp = pool + 2 * key_bytes + 2 * val_bytes;
+    /* the last call also has what the pool holds beyond the slots */
+    b[k].temp_bytes = (k + 1 == slots ? cb->pool_bytes - k * slot_bytes : slot_bytes) -
+                      2 * key_bytes - 2 * val_bytes;
   }
 done:
   return rc;
+}
+
+int prepare(h5g_backend *be, size_t n, unsigned width, bool with_values, size_t nruns,
+            CallBuffers *b) {
+  return prepare_slots(be, n, width, with_values, nruns, b, 1);
 }
 
 /* Forward or inverse key transform on the GPU, in chunks that fit the budget. Chosen over the
@@ -228,16 +252,16 @@ done:
  * merges the nruns sorted runs there; alt and alt_vals are the ping-pong buffers. Many runs are
  * re-sorted instead: faster than their rounds of merges (tuning.cuh), and as stable (the sort
  * with values is, so equal keys of earlier runs stay first). */
-int sort_or_merge(CudaBackend *cb, void *temp, size_t temp_bytes, void *keys, void *alt,
+int sort_or_merge(cudaStream_t stream, void *temp, size_t temp_bytes, void *keys, void *alt,
                   uint64_t *vals, uint64_t *alt_vals, size_t n, unsigned width,
                   const uint64_t *run_offsets, size_t nruns) {
   int rc = H5G_OK;
   if (n < 2 || (run_offsets && nruns < 2)) goto done;
   if (run_offsets && h5g_cuda_merge_rounds(nruns) <= (size_t)h5g::merge_max_rounds(width))
     CHECK(h5g_cuda_merge_runs(temp, &temp_bytes, keys, alt, vals, alt_vals, n, width, run_offsets,
-                              nruns, cb->stream));
+                              nruns, stream));
   else
-    CHECK(h5g_cuda_sort(temp, &temp_bytes, keys, alt, vals, alt_vals, n, width, cb->stream));
+    CHECK(h5g_cuda_sort(temp, &temp_bytes, keys, alt, vals, alt_vals, n, width, stream));
 done:
   return rc;
 }
@@ -254,7 +278,7 @@ int host_call(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned 
   CHECK(prepare(be, n, width, with_values, run_offsets ? nruns : 1, &b));
   CHECK(timed_copy(be, b.keys, keys, n * width, cudaMemcpyHostToDevice));
   if (with_values) CHECK(timed_copy(be, b.vals, values, n * VALUE_BYTES, cudaMemcpyHostToDevice));
-  CHECK(sort_or_merge(cb, b.temp, b.temp_bytes, b.keys, b.alt, b.vals, b.alt_vals, n, width,
+  CHECK(sort_or_merge(cb->stream, b.temp, b.temp_bytes, b.keys, b.alt, b.vals, b.alt_vals, n, width,
                       run_offsets, nruns));
   /* timed_copy waits for the stream: the results are in host memory on return */
   CHECK(timed_copy(be, keys, b.keys, n * width, cudaMemcpyDeviceToHost));
@@ -275,7 +299,7 @@ int cuda_merge(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned
 /* The resident path: stream work is timed by events and only waited for where the host needs
  * its result, so the copies and kernels run while the host reads or writes the file. */
 
-int op_begin(CudaBackend *cb, OpKind kind, size_t *index) {
+int op_begin(CudaBackend *cb, OpKind kind, size_t *index, cudaStream_t stream) {
   int rc = H5G_OK;
   if (cb->nops == cb->ops_capacity) {
     const size_t grown = cb->ops_capacity ? 2 * cb->ops_capacity : 64;
@@ -296,15 +320,15 @@ int op_begin(CudaBackend *cb, OpKind kind, size_t *index) {
       CHECK_CUDA(cudaGetLastError());
     }
     *index = cb->nops++;
-    CHECK_CUDA(cudaEventRecord(op->start, cb->stream));
+    CHECK_CUDA(cudaEventRecord(op->start, stream));
   }
 done:
   return rc;
 }
 
-int op_end(CudaBackend *cb, size_t index) {
+int op_end(CudaBackend *cb, size_t index, cudaStream_t stream) {
   int rc = H5G_OK;
-  CHECK_CUDA(cudaEventRecord(cb->ops[index].stop, cb->stream));
+  CHECK_CUDA(cudaEventRecord(cb->ops[index].stop, stream));
   cb->ops[index].ended = true;
 done:
   return rc;
@@ -332,11 +356,11 @@ int copy_async(CudaBackend *cb, void *dst, const void *src, size_t bytes, OpKind
                size_t copied_back) {
   int rc = H5G_OK;
   size_t op = 0;
-  CHECK(op_begin(cb, kind, &op));
+  CHECK(op_begin(cb, kind, &op, cb->stream));
   cb->ops[op].copied_back = copied_back;
   CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, kind == OP_H2D ? cudaMemcpyHostToDevice
                                                              : cudaMemcpyDeviceToHost, cb->stream));
-  CHECK(op_end(cb, op));
+  CHECK(op_end(cb, op, cb->stream));
 done:
   return rc;
 }
@@ -359,6 +383,90 @@ int copy_back(CudaBackend *cb, void *host_keys, const void *keys, uint64_t *host
                        begin + count));
   }
 done:
+  return rc;
+}
+
+/* One chunk of a streamed merge on `stream` in the buffers b: its pieces up from the runs, the
+ * merge, the result back to out. Timed as three ops; nothing here waits for the stream but the
+ * merge's own upload of its plan (kernels.h), which waits for this chunk's pieces only. */
+int merge_chunk_on(CudaBackend *cb, cudaStream_t stream, const CallBuffers &b, const void *keys,
+                   const uint64_t *values, unsigned width, const uint64_t *from,
+                   const uint64_t *to, size_t nruns, uint64_t *piece_offsets, void *out,
+                   uint64_t *out_values) {
+  int rc = H5G_OK;
+  size_t op = 0, n = 0;
+  CHECK(op_begin(cb, OP_H2D, &op, stream));
+  for (size_t j = 0; j < nruns; j++) {
+    const size_t count = to[j] - from[j];
+    piece_offsets[j] = n;
+    if (count == 0) continue;
+    CHECK_CUDA(cudaMemcpyAsync((char *)b.keys + n * width, (const char *)keys + from[j] * width,
+                               count * width, cudaMemcpyHostToDevice, stream));
+    if (values)
+      CHECK_CUDA(cudaMemcpyAsync(b.vals + n, values + from[j], count * VALUE_BYTES,
+                                 cudaMemcpyHostToDevice, stream));
+    n += count;
+  }
+  piece_offsets[nruns] = n;
+  CHECK(op_end(cb, op, stream));
+  CHECK(op_begin(cb, OP_KERNELS, &op, stream));
+  CHECK(sort_or_merge(stream, b.temp, b.temp_bytes, b.keys, b.alt, b.vals, b.alt_vals, n, width,
+                      piece_offsets, nruns));
+  CHECK(op_end(cb, op, stream));
+  CHECK(op_begin(cb, OP_D2H, &op, stream));
+  CHECK_CUDA(cudaMemcpyAsync(out, b.keys, n * width, cudaMemcpyDeviceToHost, stream));
+  if (values)
+    CHECK_CUDA(cudaMemcpyAsync(out_values, b.vals, n * VALUE_BYTES, cudaMemcpyDeviceToHost,
+                               stream));
+  CHECK(op_end(cb, op, stream));
+done:
+  return rc;
+}
+
+/* Chunks alternate between two streams and two sets of buffers: chunk c + 1's pieces go up
+ * while chunk c is merged and comes back (the copy engines of the two directions work at once).
+ * Measured on the H200 machine, 4 GiB of u4 at --device-memory 512M: see bench/RESULTS.md. */
+int cuda_merge_stream(h5g_backend *be, const void *keys, const uint64_t *values, unsigned width,
+                      const uint64_t *cuts, size_t nruns, size_t nchunks, void *out,
+                      uint64_t *out_values) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  const bool with_values = values != NULL;
+  const size_t chunk = cuda_merge_chunk(be, width, with_values);
+  const double start = now_seconds();
+  uint64_t *piece_offsets = (uint64_t *)malloc(2 * (nruns + 1) * sizeof(uint64_t));
+  CallBuffers slot[2];
+  uint64_t at = 0;
+  CHECK_ALLOC(piece_offsets, 2 * (nruns + 1) * sizeof(uint64_t));
+  for (size_t c = 0; c < nchunks; c++) {
+    uint64_t count = 0;
+    for (size_t j = 0; j < nruns; j++) count += cuts[(c + 1) * nruns + j] - cuts[c * nruns + j];
+    if (count > chunk)
+      H5G_FAIL(H5G_ERR_RUNTIME, "internal error: merge chunk %zu holds %llu keys, over %zu", c,
+               (unsigned long long)count, chunk);
+  }
+  CHECK(prepare_slots(be, chunk, width, with_values, nruns, slot, 2));
+  if (!cb->side_stream)
+    CHECK_CUDA(cudaStreamCreateWithFlags(&cb->side_stream, cudaStreamNonBlocking));
+  for (size_t c = 0; c < nchunks; c++) {
+    const uint64_t *from = cuts + c * nruns, *to = from + nruns;
+    const size_t s = c % 2;
+    CHECK(merge_chunk_on(cb, s ? cb->side_stream : cb->stream, slot[s], keys, values, width, from,
+                         to, nruns, piece_offsets + s * (nruns + 1), (char *)out + at * width,
+                         values ? out_values + at : NULL));
+    at += piece_offsets[s * (nruns + 1) + nruns];
+  }
+done:
+  /* also after a failure: no copy may still be under way into host memory the caller frees */
+  if (cudaStreamSynchronize(cb->stream) != cudaSuccess && rc == H5G_OK)
+    rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "streamed merge: %s",
+                       cudaGetErrorString(cudaGetLastError()));
+  if (cb->side_stream && cudaStreamSynchronize(cb->side_stream) != cudaSuccess && rc == H5G_OK)
+    rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "streamed merge: %s",
+                       cudaGetErrorString(cudaGetLastError()));
+  if (rc == H5G_OK) settle_ops(be, cb->nops);
+  be->waited_seconds += now_seconds() - start;
+  free(piece_offsets);
   return rc;
 }
 
@@ -413,15 +521,15 @@ int cuda_sort_loaded(h5g_backend *be, void *keys, uint64_t *values, uint64_t fir
   cb->copy_back_total = 0;
   if (n == 0) goto done;
   CHECK(check_run(cb, n, width, values, 1, false));
-  CHECK(op_begin(cb, OP_KERNELS, &op));
+  CHECK(op_begin(cb, OP_KERNELS, &op, cb->stream));
   if (!transform_is_identity(ks))
     CHECK(h5g_cuda_keys_transform(run.keys, n, ks, 0, cb->stream));
   if (run.vals) CHECK(h5g_cuda_iota(run.vals, n, first_index, cb->stream));
-  CHECK(sort_or_merge(cb, run.temp, run.temp_bytes, run.keys, run.alt, run.vals, run.alt_vals, n,
+  CHECK(sort_or_merge(cb->stream, run.temp, run.temp_bytes, run.keys, run.alt, run.vals, run.alt_vals, n,
                       width, NULL, 0));
   if (final && !transform_is_identity(ks))
     CHECK(h5g_cuda_keys_transform(run.keys, n, ks, 1, cb->stream));
-  CHECK(op_end(cb, op));
+  CHECK(op_end(cb, op, cb->stream));
   CHECK(copy_back(cb, keys, run.keys, values, run.vals, n, width));
 done:
   be->waited_seconds += now_seconds() - start; /* the sort waits once for its pass plan */
@@ -448,13 +556,13 @@ int cuda_merge_received(h5g_backend *be, void *keys, uint64_t *values, size_t n,
   cb->copy_back_total = 0;
   if (n == 0) goto done;
   CHECK(check_run(cb, n, width, values, nruns, true));
-  CHECK(op_begin(cb, OP_KERNELS, &op));
+  CHECK(op_begin(cb, OP_KERNELS, &op, cb->stream));
   /* received into the spare buffers; the kept run, sent away, is now the ping-pong buffer */
-  CHECK(sort_or_merge(cb, run.temp, run.temp_bytes, run.alt, run.keys, run.alt_vals, run.vals, n,
+  CHECK(sort_or_merge(cb->stream, run.temp, run.temp_bytes, run.alt, run.keys, run.alt_vals, run.vals, n,
                       width, run_offsets, nruns));
   if (!transform_is_identity(ks))
     CHECK(h5g_cuda_keys_transform(run.alt, n, ks, 1, cb->stream));
-  CHECK(op_end(cb, op));
+  CHECK(op_end(cb, op, cb->stream));
   CHECK(copy_back(cb, keys, run.alt, values, run.alt_vals, n, width));
 done:
   be->waited_seconds += now_seconds() - start;
@@ -487,10 +595,12 @@ void cuda_destroy(h5g_backend *be) {
   if (cb) {
     cudaSetDevice(cb->device);
     if (cb->stream) cudaStreamSynchronize(cb->stream);
+    if (cb->side_stream) cudaStreamSynchronize(cb->side_stream);
     settle_ops(be, cb->nops);
     free(cb->ops);
     cudaFree(cb->pool);
     if (cb->stream) cudaStreamDestroy(cb->stream);
+    if (cb->side_stream) cudaStreamDestroy(cb->side_stream);
     free(cb);
   }
   free(be);
@@ -622,6 +732,8 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   be->transform = cuda_transform;
   be->sort = cuda_sort;
   be->merge = cuda_merge;
+  be->merge_chunk = cuda_merge_chunk;
+  be->merge_stream = cuda_merge_stream;
   be->load = cuda_load;
   be->sort_loaded = cuda_sort_loaded;
   be->run_buffers = cuda_run_buffers;

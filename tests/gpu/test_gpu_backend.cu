@@ -2,8 +2,8 @@
  * transform of host keys, the device-resident path (load in pieces, sort, kept run, merge of
  * received runs, copy back waited for piece by piece), keys alone and with values (the source
  * indices made on the device, against a stable CPU reference), pinning host buffers, capacity
- * under a small mem_budget (calls at capacity succeed, calls above it are refused), and the
- * device count. */
+ * under a small mem_budget (calls at capacity succeed, calls above it are refused), the merge
+ * streamed in chunks under it, and the device count. */
 #include "base/backend.h"
 #include "base/host_memory.h"
 #include "kernels/kernels.h"
@@ -246,6 +246,53 @@ done:
   free_pinned(be, host);
 }
 
+/* The streamed merge (merge_stream) of nruns sorted runs (some empty) in chunks of merge_chunk
+ * keys, with and without values, against std::stable_sort of the runs one after another; the
+ * cuts come from that reference (where its first c * chunk records end in every run). The output
+ * is made 0xa5 first, so a chunk never copied back shows. */
+template <typename K> void check_merge_stream(h5g_backend *be, size_t n, Dist dist, size_t nruns,
+                                              bool with_values) {
+  const unsigned width = sizeof(K);
+  const size_t chunk = be->merge_chunk(be, width, with_values);
+  const size_t nchunks = n ? (n + chunk - 1) / chunk : 1;
+  std::vector<uint64_t> offsets(nruns + 1, 0);
+  for (size_t r = 1; r < nruns; ++r) offsets[r] = r % 3 == 1 ? offsets[r - 1] : n * r / nruns;
+  offsets[nruns] = n;
+  Records<K> runs{make_keys<K>(n, dist, 37), std::vector<uint64_t>(n)};
+  for (size_t i = 0; i < n; ++i) runs.values[i] = i;
+  for (size_t r = 0; r < nruns; ++r)
+    std::sort(runs.keys.begin() + offsets[r], runs.keys.begin() + offsets[r + 1]);
+  const Records<K> merged = stable_sorted(runs.keys, runs.values, 0, n);
+  std::vector<uint64_t> cuts((nchunks + 1) * nruns), taken(offsets.begin(), offsets.end() - 1);
+  std::copy(taken.begin(), taken.end(), cuts.begin());
+  for (size_t c = 1, i = 0; c <= nchunks; ++c) {
+    for (; i < n && i < c * chunk; ++i) { /* the run merged[i] came from */
+      const size_t r = std::upper_bound(offsets.begin(), offsets.end(), merged.values[i]) -
+                       offsets.begin() - 1;
+      taken[r]++;
+    }
+    std::copy(taken.begin(), taken.end(), cuts.begin() + c * nruns);
+  }
+  K *host = pinned_keys<K>(be, n), *out = pinned_keys<K>(be, n);
+  uint64_t *values = with_values ? pinned_keys<uint64_t>(be, n) : NULL;
+  uint64_t *out_values = with_values ? pinned_keys<uint64_t>(be, n) : NULL;
+  if (n) {
+    memcpy(host, runs.keys.data(), n * width);
+    memset(out, 0xa5, n * width);
+    if (with_values) memcpy(values, runs.values.data(), n * sizeof(uint64_t));
+    if (with_values) memset(out_values, 0xa5, n * sizeof(uint64_t));
+  }
+  MUST_OK(be->merge_stream(be, host, values, width, cuts.data(), nruns, nchunks, out, out_values));
+  EXPECT(std::vector<K>(out, out + n) == merged.keys &&
+             (!with_values || std::vector<uint64_t>(out_values, out_values + n) == merged.values),
+         "streamed merge of %zu runs in %zu chunks of %zu%s: %u-byte n %zu %s", nruns, nchunks,
+         chunk, with_values ? ", values" : "", width, n, dist_name[dist]);
+  free_pinned(be, out_values);
+  free_pinned(be, values);
+  free_pinned(be, out);
+  free_pinned(be, host);
+}
+
 static void check_transform(h5g_backend *be) {
   const h5g_keyspec ks = {H5G_KEY_FLOAT, 8, 0};
   const double values[6] = {NAN, 1.5, -0.0, 0.0, -INFINITY, -2.0};
@@ -314,6 +361,15 @@ int main(void) {
 
   /* A 64 MB budget: capacity keys sort; one more is refused. */
   MUST_OK(h5g_backend_cuda_create(&be, 0, 64u << 20));
+  EXPECT(be->merge_chunk(be, 4, 1) < be->capacity(be, 4, 1) / 2 + 1 &&
+             be->merge_chunk(be, 4, 1) > be->capacity(be, 4, 1) / 3,
+         "merge chunk %zu of capacity %zu", be->merge_chunk(be, 4, 1), be->capacity(be, 4, 1));
+  for (size_t n : {(size_t)0, (size_t)1, (size_t)3000017, (size_t)9000011})
+    for (int d = 0; d < NDIST; ++d)
+      for (size_t nruns : {(size_t)2, (size_t)17, (size_t)300}) {
+        check_merge_stream<uint32_t>(be, n, (Dist)d, nruns, d % 2);
+        check_merge_stream<uint64_t>(be, n, (Dist)d, nruns, d % 2 == 0);
+      }
   for (unsigned width : {4u, 8u}) {
     const size_t cap = be->capacity(be, width, 0);
     EXPECT(cap > 0 && cap * width * 2 <= (64u << 20) && cap * width * 2 > (48u << 20),
