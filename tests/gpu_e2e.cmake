@@ -1,6 +1,6 @@
 # tests/gpu_e2e.cmake: h5gsort end to end on GPUs (label gpu; skipped where no GPU is visible).
-# The cases where another process holds the GPU's memory run alone (RUN_SERIAL): beside them
-# every other GPU test would fail to allocate (gpu.backend did, under ctest -j4).
+# The cases where another process holds the GPU's memory run alone (RUN_SERIAL): the holder
+# takes all but 1.5 GiB, then all of it, and a GPU test beside it could not allocate.
 if(H5G_HAVE_CUDA)
   add_test(NAME gpu.e2e COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_e2e/gpu_e2e.sh
                                 ${CMAKE_BINARY_DIR}/bin "${H5G_MPIEXEC_STR}" main)
