@@ -31,8 +31,8 @@ struct h5g_backend {
   uint64_t mem_budget;    /* bytes of working memory the backend may use */
   double h2d_seconds;     /* host->device and device->host copy time so far (GPU backends), */
   double d2h_seconds;     /* part of the transform, sort and merge phases of the report */
-  double kernel_seconds;  /* device time of the resident path's kernels (below) */
-  double waited_seconds;  /* host time spent blocked on the resident path's device work */
+  double kernel_seconds;  /* device time of the resident path's and merge_stream's kernels */
+  double waited_seconds;  /* host time spent blocked on that device work (merge_stream: all) */
   void *impl;
 
   /* Largest n that one sort/merge call accepts for keys of `width` bytes (>= 1), with a uint64

@@ -3,7 +3,6 @@
  * GPU merges and the output comes back while it is written. */
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/error.h"
 #include "base/parallel.h"
@@ -13,9 +12,9 @@
 /* Chunk c of a merge in chunks (the pipeline's merge, without a streaming backend): the pieces
  * [cuts[c * nruns + j], cuts[(c + 1) * nruns + j]) of every run j packed at the chunk's own place
  * in `spare` by the rank's threads, then merged there by one backend call. */
-static int pack_and_merge(h5g_run *r, const char *keys, const uint64_t *values, const uint64_t *cuts,
-                          size_t nruns, size_t c, uint64_t begin, char *spare,
-                          uint64_t *spare_values, uint64_t *piece_offsets,
+static int pack_and_merge(h5g_run *r, const char *keys, const uint64_t *values,
+                          const uint64_t *cuts, size_t nruns, size_t c, uint64_t begin,
+                          char *spare, uint64_t *spare_values, uint64_t *piece_offsets,
                           h5g_copy_segment *copies) {
   int rc = H5G_OK;
   unsigned w = r->plan.ks.width;
@@ -56,14 +55,15 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
   uint64_t n = offsets[nruns], *cuts = NULL, *targets = NULL, *piece_offsets = NULL;
   h5g_copy_segment *copies = NULL; /* a packed chunk's pieces: keys, then values */
   if (nruns < 2) goto done;
-  if (n <= be->capacity(be, w, plan->records)) {
+  if (n <= be->capacity(be, w, d->sorted_values != NULL)) {
     CHECK(be->merge(be, d->sorted, d->sorted_values, n, w, offsets, nruns));
     goto done;
   }
   char *keys = d->sorted, *spare = h5g_run_spare_keys(r);
   uint64_t *values = d->sorted_values, *spare_values = values ? h5g_run_spare_values(r) : NULL;
-  uint64_t chunk = be->merge_stream ? be->merge_chunk(be, w, plan->records)
-                                    : be->capacity(be, w, plan->records);
+  int streams = be->merge_stream && be->merge_chunk;
+  uint64_t chunk = streams ? be->merge_chunk(be, w, values != NULL)
+                           : be->capacity(be, w, values != NULL);
   uint64_t nchunks = (n + chunk - 1) / chunk;
   if (nchunks - 1 > INT_MAX)
     H5G_FAIL(H5G_ERR_USAGE, "%llu merge chunks of %llu keys are too many: raise --device-memory",
@@ -77,12 +77,16 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
   CHECK(h5g_cuts_at(MPI_COMM_SELF, keys, w, offsets, nruns, targets, (int)(nchunks - 1), cuts));
   for (uint64_t c = 0; c < nchunks; c++) { /* exact cuts: every chunk but the last is full */
     uint64_t got = 0, want = n - c * chunk < chunk ? n - c * chunk : chunk;
-    for (size_t j = 0; j < nruns; j++) got += cuts[(c + 1) * nruns + j] - cuts[c * nruns + j];
-    if (got != want)
+    int backwards = 0;
+    for (size_t j = 0; j < nruns; j++) {
+      backwards |= cuts[(c + 1) * nruns + j] < cuts[c * nruns + j];
+      got += cuts[(c + 1) * nruns + j] - cuts[c * nruns + j];
+    }
+    if (backwards || got != want)
       H5G_FAIL(H5G_ERR_RUNTIME, "internal error: merge chunk %llu got %llu keys, not %llu",
                (unsigned long long)c, (unsigned long long)got, (unsigned long long)want);
   }
-  if (be->merge_stream) {
+  if (streams) {
     CHECK(be->merge_stream(be, keys, values, w, cuts, nruns, nchunks, spare, spare_values));
   } else {
     piece_offsets = malloc((nruns + 1) * sizeof(uint64_t));

@@ -8,6 +8,7 @@
 #   gpu_e2e.sh BIN_DIR "MPIEXEC ... -n" [all|main|held]
 set -uo pipefail
 bin=$1 launcher=$2 part=${3:-all}
+case "$part" in all | main | held) ;; *) echo "gpu_e2e.sh: PART is all, main or held, not $part" >&2; exit 2 ;; esac
 source "$(dirname "$0")/../e2e/lib.sh" --backend-only
 H5G_TEST_BACKEND=cuda test_backend # skips (exit 77) where no GPU is usable
 # The GPU machine's own mpirun, passing the library path (parallel HDF5 travels in .devlibs).
@@ -18,7 +19,8 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 gpus=$(nvidia-smi -L | wc -l)
 work=$(mktemp -d "${TMPDIR:-/tmp}/h5gsort-gpu.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+holder=
+trap '[ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work"' EXIT # a held GPU, let go
 passes=0 failures=0
 run() { # run RANKS ARGS... : h5gsort must succeed
   $launcher "$1" "$bin/h5gsort" "${@:2}" >"$work/log" 2>&1
@@ -113,7 +115,7 @@ if [ "$part" != main ]; then
     for _ in $(seq 600); do grep -q holding "$work/hold.log" && break; sleep 0.1; done
     echo "  another process: $(cat "$work/hold.log")"
   }
-  unhold() { kill "$holder"; wait "$holder" 2>/dev/null; }
+  unhold() { kill "$holder"; wait "$holder" 2>/dev/null; holder=; }
   hold 1536
   rm -f "$work/big_out.h5"
   expect "GPU memory held by another process (1.5 GiB left): sorts within what is free" \
