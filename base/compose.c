@@ -124,7 +124,8 @@ enum { MIN_ROWS_PER_THREAD = 1 << 14 };
 /* Part `part` of `parts` of the rows. */
 static void compose_part(void *arg, int part, int parts) {
   compose_job j = *(const compose_job *)arg;
-  size_t begin = j.n * (size_t)part / (size_t)parts, end = j.n * (size_t)(part + 1) / (size_t)parts;
+  size_t begin, end;
+  h5g_share(j.n, part, parts, &begin, &end);
   j.composed = (char *)j.composed + begin * j.width;
   j.part = (char *)j.part + begin * j.ks->width;
   j.n = end - begin;

@@ -27,10 +27,10 @@ typedef struct {
 /* Part `part` of `parts` of the range, in whole huge pages. */
 static void touch_part(void *arg, int part, int parts) {
   const touch_range *r = arg;
-  size_t share = (r->bytes + (size_t)parts - 1) / (size_t)parts;
-  size_t each = (share + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-  size_t begin = (size_t)part * each < r->bytes ? (size_t)part * each : r->bytes;
-  size_t end = r->bytes - begin < each ? r->bytes : begin + each;
+  size_t begin, end;
+  h5g_share((r->bytes + HUGE_PAGE - 1) / HUGE_PAGE, part, parts, &begin, &end);
+  begin *= HUGE_PAGE;
+  end = end * HUGE_PAGE < r->bytes ? end * HUGE_PAGE : r->bytes;
   volatile char *page = r->p;
   for (size_t i = begin; i < end; i += 4096) page[i] = 0;
 }

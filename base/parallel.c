@@ -42,11 +42,8 @@ typedef struct {
  * end. */
 static void copy_part(void *arg, int part, int parts) {
   const gathered_copy *c = arg;
-  /* the first `extra` parts take one byte more */
-  size_t each = c->total / (size_t)parts, extra = c->total % (size_t)parts;
-  size_t begin = each * (size_t)part + ((size_t)part < extra ? (size_t)part : extra);
-  size_t end = begin + each + ((size_t)part < extra);
-  size_t at = 0; /* where segment i starts */
+  size_t begin, end, at = 0; /* at: where segment i starts */
+  h5g_share(c->total, part, parts, &begin, &end);
   for (size_t i = 0; i < c->count && at < end; at += c->segments[i++].bytes) {
     size_t bytes = c->segments[i].bytes;
     size_t from = begin > at ? begin - at : 0, to = end - at < bytes ? end - at : bytes;

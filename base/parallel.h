@@ -16,6 +16,13 @@ enum { H5G_MAX_PARTS = 256 };
  * returns when all are done. */
 void h5g_parallel(int parts, void (*fn)(void *ctx, int part, int parts), void *ctx);
 
+/* Part `part` of `parts` of n units (rows, pages, bytes): [*begin, *end), the parts' sizes
+ * differing by one unit at most, every unit in exactly one part. */
+static inline void h5g_share(size_t n, int part, int parts, size_t *begin, size_t *end) {
+  *begin = n * (size_t)part / (size_t)parts;
+  *end = n * (size_t)(part + 1) / (size_t)parts;
+}
+
 /* One contiguous copy of a gathered copy. */
 typedef struct {
   void *dst;

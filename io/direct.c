@@ -100,9 +100,9 @@ static void move_share(void *arg, int p, int parts) {
   piece_job *job = arg;
   part share = job->whole;
   off_t first_page = share.offset / PAGE, end = share.offset + (off_t)share.bytes;
-  off_t pages = (end + PAGE - 1) / PAGE - first_page;
-  off_t from = (first_page + pages * p / parts) * PAGE;
-  off_t to = (first_page + pages * (p + 1) / parts) * PAGE;
+  size_t page_from, page_to;
+  h5g_share((size_t)((end + PAGE - 1) / PAGE - first_page), p, parts, &page_from, &page_to);
+  off_t from = (first_page + (off_t)page_from) * PAGE, to = (first_page + (off_t)page_to) * PAGE;
   if (from < share.offset) from = share.offset;
   if (to > end) to = end;
   if (to <= from) return;
