@@ -7,7 +7,8 @@ unsigned h5g_compose_width(unsigned bytes) {
   if (bytes <= 1) return 1;
   if (bytes <= 2) return 2;
   if (bytes <= 4) return 4;
-  return bytes <= 8 ? 8 : 0;
+  if (bytes <= 8) return 8;
+  return bytes <= H5G_COMPOSE_MAX_BYTES ? H5G_COMPOSE_MAX_BYTES : 0;
 }
 
 /* composed[i] |= (canonical(part[i]) ^ flip) << shift for one pair of types: typed loops the
@@ -20,10 +21,10 @@ unsigned h5g_compose_width(unsigned bytes) {
       for (size_t i = 0; i < n; i++) {                                                            \
         uint64_t v = p_[i];                                                                       \
         v = v == minus_zero ? plus_zero : v > plus_inf ? plus_inf + 1 : v;                        \
-        c_[i] = (CT)(c_[i] | (CT)((v ^ flip) << shift));                                          \
+        c_[i] = (CT)(c_[i] | (CT)((CT)(v ^ flip) << shift));                                      \
       }                                                                                           \
     else                                                                                          \
-      for (size_t i = 0; i < n; i++) c_[i] = (CT)(c_[i] | (CT)(((uint64_t)p_[i] ^ flip) << shift)); \
+      for (size_t i = 0; i < n; i++) c_[i] = (CT)(c_[i] | (CT)((CT)((uint64_t)p_[i] ^ flip) << shift)); \
   } while (0)
 #define COMPOSE_INTO(CT)                                                                          \
   do {                                                                                            \
@@ -42,7 +43,8 @@ static void compose_loop(void *composed, unsigned width, const void *part, unsig
   case 1: COMPOSE_INTO(uint8_t); break;
   case 2: COMPOSE_INTO(uint16_t); break;
   case 4: COMPOSE_INTO(uint32_t); break;
-  default: COMPOSE_INTO(uint64_t); break;
+  case 8: COMPOSE_INTO(uint64_t); break;
+  default: COMPOSE_INTO(h5g_u128); break;
   }
 }
 
@@ -69,7 +71,8 @@ static void take_loop(const void *composed, unsigned width, void *part, unsigned
   case 1: TAKE_FROM(uint8_t); break;
   case 2: TAKE_FROM(uint16_t); break;
   case 4: TAKE_FROM(uint32_t); break;
-  default: TAKE_FROM(uint64_t); break;
+  case 8: TAKE_FROM(uint64_t); break;
+  default: TAKE_FROM(h5g_u128); break;
   }
 }
 

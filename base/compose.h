@@ -1,5 +1,5 @@
 /* Several keys composed into one (README "Several keys"): each key's ordered bits (base/keys.h),
- * its direction applied, side by side in one unsigned key of up to 64 bits, the first key in the
+ * its direction applied, side by side in one unsigned key of up to 128 bits, the first key in the
  * highest bits. Comparing composed keys as unsigned integers is then comparing the key tuples
  * lexicographically, so one radix sort, one set of exact splitters and one merge sort by all the
  * keys at once.
@@ -19,7 +19,10 @@
 extern "C" {
 #endif
 
-/* Bytes of a composed key for keys of `bytes` bytes together: 1, 2, 4 or 8; 0 above 8. */
+/* The widest composed key: 128 bits, sorted, split and merged as one key by both backends. */
+#define H5G_COMPOSE_MAX_BYTES 16u
+
+/* Bytes of a composed key for keys of `bytes` bytes together: 1, 2, 4, 8 or 16; 0 above 16. */
 unsigned h5g_compose_width(unsigned bytes);
 
 /* ORs key `part` (n keys of ks->width bytes, host order; transformed in place, so its contents

@@ -1,4 +1,4 @@
-/* Ordered-bits transform, checksum and binary search for keys of 1, 2, 4 or 8 bytes.
+/* Ordered-bits transform, checksum and binary search for keys of 1, 2, 4, 8 or 16 bytes.
  *
  * Each operation is written once as a macro and instantiated per unsigned type, so the width is
  * dispatched once per call and the inner loops are plain typed loops the compiler vectorises. */
@@ -47,16 +47,16 @@
   static uint64_t checksum_##BITS(const T *keys, size_t n) {                                      \
     const uint64_t salt = mix64(BITS);                                                            \
     uint64_t sum = 0;                                                                             \
-    for (size_t i = 0; i < n; i++) sum += mix64((uint64_t)keys[i] ^ salt);                        \
+    for (size_t i = 0; i < n; i++) sum += mix64(fold64(keys[i]) ^ salt);                          \
     return sum;                                                                                   \
   }                                                                                               \
                                                                                                   \
   /* First index in [0, n) whose key is >= x (or > x when `strict`). */                          \
-  static size_t partition_point_##BITS(const T *keys, size_t n, uint64_t x, int strict) {         \
+  static size_t partition_point_##BITS(const T *keys, size_t n, h5g_u128 x, int strict) {         \
     size_t lo = 0, hi = n;                                                                        \
     while (lo < hi) {                                                                             \
       size_t mid = lo + (hi - lo) / 2;                                                            \
-      uint64_t k = keys[mid];                                                                     \
+      const T k = keys[mid];                                                                      \
       if (k < x || (strict && k == x))                                                            \
         lo = mid + 1;                                                                             \
       else                                                                                        \
@@ -74,17 +74,26 @@ static inline uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+/* A key as 64 bits for the checksum: itself up to 8 bytes; a 16-byte key's low half mixed with
+ * its high half's hash, so that keys differing only in the high half sum differently. */
+static inline uint64_t fold64(h5g_u128 k) {
+  uint64_t high = (uint64_t)(k >> 64);
+  return (uint64_t)k ^ (high ? mix64(high) : 0);
+}
+
 /* Mantissa bits are only used for the float widths (4 and 8 bytes). */
 DEFINE_KEY_OPS(uint8_t, 8, 0)
 DEFINE_KEY_OPS(uint16_t, 16, 0)
 DEFINE_KEY_OPS(uint32_t, 32, 23)
 DEFINE_KEY_OPS(uint64_t, 64, 52)
+DEFINE_KEY_OPS(h5g_u128, 128, 0)
 
 #define DISPATCH_WIDTH(width, CALL)                                                               \
   switch (width) {                                                                                \
   case 1: CALL(uint8_t, 8); break;                                                                \
   case 2: CALL(uint16_t, 16); break;                                                              \
   case 4: CALL(uint32_t, 32); break;                                                              \
+  case 16: CALL(h5g_u128, 128); break;                                                            \
   default: CALL(uint64_t, 64); break;                                                             \
   }
 
@@ -108,7 +117,7 @@ uint64_t h5g_keys_checksum(const void *keys, size_t n, unsigned width) {
   return sum;
 }
 
-static size_t partition_point(const void *keys, size_t n, unsigned width, uint64_t x, int strict) {
+static size_t partition_point(const void *keys, size_t n, unsigned width, h5g_u128 x, int strict) {
   size_t index = 0;
 #define CALL_PP(T, BITS) index = partition_point_##BITS((const T *)keys, n, x, strict)
   DISPATCH_WIDTH(width, CALL_PP)
@@ -116,10 +125,10 @@ static size_t partition_point(const void *keys, size_t n, unsigned width, uint64
   return index;
 }
 
-size_t h5g_keys_lower_bound(const void *keys, size_t n, unsigned width, uint64_t x) {
+size_t h5g_keys_lower_bound(const void *keys, size_t n, unsigned width, h5g_u128 x) {
   return partition_point(keys, n, width, x, 0);
 }
 
-size_t h5g_keys_upper_bound(const void *keys, size_t n, unsigned width, uint64_t x) {
+size_t h5g_keys_upper_bound(const void *keys, size_t n, unsigned width, h5g_u128 x) {
   return partition_point(keys, n, width, x, 1);
 }

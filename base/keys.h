@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -18,30 +19,40 @@ typedef enum { H5G_KEY_UNSIGNED = 0, H5G_KEY_SIGNED = 1, H5G_KEY_FLOAT = 2 } h5g
 
 typedef struct {
   h5g_key_class cls;
-  unsigned width; /* bytes: 1, 2, 4 or 8 (floats: 4 or 8) */
+  unsigned width; /* bytes: 1, 2, 4, 8 or 16 (floats: 4 or 8; 16: composed keys, base/compose.h) */
   int descending;
 } h5g_keyspec;
 
 void h5g_keys_to_ordered(void *keys, size_t n, const h5g_keyspec *ks);
 void h5g_keys_from_ordered(void *keys, size_t n, const h5g_keyspec *ks);
 
-/* Key i of an array of `width`-byte unsigned keys, widened to 64 bits. */
-static inline uint64_t h5g_key_load(const void *keys, size_t i, unsigned width) {
+/* Keys of 16 bytes (several keys composed into one, base/compose.h) are GCC's and nvcc's 128-bit
+ * unsigned integer; every key value of any width fits one. */
+__extension__ typedef unsigned __int128 h5g_u128;
+
+/* Key i of an array of `width`-byte unsigned keys, widened to 128 bits. A 16-byte key is copied
+ * out, so the array (an MPI buffer of uint64 words, say) need not be 16-byte aligned. */
+static inline h5g_u128 h5g_key_load(const void *keys, size_t i, unsigned width) {
+  h5g_u128 wide;
   switch (width) {
   case 1: return ((const uint8_t *)keys)[i];
   case 2: return ((const uint16_t *)keys)[i];
   case 4: return ((const uint32_t *)keys)[i];
-  default: return ((const uint64_t *)keys)[i];
+  case 8: return ((const uint64_t *)keys)[i];
+  default: memcpy(&wide, (const char *)keys + i * sizeof wide, sizeof wide); return wide;
   }
 }
+
+/* uint64 words that hold one key of `width` bytes in an MPI message (a key's bytes copied in). */
+static inline size_t h5g_key_slots(unsigned width) { return (width + 7) / 8; }
 
 /* Order-independent checksum of the raw key bits (a sum of mixed 64-bit hashes, mod 2^64):
  * equal for any permutation of the same multiset of bit patterns. */
 uint64_t h5g_keys_checksum(const void *keys, size_t n, unsigned width);
 
 /* Number of keys < x (lower) and <= x (upper) in an ascending array of ordered bits. */
-size_t h5g_keys_lower_bound(const void *keys, size_t n, unsigned width, uint64_t x);
-size_t h5g_keys_upper_bound(const void *keys, size_t n, unsigned width, uint64_t x);
+size_t h5g_keys_lower_bound(const void *keys, size_t n, unsigned width, h5g_u128 x);
+size_t h5g_keys_upper_bound(const void *keys, size_t n, unsigned width, h5g_u128 x);
 
 #ifdef __cplusplus
 }

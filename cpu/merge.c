@@ -57,26 +57,24 @@ DEFINE_MERGE(merge_runs_8, uint8_t, 0)
 DEFINE_MERGE(merge_runs_16, uint16_t, 0)
 DEFINE_MERGE(merge_runs_32, uint32_t, 0)
 DEFINE_MERGE(merge_runs_64, uint64_t, 0)
+DEFINE_MERGE(merge_runs_128, h5g_u128, 0)
 DEFINE_MERGE(merge_runs_pairs_8, uint8_t, 1)
 DEFINE_MERGE(merge_runs_pairs_16, uint16_t, 1)
 DEFINE_MERGE(merge_runs_pairs_32, uint32_t, 1)
 DEFINE_MERGE(merge_runs_pairs_64, uint64_t, 1)
+DEFINE_MERGE(merge_runs_pairs_128, h5g_u128, 1)
 
 typedef void merge_runs_fn(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
                            size_t n, const uint64_t *run_offsets, size_t nruns);
 
-/* Key width 1, 2, 4, 8 -> table index 0..3 (any other width sorts as 8 bytes, as before). */
-static unsigned width_index(unsigned width) {
-  return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3;
-}
-
 void h5g_merge_runs(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
                     size_t n, unsigned width, const uint64_t *run_offsets, size_t nruns) {
   /* [with values][width]: keys alone take the instances without value code */
-  static merge_runs_fn *const merges[2][4] = {
-      {merge_runs_8, merge_runs_16, merge_runs_32, merge_runs_64},
-      {merge_runs_pairs_8, merge_runs_pairs_16, merge_runs_pairs_32, merge_runs_pairs_64}};
+  static merge_runs_fn *const merges[2][5] = {
+      {merge_runs_8, merge_runs_16, merge_runs_32, merge_runs_64, merge_runs_128},
+      {merge_runs_pairs_8, merge_runs_pairs_16, merge_runs_pairs_32, merge_runs_pairs_64,
+       merge_runs_pairs_128}};
   if (n == 0) return; /* the buffers may then be NULL */
-  merges[values != NULL][width_index(width)](keys, values, scratch, scratch_values, n,
+  merges[values != NULL][h5g_width_index(width)](keys, values, scratch, scratch_values, n,
                                              run_offsets, nruns);
 }

@@ -8,6 +8,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/keys.h" /* h5g_u128, the type of 16-byte keys */
+
+/* Key width 1, 2, 4, 8, 16 -> index 0..4 of a table of typed instances (any other width takes
+ * the 8-byte ones). */
+static inline unsigned h5g_width_index(unsigned width) {
+  return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : width == 16 ? 4 : 3;
+}
+
 /* Swaps the roles of src and dst (and of their values) after a pass. */
 #define H5G_PINGPONG_SWAP(T, src, dst, src_values, dst_values)                                    \
   do {                                                                                            \

@@ -21,8 +21,8 @@
 enum {
   RADIX_DIGIT_BITS = 8,       /* bits per LSD pass */
   RADIX_PREFETCH_BYTES = 128, /* how far ahead of a bucket's write position to prefetch */
-  /* every digit histogram of the widest key, on the stack (16 KiB): the sort allocates nothing */
-  RADIX_COUNTS = ((64 + RADIX_DIGIT_BITS - 1) / RADIX_DIGIT_BITS) << RADIX_DIGIT_BITS
+  /* every digit histogram of the widest key, on the stack (32 KiB): the sort allocates nothing */
+  RADIX_COUNTS = ((128 + RADIX_DIGIT_BITS - 1) / RADIX_DIGIT_BITS) << RADIX_DIGIT_BITS
 };
 
 /* One implementation for keys alone and for key+value pairs: MOVE_VALUES is a constant 0 or 1,
@@ -79,25 +79,23 @@ DEFINE_RADIX_SORT(radix_sort_8, uint8_t, 8, 0)
 DEFINE_RADIX_SORT(radix_sort_16, uint16_t, 16, 0)
 DEFINE_RADIX_SORT(radix_sort_32, uint32_t, 32, 0)
 DEFINE_RADIX_SORT(radix_sort_64, uint64_t, 64, 0)
+DEFINE_RADIX_SORT(radix_sort_128, h5g_u128, 128, 0)
 DEFINE_RADIX_SORT(radix_sort_pairs_8, uint8_t, 8, 1)
 DEFINE_RADIX_SORT(radix_sort_pairs_16, uint16_t, 16, 1)
 DEFINE_RADIX_SORT(radix_sort_pairs_32, uint32_t, 32, 1)
 DEFINE_RADIX_SORT(radix_sort_pairs_64, uint64_t, 64, 1)
+DEFINE_RADIX_SORT(radix_sort_pairs_128, h5g_u128, 128, 1)
 
 typedef void radix_sort_fn(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
                            size_t n);
 
-/* Key width 1, 2, 4, 8 -> table index 0..3 (any other width sorts as 8 bytes, as before). */
-static unsigned width_index(unsigned width) {
-  return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3;
-}
-
 void h5g_radix_sort(void *keys, uint64_t *values, void *scratch, uint64_t *scratch_values,
                     size_t n, unsigned width) {
   /* [with values][width]: keys alone take the instances without value code */
-  static radix_sort_fn *const sorts[2][4] = {
-      {radix_sort_8, radix_sort_16, radix_sort_32, radix_sort_64},
-      {radix_sort_pairs_8, radix_sort_pairs_16, radix_sort_pairs_32, radix_sort_pairs_64}};
+  static radix_sort_fn *const sorts[2][5] = {
+      {radix_sort_8, radix_sort_16, radix_sort_32, radix_sort_64, radix_sort_128},
+      {radix_sort_pairs_8, radix_sort_pairs_16, radix_sort_pairs_32, radix_sort_pairs_64,
+       radix_sort_pairs_128}};
   if (n < 2) return;
-  sorts[values != NULL][width_index(width)](keys, values, scratch, scratch_values, n);
+  sorts[values != NULL][h5g_width_index(width)](keys, values, scratch, scratch_values, n);
 }

@@ -27,7 +27,7 @@ int h5g_keyset_inspect(const h5g_options *opt, const char *file, h5g_key_layout 
   }
   /* words filled in priority order, the first key in the highest bits of word 0 */
   for (int i = 0, used = 0; i < layout->count; i++) {
-    if (used + layout->key[i].width > 8) {
+    if (used + layout->key[i].width > H5G_COMPOSE_MAX_BYTES) {
       layout->words++;
       used = 0;
     }
@@ -40,7 +40,7 @@ int h5g_keyset_inspect(const h5g_options *opt, const char *file, h5g_key_layout 
     layout->shift[i] = (unsigned)shift;
     shift += 8 * (int)layout->key[i].width;
   }
-  composed->width = layout->words > 1 ? 8 : h5g_compose_width(bytes);
+  composed->width = layout->words > 1 ? H5G_COMPOSE_MAX_BYTES : h5g_compose_width(bytes);
   composed->n = layout->key[0].n;
   composed->cls = H5G_KEY_UNSIGNED;
   /* "uint16+int32", for "sorted N uint16+int32 keys" */

@@ -11,19 +11,19 @@
 #include "io/h5io.h"
 #include "src/options.h"
 
-/* Keys of more than 64 bits together are composed into several 64-bit words, word 0 holding the
- * first keys: the pipeline then sorts once per word, the last word first, each sort stable
- * (src/passes.c). */
+/* Keys of up to 128 bits together are composed into one key (base/compose.h) and sorted once. Keys
+ * of more are composed into several 128-bit words, word 0 holding the first keys: the pipeline
+ * then sorts once per word, the last word first, each sort stable (src/passes.c). */
 typedef struct {
   int count;                          /* keys, in priority order */
-  int words;                          /* composed words: 1 unless the keys take over 8 bytes */
+  int words;                          /* composed words: 1 unless the keys take over 16 bytes */
   h5g_dataset_info key[H5G_MAX_KEYS]; /* each key's type and rows */
   int word[H5G_MAX_KEYS];             /* the word that holds each key */
   unsigned shift[H5G_MAX_KEYS];       /* where each key's bits start in its word */
 } h5g_key_layout;
 
 /* Serial (rank 0): every key of `opt` in `file`, of the same length; `composed` describes the
- * key one word of them makes (unsigned, 1-8 bytes; 8 when there are several words). Usage
+ * key one word of them makes (unsigned, 1-16 bytes; 16 when there are several words). Usage
  * error otherwise. */
 int h5g_keyset_inspect(const h5g_options *opt, const char *file, h5g_key_layout *layout,
                        h5g_dataset_info *composed);

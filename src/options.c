@@ -94,7 +94,7 @@ void h5g_options_usage(FILE *out) {
         "      --top K                write only the first K elements of the sorted order\n"
         "                             (every written dataset cut to K rows), found by exact\n"
         "                             selection: only those K are exchanged and written\n"
-        "                             (with --unique, or keys over 8 bytes, after a full sort)\n"
+        "                             (with --unique, or keys over 16 bytes, after a full sort)\n"
         "      --unique               one element per distinct key (key tuple), the earliest\n"
         "                             in the input; -0.0 equals +0.0, all NaNs are one value\n"
         "      --counts PATH          with --unique: the uint64 count of each kept key\n"

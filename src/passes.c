@@ -1,4 +1,4 @@
-/* Keys of more than 64 bits together (src/keyset.h): composed into several 64-bit words, sorted
+/* Keys of more than 128 bits together (src/keyset.h): composed into several 128-bit words, sorted
  * one word per pass, the last word first, as an LSD radix sort takes its digits. Each pass is the
  * whole sort (local sort, exact splitters, exchange, merge) of the elements in the order the pass
  * before left them, by their next word; the sort is stable, so ties keep that order and after the
@@ -7,7 +7,8 @@
  * fetched by it from the ranks that read them (mpi/gather_rows.h).
  *
  * What it costs beyond one sort: per extra word, a full sort, exchange and merge, a read of the
- * word's keys, and two gathers of 8 bytes per element; memory for two more uint64 per element. */
+ * word's keys, a gather of 16 bytes and one of 8 per element; memory for two more uint64 per
+ * element. Keys of up to 128 bits together take one sort (base/compose.h). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -24,7 +24,8 @@
 #include "src/run.h"
 
 /* An edge of a rank: whether it holds keys, how many, the length of its first group and the
- * count of the elements in it, then its first and its last key (a word each). */
+ * count of the elements in it, then its first and its last key (h5g_key_slots words per composed
+ * word). */
 enum { EDGE_HAS, EDGE_N, EDGE_FIRST_LENGTH, EDGE_FIRST_COUNT, EDGE_KEYS };
 
 typedef struct {
@@ -32,6 +33,9 @@ typedef struct {
   int words;
   unsigned width;
 } sorted_keys;
+
+/* uint64 slots of a key (all of its words) in an edge. */
+static size_t key_slots(const sorted_keys *k) { return (size_t)k->words * h5g_key_slots(k->width); }
 
 static int same_key(const sorted_keys *k, uint64_t i, uint64_t j) {
   for (int w = 0; w < k->words; w++)
@@ -66,17 +70,20 @@ static uint64_t group_length(const sorted_keys *k, uint64_t begin, uint64_t n) {
   } while (0)
 #define SAME_KEY(j, i) (keys_[j] == keys_[i])
 #define SAME_WORDS(j, i) same_key(k, j, i)
+#define PACK_BY_WIDTH(SAME)                                                                       \
+  switch (k->width) {                                                                             \
+  case 1: PACK_GROUPS(uint8_t, SAME); break;                                                      \
+  case 2: PACK_GROUPS(uint16_t, SAME); break;                                                     \
+  case 4: PACK_GROUPS(uint32_t, SAME); break;                                                     \
+  case 8: PACK_GROUPS(uint64_t, SAME); break;                                                     \
+  default: PACK_GROUPS(h5g_u128, SAME); break;                                                    \
+  }
 static uint64_t pack_groups(const sorted_keys *k, uint64_t *values, const uint64_t *weights,
                             uint64_t *counts, uint64_t begin, uint64_t end, uint64_t kept) {
-  if (k->words > 1) { /* words of 8 bytes */
-    PACK_GROUPS(uint64_t, SAME_WORDS);
-    return kept;
-  }
-  switch (k->width) {
-  case 1: PACK_GROUPS(uint8_t, SAME_KEY); break;
-  case 2: PACK_GROUPS(uint16_t, SAME_KEY); break;
-  case 4: PACK_GROUPS(uint32_t, SAME_KEY); break;
-  default: PACK_GROUPS(uint64_t, SAME_KEY); break;
+  if (k->words > 1) {
+    PACK_BY_WIDTH(SAME_WORDS)
+  } else {
+    PACK_BY_WIDTH(SAME_KEY)
   }
   return kept;
 }
@@ -91,19 +98,20 @@ static uint64_t group_count(const uint64_t *counts, uint64_t begin, uint64_t len
 }
 
 static const uint64_t *edge_first(const uint64_t *e) { return e + EDGE_KEYS; }
-static const uint64_t *edge_last(const uint64_t *e, int words) { return e + EDGE_KEYS + words; }
-static int same_edge_key(const uint64_t *a, const uint64_t *b, int words) {
-  return memcmp(a, b, (size_t)words * sizeof(uint64_t)) == 0;
+static const uint64_t *edge_last(const uint64_t *e, size_t slots) { return e + EDGE_KEYS + slots; }
+/* Edge keys are equal when their bytes are: the slots are zeroed before a key is copied in. */
+static int same_edge_key(const uint64_t *a, const uint64_t *b, size_t slots) {
+  return memcmp(a, b, slots * sizeof(uint64_t)) == 0;
 }
 
 /* Of the ranks after `rank`: how many elements continue the group of key `last`. */
-static uint64_t continued_after(const uint64_t *edges, size_t edge_words, int words, int rank,
+static uint64_t continued_after(const uint64_t *edges, size_t edge_words, size_t slots, int rank,
                                 int size, const uint64_t *last) {
   uint64_t more = 0;
   for (int s = rank + 1; s < size; s++) {
     const uint64_t *e = edges + (size_t)s * edge_words;
     if (!e[EDGE_HAS]) continue;
-    if (!same_edge_key(edge_first(e), last, words)) break;
+    if (!same_edge_key(edge_first(e), last, slots)) break;
     more += e[EDGE_FIRST_COUNT];
     if (e[EDGE_FIRST_LENGTH] < e[EDGE_N]) break; /* the group ends on rank s */
   }
@@ -111,11 +119,11 @@ static uint64_t continued_after(const uint64_t *edges, size_t edge_words, int wo
 }
 
 /* True when the nearest rank before `rank` holding keys ends with key `first`. */
-static int continues_before(const uint64_t *edges, size_t edge_words, int words, int rank,
+static int continues_before(const uint64_t *edges, size_t edge_words, size_t slots, int rank,
                             const uint64_t *first) {
   for (int s = rank - 1; s >= 0; s--) {
     const uint64_t *e = edges + (size_t)s * edge_words;
-    if (e[EDGE_HAS]) return same_edge_key(edge_last(e, words), first, words);
+    if (e[EDGE_HAS]) return same_edge_key(edge_last(e, slots), first, slots);
   }
   return 0;
 }
@@ -128,7 +136,8 @@ static int keep_groups(h5g_run *r, const sorted_keys *k, const uint64_t *counts)
   h5g_data *d = &r->data;
   unsigned w = plan->ks.width;
   uint64_t n = plan->out_n, *edges = NULL;
-  size_t edge_words = EDGE_KEYS + 2 * (size_t)k->words;
+  size_t slots = key_slots(k), word_slots = h5g_key_slots(w);
+  size_t edge_words = EDGE_KEYS + 2 * slots;
   size_t edges_bytes = ((size_t)r->size + 1) * edge_words * sizeof(uint64_t);
   edges = malloc(edges_bytes);
   d->counts = r->opt->counts ? malloc(n ? n * sizeof(uint64_t) : 1) : NULL;
@@ -141,17 +150,17 @@ static int keep_groups(h5g_run *r, const sorted_keys *k, const uint64_t *counts)
   mine[EDGE_FIRST_LENGTH] = n ? group_length(k, 0, n) : 0;
   mine[EDGE_FIRST_COUNT] = group_count(counts, 0, mine[EDGE_FIRST_LENGTH]);
   for (int word = 0; n && word < k->words; word++) {
-    mine[EDGE_KEYS + word] = h5g_key_load(k->word[word], 0, w);
-    mine[EDGE_KEYS + k->words + word] = h5g_key_load(k->word[word], n - 1, w);
+    memcpy(mine + EDGE_KEYS + word * word_slots, k->word[word], w);
+    memcpy(mine + EDGE_KEYS + slots + word * word_slots, (const char *)k->word[word] + (n - 1) * w, w);
   }
   CHECK_MPI(MPI_Allgather(mine, (int)edge_words, MPI_UINT64_T, edges, (int)edge_words,
                           MPI_UINT64_T, r->comm));
-  uint64_t i = n && continues_before(edges, edge_words, k->words, r->rank, edge_first(mine))
+  uint64_t i = n && continues_before(edges, edge_words, slots, r->rank, edge_first(mine))
                    ? mine[EDGE_FIRST_LENGTH] : 0;
   uint64_t kept = pack_groups(k, d->sorted_values, counts, d->counts, i, n, 0);
   if (kept && d->counts)
     d->counts[kept - 1] +=
-        continued_after(edges, edge_words, k->words, r->rank, r->size, edge_last(mine, k->words));
+        continued_after(edges, edge_words, slots, r->rank, r->size, edge_last(mine, slots));
   uint64_t before = 0;
   CHECK_MPI(MPI_Exscan(&kept, &before, 1, MPI_UINT64_T, MPI_SUM, r->comm));
   CHECK_MPI(MPI_Allreduce(&kept, &plan->out_total, 1, MPI_UINT64_T, MPI_SUM, r->comm));

@@ -272,7 +272,8 @@ check_run() {
   if grep -q 'HDF5-DIAG' "$W/run.log"; then die "h5gsort $* printed an HDF5 error stack"; fi
 }
 
-# Keys of more than 8 bytes together (sorted in one pass per 64-bit word): two float64 keys with
+# Keys of more than 8 bytes together (up to 16: one 128-bit key, one sort pass; more: one pass per
+# 128-bit word): two float64 keys with
 # ties in the first (few values) and NaN/-0.0/inf in the second, float64 + int32, three uint32,
 # uint64 + uint8, table fields (f8 + u2, u2 + f8 + f8), 2-D float64 columns; with --carry,
 # --index-out, --top, --unique --counts, out of core, --verify and --check; N = 0, 1, 3.
@@ -302,8 +303,16 @@ case_wide() {
     sort_keys "$p" "$W/in.h5" "$W/ooc.h5" -d /y -d /x --order desc,asc --index-out /idx -- \
       --device-memory "$OOC_BUDGET" --verify
   done
+  # keys of up to 16 bytes together take one sort pass, more take one per 16-byte word
+  sort_keys 2 "$W/in.h5" "$W/xy.h5" -d /x -d /y -- --report "$W/xy.json"
+  grep -q '"sort_passes": 1,' "$W/xy.json" || die "f8 + f8 keys: the report has no 1 sort pass"
   sort_keys 2 "$W/in.h5" "$W/t3.h5" -d /t --key-field key,x,det -- --report "$W/t3.json"
-  grep -q '"sort_passes": 3,' "$W/t3.json" || die "f8 + f8 + u2 keys: the report has no 3 sort passes"
+  grep -q '"sort_passes": 2,' "$W/t3.json" || die "f8 + f8 + u2 keys: the report has no 2 sort passes"
+  for p in 1 3; do # 40 bytes: three words, the last one of 8 bytes
+    sort_keys "$p" "$W/in.h5" "$W/w3.h5" -d /x -d /y -d /big -d /i -d /u1 -d /u2 -d /u3 \
+      --order asc,desc,asc,desc,asc,asc,desc --index-out /idx -- --report "$W/w3.json" --verify
+  done
+  grep -q '"sort_passes": 3,' "$W/w3.json" || die "40 bytes of keys: the report has no 3 sort passes"
   check_run 0 3 --check "$W/xy.h5" -d /x -d /y --against "$W/in.h5"
   check_run 1 2 --check "$W/in.h5" -d /x -d /y
   for k in 0 1 1000 $((n - 1)) "$n" $((n + 1)); do

@@ -21,22 +21,27 @@
 static int rank, size;
 
 /* (key, run, position) triples in the order of a stable merge. */
+typedef struct {
+  h5g_u128 key;
+  uint64_t run, position;
+} triple;
 static int compare_triple(const void *a, const void *b) {
-  const uint64_t *x = a, *y = b;
-  for (int i = 0; i < 3; i++)
-    if (x[i] != y[i]) return (x[i] > y[i]) - (x[i] < y[i]);
-  return 0;
+  const triple *x = a, *y = b;
+  if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
+  if (x->run != y->run) return (x->run > y->run) - (x->run < y->run);
+  return (x->position > y->position) - (x->position < y->position);
 }
 
 enum { DIST_RANDOM, DIST_EQUAL, DIST_FEW, DIST_RANK_SORTED, DIST_RANK_REVERSED, DIST_SKEWED, DIST_COUNT };
 
-static uint64_t make_key(int dist, uint64_t *rng, unsigned width, uint64_t n_local) {
-  uint64_t mask = test_width_mask(width), r = test_rand(rng);
+/* 16-byte keys: random ones use all 128 bits, and the others differ in the high half too. */
+static h5g_u128 make_key(int dist, uint64_t *rng, unsigned width, uint64_t n_local) {
+  h5g_u128 mask = test_width_mask(width), r = test_rand128(rng);
   switch (dist) {
   case DIST_EQUAL: return 42 & mask;
   case DIST_FEW: return (r % 3) * (mask / 3);
-  case DIST_RANK_SORTED: return ((uint64_t)rank * (mask / 4) + r % (mask / 8 + 1)) & mask;
-  case DIST_RANK_REVERSED: return ((uint64_t)(3 - rank % 4) * (mask / 4) + r % (mask / 8 + 1)) & mask;
+  case DIST_RANK_SORTED: return ((h5g_u128)rank * (mask / 4) + r % (mask / 8 + 1)) & mask;
+  case DIST_RANK_REVERSED: return ((h5g_u128)(3 - rank % 4) * (mask / 4) + r % (mask / 8 + 1)) & mask;
   case DIST_SKEWED: return (r % 4 ? 7 : r % (n_local + 1)) & mask; /* one huge duplicate run */
   default: return r & mask;
   }
@@ -53,20 +58,21 @@ static void check_cuts(int dist, uint64_t n_target, unsigned width, size_t nruns
   uint64_t n = local_count(n_target, uneven), n_global = 0;
   MPI_Allreduce(&n, &n_global, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   void *keys = malloc(n * width + 1);
-  uint64_t *wide = malloc((n + 1) * sizeof(uint64_t));
+  h5g_u128 *wide = malloc((n + 1) * sizeof(h5g_u128));
   uint64_t *run_offsets = malloc((nruns + 1) * sizeof(uint64_t));
   uint64_t *cuts = malloc(((size_t)size + 1) * nruns * sizeof(uint64_t));
   for (size_t j = 0; j <= nruns; j++) run_offsets[j] = h5g_share_begin(j, n, nruns);
   for (uint64_t i = 0; i < n; i++) wide[i] = make_key(dist, &rng, width, n);
   for (size_t j = 0; j < nruns; j++)
-    qsort(wide + run_offsets[j], run_offsets[j + 1] - run_offsets[j], sizeof(uint64_t), test_compare_u64);
+    qsort(wide + run_offsets[j], run_offsets[j + 1] - run_offsets[j], sizeof(h5g_u128), test_compare_u128);
   for (uint64_t i = 0; i < n; i++) test_store(keys, i, width, wide[i]);
 
   int status = h5g_exact_cuts(MPI_COMM_WORLD, keys, width, run_offsets, nruns, n_global, cuts);
   EXPECT(status == 0, "h5g_exact_cuts failed: %s", h5g_error_message());
 
-  /* (destination, key) pairs, checked on rank 0 against a sort of everything */
-  uint64_t *pairs = malloc((2 * n + 1) * sizeof(uint64_t));
+  /* (destination, key high half, key low half), checked on rank 0 against a sort of everything */
+  enum { SENT = 3 };
+  uint64_t *pairs = malloc((SENT * n + 1) * sizeof(uint64_t));
   uint64_t np = 0;
   for (size_t j = 0; j < nruns; j++)
     for (int d = 0; d < size; d++) {
@@ -75,8 +81,10 @@ static void check_cuts(int dist, uint64_t n_target, unsigned width, size_t nruns
              "rank %d run %zu dest %d: cut [%llu, %llu) outside run", rank, j, d,
              (unsigned long long)lo, (unsigned long long)hi);
       for (uint64_t i = lo; i < hi && i < run_offsets[j + 1]; i++) {
+        h5g_u128 key = h5g_key_load(keys, i, width);
         pairs[np++] = (uint64_t)d;
-        pairs[np++] = h5g_key_load(keys, i, width);
+        pairs[np++] = (uint64_t)(key >> 64);
+        pairs[np++] = (uint64_t)key;
       }
     }
   int my_len = (int)np, *lens = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
@@ -90,24 +98,26 @@ static void check_cuts(int dist, uint64_t n_target, unsigned width, size_t nruns
   uint64_t *all = malloc((total + 1) * sizeof(uint64_t));
   MPI_Gatherv(pairs, my_len, MPI_UINT64_T, all, lens, displs, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   if (rank == 0) {
-    EXPECT(total == 2 * n_global, "cuts cover %llu keys of %llu", (unsigned long long)(total / 2),
+    uint64_t keys_sent = total / SENT;
+    EXPECT(total == SENT * n_global, "cuts cover %llu keys of %llu", (unsigned long long)keys_sent,
            (unsigned long long)n_global);
-    uint64_t *sorted = malloc((n_global + 1) * sizeof(uint64_t)), *mine = malloc((n_global + 1) * sizeof(uint64_t));
-    for (uint64_t i = 0; i < total / 2; i++) sorted[i] = all[2 * i + 1];
-    qsort(sorted, total / 2, sizeof(uint64_t), test_compare_u64);
+    h5g_u128 *sorted = malloc((n_global + 1) * sizeof(h5g_u128)), *mine = malloc((n_global + 1) * sizeof(h5g_u128));
+    for (uint64_t i = 0; i < keys_sent; i++) sorted[i] = (h5g_u128)all[SENT * i + 1] << 64 | all[SENT * i + 2];
+    qsort(sorted, keys_sent, sizeof(h5g_u128), test_compare_u128);
     for (int d = 0; d < size; d++) {
       uint64_t got = 0, begin = h5g_share_begin(d, n_global, size), end = h5g_share_begin(d + 1, n_global, size);
-      for (uint64_t i = 0; i < total / 2; i++)
-        if (all[2 * i] == (uint64_t)d) mine[got++] = all[2 * i + 1];
-      qsort(mine, got, sizeof(uint64_t), test_compare_u64);
+      for (uint64_t i = 0; i < keys_sent; i++)
+        if (all[SENT * i] == (uint64_t)d) mine[got++] = (h5g_u128)all[SENT * i + 1] << 64 | all[SENT * i + 2];
+      qsort(mine, got, sizeof(h5g_u128), test_compare_u128);
       EXPECT(got == end - begin, "dist %d N=%llu w=%u runs=%zu: dest %d gets %llu keys, not %llu",
              dist, (unsigned long long)n_global, width, nruns, d, (unsigned long long)got,
              (unsigned long long)(end - begin));
       for (uint64_t i = 0; got == end - begin && i < got; i++)
         if (mine[i] != sorted[begin + i]) {
-          EXPECT(0, "dist %d N=%llu w=%u: dest %d key %llu is %llx, expected %llx", dist,
+          EXPECT(0, "dist %d N=%llu w=%u: dest %d key %llu is %llx:%llx, expected %llx:%llx", dist,
                  (unsigned long long)n_global, width, d, (unsigned long long)i,
-                 (unsigned long long)mine[i], (unsigned long long)sorted[begin + i]);
+                 (unsigned long long)(mine[i] >> 64), (unsigned long long)mine[i],
+                 (unsigned long long)(sorted[begin + i] >> 64), (unsigned long long)sorted[begin + i]);
           break;
         }
     }
@@ -130,29 +140,28 @@ static void check_cuts(int dist, uint64_t n_target, unsigned width, size_t nruns
 static void check_local_cuts(int dist, uint64_t n, unsigned width, size_t nruns, int m) {
   uint64_t rng = 0x77 + (uint64_t)rank * 17 + (uint64_t)dist * 131 + n * 31 + width + nruns + (uint64_t)m;
   void *keys = malloc(n * width + 1);
-  uint64_t *triples = malloc((3 * n + 1) * sizeof(uint64_t)), *wide = malloc((n + 1) * sizeof(uint64_t));
+  triple *triples = malloc((n + 1) * sizeof(triple));
+  h5g_u128 *wide = malloc((n + 1) * sizeof(h5g_u128));
   uint64_t *run_offsets = malloc((nruns + 1) * sizeof(uint64_t)), *targets = malloc(((size_t)m + 1) * sizeof(uint64_t));
   uint64_t *cuts = malloc(((size_t)m + 2) * nruns * sizeof(uint64_t)), *taken = calloc(nruns, sizeof(uint64_t));
   for (size_t j = 0; j <= nruns; j++) /* uneven runs, some empty */
     run_offsets[j] = j == nruns ? n : h5g_share_begin(j * j, n, nruns * nruns);
   for (uint64_t i = 0; i < n; i++) wide[i] = make_key(dist, &rng, width, n);
   for (size_t j = 0; j < nruns; j++)
-    qsort(wide + run_offsets[j], run_offsets[j + 1] - run_offsets[j], sizeof(uint64_t), test_compare_u64);
+    qsort(wide + run_offsets[j], run_offsets[j + 1] - run_offsets[j], sizeof(h5g_u128), test_compare_u128);
   for (size_t j = 0; j < nruns; j++)
     for (uint64_t i = run_offsets[j]; i < run_offsets[j + 1]; i++) {
       test_store(keys, i, width, wide[i]);
-      triples[3 * i] = wide[i];
-      triples[3 * i + 1] = j;
-      triples[3 * i + 2] = i;
+      triples[i] = (triple){wide[i], j, i};
     }
-  qsort(triples, n, 3 * sizeof(uint64_t), compare_triple);
+  qsort(triples, n, sizeof(triple), compare_triple);
   for (int k = 0; k < m; k++) targets[k] = h5g_share_begin((uint64_t)k + 1, n, (uint64_t)m); /* last: n */
   int status = h5g_cuts_at(MPI_COMM_SELF, keys, width, run_offsets, nruns, targets, m, cuts);
   EXPECT(status == 0, "h5g_cuts_at failed: %s", h5g_error_message());
   uint64_t merged = 0;
   for (int k = 0; k <= m; k++) {
     uint64_t target = k < m ? targets[k] : n;
-    for (; merged < target; merged++) taken[triples[3 * merged + 1]]++;
+    for (; merged < target; merged++) taken[triples[merged].run]++;
     for (size_t j = 0; j < nruns; j++) {
       uint64_t cut = cuts[(size_t)(k + 1) * nruns + j] - run_offsets[j];
       EXPECT(cut == taken[j], "local cuts dist %d n=%llu w=%u runs=%zu: cut %d of run %zu at %llu, "
@@ -207,16 +216,17 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   static const uint64_t sizes[] = {0, 1, 2, 3, 5, 100, 1001, 20000};
-  static const unsigned widths[] = {1, 2, 4, 8};
+  static const unsigned widths[] = {1, 2, 4, 8, 16};
+  const size_t nwidths = sizeof widths / sizeof *widths;
   for (int dist = 0; dist < DIST_COUNT; dist++)
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
-      for (size_t w = 0; w < 4; w++)
+      for (size_t w = 0; w < nwidths; w++)
         for (size_t nruns = 1; nruns <= 3; nruns += 2)
           for (int uneven = 0; uneven <= 1; uneven++) check_cuts(dist, sizes[s], widths[w], nruns, uneven);
   static const uint64_t local_sizes[] = {0, 1, 7, 1000, 30011};
   for (int dist = 0; dist < DIST_COUNT; dist++)
     for (size_t s = 0; s < sizeof local_sizes / sizeof *local_sizes; s++)
-      for (size_t w = 0; w < 4; w++)
+      for (size_t w = 0; w < nwidths; w++)
         for (size_t nruns = 1; nruns <= 9; nruns += 4)
           for (int m = 0; m <= 13; m += 13) check_local_cuts(dist, local_sizes[s], widths[w], nruns, m);
   check_exchange(1000, NULL);

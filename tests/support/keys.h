@@ -1,5 +1,5 @@
-/* Key buffers of the CPU tests (C, usable from C++): keys of 1, 2, 4 or 8 bytes held as raw
- * bits widened to 64 (the tests' neutral representation), and the stable reference of the
+/* Key buffers of the CPU tests (C, usable from C++): keys of 1, 2, 4, 8 or 16 bytes held as raw
+ * bits widened to 128 (the tests' neutral representation), and the stable reference of the
  * key+value sorts and merges. */
 #ifndef H5G_TESTS_SUPPORT_KEYS_H
 #define H5G_TESTS_SUPPORT_KEYS_H
@@ -9,22 +9,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline uint64_t test_width_mask(unsigned width) {
-  return width == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * width)) - 1;
+#include "base/keys.h" /* h5g_u128 */
+#include "tests/support/check.h"
+
+static inline h5g_u128 test_width_mask(unsigned width) {
+  return width >= 16 ? ~(h5g_u128)0 : ((h5g_u128)1 << (8 * width)) - 1;
 }
 
 /* Key i of an array of `width`-byte keys (little-endian host). */
-static inline void test_store(void *keys, size_t i, unsigned width, uint64_t bits) {
+static inline void test_store(void *keys, size_t i, unsigned width, h5g_u128 bits) {
   memcpy((uint8_t *)keys + i * width, &bits, width);
 }
-static inline uint64_t test_load_key(const void *keys, size_t i, unsigned width) {
-  uint64_t bits = 0;
+static inline h5g_u128 test_load_key(const void *keys, size_t i, unsigned width) {
+  h5g_u128 bits = 0;
   memcpy(&bits, (const uint8_t *)keys + i * width, width);
   return bits;
 }
 
+/* A random key of 16 bytes: two draws of the generator. */
+static inline h5g_u128 test_rand128(uint64_t *rng) {
+  h5g_u128 high = test_rand(rng);
+  return high << 64 | test_rand(rng);
+}
+
 static inline int test_compare_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+static inline int test_compare_u128(const void *a, const void *b) {
+  h5g_u128 x, y;
+  memcpy(&x, a, sizeof x);
+  memcpy(&y, b, sizeof y);
   return (x > y) - (x < y);
 }
 
@@ -35,7 +50,8 @@ static inline int test_compare_u64(const void *a, const void *b) {
 static inline uint64_t test_value_of(size_t p) { return (uint64_t)p * UINT64_C(0x9e3779b97f4a7c15); }
 
 typedef struct {
-  uint64_t key, position;
+  h5g_u128 key;
+  uint64_t position;
 } test_keyed;
 
 static inline int test_compare_key_then_position(const void *a, const void *b) {

@@ -1,6 +1,7 @@
 /* base/compose.h against an independent reference: for random key tuples (ties, signed and
- * unsigned integers of 1-4 bytes, float32 with -0.0, +-inf and NaNs of both signs and any payload,
- * float64 alone) in every direction, comparing composed keys as unsigned integers must agree with
+ * unsigned integers of 1-4 bytes, uint64, float32 with -0.0, +-inf and NaNs of both signs and any
+ * payload, float64) of up to 16 bytes together, keys crossing the composed key's 64-bit halves, in
+ * every direction, comparing composed keys as unsigned integers must agree with
  * a lexicographic comparison of the values themselves (numpy's: -0.0 == +0.0, NaNs equal and
  * last; descending its mirror), and taking an integer key back out gives its exact bits. */
 #include <math.h>
@@ -9,7 +10,7 @@
 #include "base/compose.h"
 #include "tests/support/check.h"
 
-enum { N = 4000, MAX_KEYS = 3 };
+enum { N = 4000, MAX_KEYS = 4 };
 
 typedef struct {
   h5g_key_class cls;
@@ -57,19 +58,20 @@ static void fill(void *keys, const key_type *t, uint64_t *rng) {
       switch (t->width) {
       case 1: ((uint8_t *)keys)[i] = (uint8_t)v; break;
       case 2: ((uint16_t *)keys)[i] = (uint16_t)v; break;
-      default: ((uint32_t *)keys)[i] = (uint32_t)v; break;
+      case 4: ((uint32_t *)keys)[i] = (uint32_t)v; break;
+      default: ((uint64_t *)keys)[i] = v; break;
       }
     }
   }
 }
 
 static void check_tuple(const key_type *types, int count, const int *descending, uint64_t *rng) {
-  static uint64_t composed[N];
+  static h5g_u128 composed[N];
   static unsigned char keys[MAX_KEYS][N * 8], scratch[N * 8], back[N * 8];
   unsigned bytes = 0, shift[MAX_KEYS];
   for (int k = 0; k < count; k++) bytes += types[k].width;
   unsigned width = h5g_compose_width(bytes);
-  EXPECT(width >= bytes && width <= 8, "width %u for %u bytes", width, bytes);
+  EXPECT(width >= bytes && width <= H5G_COMPOSE_MAX_BYTES, "width %u for %u bytes", width, bytes);
   for (int k = count - 1, s = 0; k >= 0; s += 8 * (int)types[k].width, k--) shift[k] = (unsigned)s;
   memset(composed, 0, sizeof composed);
   for (int k = 0; k < count; k++) {
@@ -85,7 +87,7 @@ static void check_tuple(const key_type *types, int count, const int *descending,
         int c = compare(value_of(keys[k], i, &types[k]), value_of(keys[k], j, &types[k]));
         expected = descending[k] ? -c : c;
       }
-      uint64_t a = h5g_key_load(composed, i, width), b = h5g_key_load(composed, j, width);
+      h5g_u128 a = h5g_key_load(composed, i, width), b = h5g_key_load(composed, j, width);
       int got = (a > b) - (a < b);
       EXPECT(got == expected, "%d keys: rows %zu, %zu: composed order %d, values' order %d",
              count, i, j, got, expected);
@@ -102,35 +104,45 @@ int main(void) {
   uint64_t rng = 20261123;
   static const key_type u1 = {H5G_KEY_UNSIGNED, 1}, i2 = {H5G_KEY_SIGNED, 2},
                         u4 = {H5G_KEY_UNSIGNED, 4}, i4 = {H5G_KEY_SIGNED, 4},
-                        f4 = {H5G_KEY_FLOAT, 4}, f8 = {H5G_KEY_FLOAT, 8};
-  const key_type tuples[][MAX_KEYS] = {{u4, i4}, {f4, u1}, {i2, f4}, {u1, i2, i4}, {f8}, {f4}, {i4}};
-  const int counts[] = {2, 2, 2, 3, 1, 1, 1};
+                        u8 = {H5G_KEY_UNSIGNED, 8}, f4 = {H5G_KEY_FLOAT, 4},
+                        f8 = {H5G_KEY_FLOAT, 8};
+  /* 8 bytes or less, then 9 to 16 (f8 + i4: the f8 across the halves of the 128-bit key) */
+  const key_type tuples[][MAX_KEYS] = {{u4, i4},     {f4, u1},     {i2, f4},         {u1, i2, i4},
+                                       {f8},         {f4},         {i4},             {f8, i4},
+                                       {u8, f8},     {f8, f8},     {i2, f8, u1, f4}, {u4, u4, u4},
+                                       {u1, u8, i2}};
+  const int counts[] = {2, 2, 2, 3, 1, 1, 1, 2, 2, 2, 4, 3, 3};
   for (size_t t = 0; t < sizeof counts / sizeof counts[0]; t++)
     for (int dirs = 0; dirs < (1 << counts[t]); dirs++) {
       int descending[MAX_KEYS];
       for (int k = 0; k < counts[t]; k++) descending[k] = (dirs >> k) & 1;
       check_tuple(tuples[t], counts[t], descending, &rng);
     }
-  /* threads: the rows split between them give the same keys as one thread */
+  /* threads: the rows split between them give the same keys as one thread (8- and 16-byte
+   * composed keys, the key at bit 7 and across the halves at bit 60) */
   enum { BIG = 1 << 18 };
   uint32_t *a = malloc(BIG * 4), *b = malloc(BIG * 4);
-  uint64_t *one = calloc(BIG, 8), *many = calloc(BIG, 8);
-  if (a && b && one && many) {
+  h5g_u128 *one = malloc(BIG * 16), *many = malloc(BIG * 16);
+  for (unsigned width = 8; a && b && one && many && width <= 16; width += 8) {
     h5g_keyspec ks = {H5G_KEY_SIGNED, 4, 1};
+    unsigned shift = width == 8 ? 7 : 60;
+    memset(one, 0, BIG * 16);
+    memset(many, 0, BIG * 16);
     for (size_t i = 0; i < BIG; i++) a[i] = (uint32_t)test_rand(&rng);
     memcpy(b, a, BIG * 4);
-    h5g_compose_add(one, 8, a, BIG, &ks, 7, 1);
-    h5g_compose_add(many, 8, b, BIG, &ks, 7, 5);
-    EXPECT(memcmp(one, many, BIG * 8) == 0, "5 threads composed other keys than 1");
-    h5g_compose_take(many, 8, b, BIG, &ks, 7, 3);
-    h5g_compose_take(one, 8, a, BIG, &ks, 7, 1);
+    h5g_compose_add(one, width, a, BIG, &ks, shift, 1);
+    h5g_compose_add(many, width, b, BIG, &ks, shift, 5);
+    EXPECT(memcmp(one, many, (size_t)BIG * width) == 0, "5 threads composed other keys than 1");
+    h5g_compose_take(many, width, b, BIG, &ks, shift, 3);
+    h5g_compose_take(one, width, a, BIG, &ks, shift, 1);
     EXPECT(memcmp(a, b, BIG * 4) == 0, "3 threads took other keys than 1");
   }
   free(a);
   free(b);
   free(one);
   free(many);
-  EXPECT(h5g_compose_width(9) == 0 && h5g_compose_width(3) == 4 && h5g_compose_width(6) == 8,
+  EXPECT(h5g_compose_width(3) == 4 && h5g_compose_width(6) == 8 && h5g_compose_width(9) == 16 &&
+             h5g_compose_width(16) == 16 && h5g_compose_width(17) == 0,
          "widths");
   return test_summary("compose");
 }

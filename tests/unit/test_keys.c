@@ -1,4 +1,5 @@
-/* Ordered-bits transform, checksum and binary search, for all 10 key types.
+/* Ordered-bits transform, checksum and binary search, for all 10 key types and 16-byte
+ * (composed) keys.
  *
  * The order is checked against an independent comparator on the typed values (numpy order:
  * -inf < ... < -0.0 == +0.0 < ... < +inf < NaN, every NaN last whatever its sign): after sorting
@@ -299,6 +300,66 @@ static void check_bounds(uint64_t *rng) {
   }
 }
 
+/* 16-byte keys (composed keys): values of few distinct high and low halves, extremes included. */
+static h5g_u128 wide_value(uint64_t *rng) {
+  static const uint64_t halves[] = {0, 1, 0x8000000000000000u, UINT64_MAX, 0x0123456789abcdefu};
+  uint64_t r = test_rand(rng);
+  return (h5g_u128)halves[r % 5] << 64 | halves[(r >> 8) % 5];
+}
+
+static int compare_u128(const void *a, const void *b) {
+  h5g_u128 x, y;
+  memcpy(&x, a, sizeof x);
+  memcpy(&y, b, sizeof y);
+  return (x > y) - (x < y);
+}
+
+/* 16-byte keys: the unsigned transform (ascending: none; descending: every bit flipped), the
+ * checksum (permutation invariant, any of the 128 bits noticed) and the bounds against counting. */
+static void check_wide(uint64_t *rng) {
+  enum { N = 257 };
+  static h5g_u128 keys[N], back[N];
+  const h5g_keyspec ascending = {H5G_KEY_UNSIGNED, 16, 0}, descending = {H5G_KEY_UNSIGNED, 16, 1};
+  for (size_t i = 0; i < N; i++) keys[i] = wide_value(rng);
+  memcpy(back, keys, sizeof keys);
+  h5g_keys_to_ordered(back, N, &ascending);
+  EXPECT(memcmp(back, keys, sizeof keys) == 0, "16 bytes: the ascending transform changed keys");
+  h5g_keys_to_ordered(back, N, &descending);
+  for (size_t i = 0; i < N; i++) EXPECT(back[i] == ~keys[i], "16 bytes: descending is not ~key");
+  h5g_keys_from_ordered(back, N, &descending);
+  EXPECT(memcmp(back, keys, sizeof keys) == 0, "16 bytes: no round trip");
+
+  const uint64_t sum = h5g_keys_checksum(keys, N, 16);
+  for (size_t i = 0; i < N; i++) back[N - 1 - i] = keys[i];
+  EXPECT(h5g_keys_checksum(back, N, 16) == sum, "16 bytes: checksum not permutation invariant");
+  for (unsigned bit = 0; bit < 128; bit++) {
+    back[7] ^= (h5g_u128)1 << bit;
+    EXPECT(h5g_keys_checksum(back, N, 16) != sum, "16 bytes: flipping bit %u went unnoticed", bit);
+    back[7] ^= (h5g_u128)1 << bit;
+  }
+  EXPECT(h5g_keys_checksum(keys, N, 16) != h5g_keys_checksum(keys, N, 8),
+         "16 bytes: checksum equals that of the same bytes as 8-byte keys");
+
+  const size_t sizes[] = {0, 1, 2, 3, 17, N};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    const size_t n = sizes[s];
+    qsort(keys, n, sizeof keys[0], compare_u128);
+    for (size_t p = 0; p < n + 3; p++) {
+      /* every key, its successor and predecessor, and the extremes */
+      const h5g_u128 x = p < n ? keys[p] + (h5g_u128)(p % 3) - 1 : p == n ? 0 : ~(h5g_u128)0 - (p - n - 1);
+      size_t lower = 0, upper = 0;
+      for (size_t i = 0; i < n; i++) {
+        lower += keys[i] < x;
+        upper += keys[i] <= x;
+      }
+      EXPECT(h5g_keys_lower_bound(keys, n, 16, x) == lower, "16 bytes n %zu: lower bound", n);
+      EXPECT(h5g_keys_upper_bound(keys, n, 16, x) == upper, "16 bytes n %zu: upper bound", n);
+    }
+    EXPECT(n == 0 || h5g_key_load((const char *)keys + 0, n - 1, 16) == keys[n - 1],
+           "16 bytes: key load");
+  }
+}
+
 int main(void) {
   uint64_t rng = 20240601;
   const size_t random_count = 200000;
@@ -315,5 +376,6 @@ int main(void) {
   check_float_landmarks();
   check_checksum(&rng);
   check_bounds(&rng);
+  check_wide(&rng);
   return test_summary("test_keys");
 }

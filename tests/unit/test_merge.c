@@ -1,5 +1,5 @@
 /* h5g_merge_runs against qsort: run counts 1, 2, 3, 17 and random ones, empty runs, n = 0, and
- * few distinct values (many ties across runs), for every key width. h5g_merge_runs with values
+ * few distinct values (many ties across runs), for every key width (1 to 16 bytes). h5g_merge_runs with values
  * on the same runs against a stable reference: qsort of (key, position) pairs by key, then
  * position, so equal keys of an earlier run come first; few-unique and all-equal keys prove
  * stability. */
@@ -13,9 +13,7 @@
 /* Byte-wise key order for the sorted runs: little-endian host, so compare keys as integers. */
 static unsigned g_width;
 static int compare_keys(const void *a, const void *b) {
-  uint64_t x = 0, y = 0;
-  memcpy(&x, a, g_width);
-  memcpy(&y, b, g_width);
+  h5g_u128 x = test_load_key(a, 0, g_width), y = test_load_key(b, 0, g_width);
   return (x > y) - (x < y);
 }
 
@@ -66,8 +64,10 @@ static void check_case(unsigned width, size_t n, size_t nruns, int with_empty,
     goto done;
   }
   for (size_t i = 0; i < n; i++) {
-    const uint64_t r = test_rand(rng);
-    test_store(keys, i, width, dist == KEYS_RANDOM ? r : dist == KEYS_FEW_UNIQUE ? r % 3 : 5);
+    /* few unique: three values spread over the whole width (16 bytes: they differ in the high half) */
+    const h5g_u128 r = test_rand128(rng);
+    test_store(keys, i, width,
+               dist == KEYS_RANDOM ? r : dist == KEYS_FEW_UNIQUE ? r % 3 * (test_width_mask(width) / 3) : 5);
   }
   random_offsets(offsets, n, nruns, with_empty, rng);
   for (size_t r = 0; r < nruns; r++)
@@ -93,9 +93,9 @@ done:
 
 int main(void) {
   uint64_t rng = 7;
-  const unsigned widths[] = {1, 2, 4, 8};
+  const unsigned widths[] = {1, 2, 4, 8, 16};
   const size_t sizes[] = {0, 1, 2, 5, 100, 4099, 50000};
-  for (size_t w = 0; w < 4; w++) {
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
       size_t run_counts[] = {1, 2, 3, 4, 17, 64, 1 + (size_t)(test_rand(&rng) % 40)};
       for (size_t c = 0; c < sizeof run_counts / sizeof run_counts[0]; c++)

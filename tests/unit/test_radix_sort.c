@@ -2,6 +2,7 @@
  * keys that differ only in the top or only in the low byte (so digit passes get skipped).
  * h5g_radix_sort with values on the same keys against a stable reference: qsort of (key, original
  * index) pairs by key, then index; all-equal and few-unique keys prove stability. */
+#include "cpu/pingpong.h" /* h5g_width_index */
 #include "cpu/radix_sort.h"
 #include "tests/support/check.h"
 #include "tests/support/keys.h"
@@ -23,24 +24,24 @@ typedef enum {
 static const char *const dist_names[DIST_COUNT] = {
     "random", "sorted", "reversed", "all-equal", "few-unique", "top-byte-only", "low-byte-only"};
 
-static uint64_t make_key(distribution dist, size_t i, size_t n, unsigned width, uint64_t *rng,
-                         uint64_t base) {
+static h5g_u128 make_key(distribution dist, size_t i, size_t n, unsigned width, uint64_t *rng,
+                         h5g_u128 base) {
   const unsigned bits = 8 * width;
-  const uint64_t mask = test_width_mask(width), r = test_rand(rng);
+  const h5g_u128 mask = test_width_mask(width), r = test_rand128(rng);
   switch (dist) {
   case DIST_RANDOM: return r & mask;
   /* sorted and reversed spread over the whole range so every digit varies */
   case DIST_SORTED:
   case DIST_REVERSED: {
-    const uint64_t position = dist == DIST_SORTED ? i : n - 1 - i, step = mask / n;
-    /* 1- and 2-byte keys: step may be 0, and (mask + 1) * position then fits in 64 bits */
+    const h5g_u128 position = dist == DIST_SORTED ? i : n - 1 - i, step = mask / n;
+    /* 1- and 2-byte keys: step may be 0, and (mask + 1) * position then fits */
     return step ? position * step : position * (mask + 1) / n;
   }
   case DIST_ALL_EQUAL: return base;
   case DIST_FEW_UNIQUE: return (base * (r % 5 + 1)) & mask;
   case DIST_TOP_BYTE_ONLY:
     return ((base & (mask >> 8)) | (r << (bits - 8))) & mask; /* same low bytes for all keys */
-  default: return ((base & ~UINT64_C(0xff)) | (r & 0xff)) & mask; /* same high bytes */
+  default: return ((base & ~(h5g_u128)0xff) | (r & 0xff)) & mask; /* same high bytes */
   }
 }
 
@@ -79,13 +80,13 @@ static void check_case(unsigned width, size_t n, distribution dist, uint64_t *rn
     EXPECT(0, "out of memory for n = %zu", n);
     goto done;
   }
-  const uint64_t base = test_rand(rng) & test_width_mask(width);
+  const h5g_u128 base = test_rand128(rng) & test_width_mask(width);
   for (size_t i = 0; i < n; i++) test_store(keys, i, width, make_key(dist, i, n, width, rng, base));
   memcpy(expected, keys, bytes);
   check_pairs(keys, n, width, dist_names[dist]);
-  int (*const compare[4])(const void *, const void *) = {compare_u8, compare_u16, compare_u32,
-                                                         test_compare_u64};
-  qsort(expected, n, width, compare[width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3]);
+  int (*const compare[5])(const void *, const void *) = {compare_u8, compare_u16, compare_u32,
+                                                         test_compare_u64, test_compare_u128};
+  qsort(expected, n, width, compare[h5g_width_index(width)]);
 
   h5g_radix_sort(keys, NULL, scratch, NULL, n, width);
   size_t first_diff = 0;
@@ -100,9 +101,9 @@ done:
 
 int main(void) {
   uint64_t rng = 42;
-  const unsigned widths[] = {1, 2, 4, 8};
+  const unsigned widths[] = {1, 2, 4, 8, 16};
   const size_t sizes[] = {0, 1, 2, 3, 31, 32, 33, 1000, 65537, 1000000};
-  for (size_t w = 0; w < 4; w++)
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
       for (int d = 0; d < DIST_COUNT; d++) check_case(widths[w], sizes[s], (distribution)d, &rng);
   /* n == 0 with no buffers at all */
