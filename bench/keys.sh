@@ -6,7 +6,7 @@
 #          records moved, vs h5py + numpy.lexsort on the fields + take of the records (cupy:
 #          lexsort of the fields on the GPU, take of the records on the host: cupy has no
 #          structured arrays).
-#   wide   two f8 keys (-d /x -d /y: 16 bytes, two sort passes), 2^WIDE_LOG2 rows, vs the same
+#   wide   two f8 keys (-d /x -d /y: 16 bytes, one 128-bit sort pass), 2^WIDE_LOG2 rows, vs the same
 #          Python rows.
 # Beside them: h5gsort of the first key alone (what a second key costs). Then --top 1000 and
 # --unique (with --counts) of 2^SEL_LOG2 u4 (uniform, and few distinct values) beside a full sort
@@ -126,7 +126,7 @@ two=$(repeat "$repeats" h5gsort "$wide" -d /x -d /y)
 np_s=$(repeat "$py_repeats" python_keys numpy "$wide" /x /y)
 cp_s=-
 [ "$have_cupy" = 1 ] && cp_s=$(repeat "$py_repeats" python_keys cupy "$wide" /x /y)
-echo "| two f8 (few x uniform), 2^$wide_log2 rows, 2 passes | $one | $two | $np_s | $cp_s | $(ratio "$np_s" "$two") | $(ratio "$cp_s" "$two") |"
+echo "| two f8 (few x uniform), 2^$wide_log2 rows, one 16-byte key | $one | $two | $np_s | $cp_s | $(ratio "$np_s" "$two") | $(ratio "$cp_s" "$two") |"
 fi
 [[ $parts == *" select "* ]] || exit 0
 

@@ -7,6 +7,8 @@
  * pass, h5g_cuda_radix_sort) and a 32-bit index moved instead, then one gather (sort_via_index
  * below, kept for that measurement), against cub::DeviceRadixSort::SortPairs, and the payload
  * gather by index on the GPU (copies included) against the host's memcpy loop.
+ * Keys of 32, 64 and 128 bits (uint128: composed keys, issue #17; CUB in CUDA 13 sorts
+ * __uint128_t keys, cub/util_type.cuh's NumericTraits<__uint128_t>, so it stays the reference).
  *
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
  *   sections: comma-separated of crossover, merge, variants, main, pairs (default
@@ -31,15 +33,22 @@
 
 static const int REPS = 7;
 
-/* Random keys: full-width random bits for integers, uniform values in [-1e6, 1e6) for floats. */
+/* 128-bit keys: several keys composed into one (issue #17). */
+typedef unsigned __int128 u128;
+
+__device__ uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Random keys: full-width random bits for integers (two draws for 128 bits), uniform values in
+ * [-1e6, 1e6) for floats. */
 template <typename T> __global__ void fill_kernel(T *keys, uint64_t n, uint64_t seed) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
-    uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull + seed;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    if constexpr (sizeof(T) == 4 && (T)0.5 != 0) keys[i] = (T)((double)(z >> 11) * 0x1p-53 * 2e6 - 1e6);
-    else if constexpr ((T)0.5 != 0) keys[i] = (T)((double)(z >> 11) * 0x1p-53 * 2e6 - 1e6);
+    const uint64_t z = mix64((i + 1) * 0x9e3779b97f4a7c15ull + seed);
+    if constexpr ((T)0.5 != 0) keys[i] = (T)((double)(z >> 11) * 0x1p-53 * 2e6 - 1e6);
+    else if constexpr (sizeof(T) == 16) keys[i] = (T)z << 64 | mix64(z ^ seed);
     else keys[i] = (T)z;
   }
 }
@@ -83,6 +92,7 @@ template <> struct KeyInfo<float> { static constexpr h5g_key_class cls = H5G_KEY
 template <> struct KeyInfo<uint64_t> { static constexpr h5g_key_class cls = H5G_KEY_UNSIGNED; static constexpr const char *name = "uint64"; };
 template <> struct KeyInfo<int64_t> { static constexpr h5g_key_class cls = H5G_KEY_SIGNED; static constexpr const char *name = "int64"; };
 template <> struct KeyInfo<double> { static constexpr h5g_key_class cls = H5G_KEY_FLOAT; static constexpr const char *name = "float64"; };
+template <> struct KeyInfo<u128> { static constexpr h5g_key_class cls = H5G_KEY_UNSIGNED; static constexpr const char *name = "uint128"; };
 
 /* One row of the main table: our sort and CUB's on the same 2^log2n keys. */
 template <typename T> static void bench_type(int log2n, cudaStream_t stream, bool *mismatch) {
@@ -410,6 +420,7 @@ static bool bench_pairs(int max_log2, cudaStream_t stream) {
          "direct G/s", "index G/s", "cub G/s", "ratio");
   for (int log2n = 20; log2n <= max_log2; ++log2n) bench_pairs_row<uint32_t>(log2n, stream, &mismatch);
   for (int log2n = 20; log2n <= max_log2; ++log2n) bench_pairs_row<uint64_t>(log2n, stream, &mismatch);
+  for (int log2n = 20; log2n <= max_log2; ++log2n) bench_pairs_row<u128>(log2n, stream, &mismatch);
   printf("%s\n", mismatch ? "MISMATCH: some output differs from CUB's" : "every output equals CUB's bit for bit");
   printf("\npayload gather by a random permutation, 2^24 rows: host memcpy loop (1 thread) vs GPU\n"
          "(rows + index H2D, gather kernel, rows D2H; pinned host memory) (ms)\n");
@@ -541,6 +552,15 @@ static bool bench_all_variants(int max_log2, cudaStream_t stream) {
       b.template run<256, 30, 2, M::ATOMIC_OR>();
       b.template run<384, 20, 2, M::ATOMIC_OR>();
     });
+    /* 128-bit keys: the shapes that neither spill nor keep 2 blocks off an SM (tuning.cuh) */
+    bench_variants<u128>(log2n, log2n == 26, stream, &mismatch, [](auto &b) {
+      b.template run<256, 20, 2, M::ATOMIC_OR, true>();
+      b.template run<256, 20, 2, M::ATOMIC_OR>();
+      b.template run<256, 16, 2, M::ATOMIC_OR>();
+      b.template run<384, 12, 2, M::ATOMIC_OR>();
+      b.template run<512, 8, 2, M::ATOMIC_OR>();
+      b.template run<256, 12, 3, M::ATOMIC_OR>();
+    });
   }
   printf("%s\n", mismatch ? "MISMATCH: some output differs from CUB's" : "every output equals CUB's bit for bit");
   return mismatch;
@@ -578,26 +598,29 @@ int main(int argc, char **argv) {
   printf("\nbitonic vs radix (ms)\n%-8s %6s %10s %10s\n", "type", "n", "bitonic", "radix");
   bench_crossover<uint32_t>(stream);
   bench_crossover<uint64_t>(stream);
+  bench_crossover<u128>(stream);
   }
   if (strstr(sections, "pairs") && bench_pairs(max_log2, stream)) return 1;
   if (strstr(sections, "merge")) {
   printf("\nmerge of P sorted runs vs re-sort (ms)\n%-8s %-5s %5s %10s %10s\n", "type", "n", "P", "merge", "re-sort");
   bench_merge<uint32_t>(26, stream);
   bench_merge<uint64_t>(26, stream);
+  bench_merge<u128>(26, stream);
   }
   if (!strstr(sections, "main")) return 0;
 
   bool mismatch = false;
   printf("\nlocal sort: ours vs cub::DeviceRadixSort::SortKeys\n");
   printf("%-8s %-5s %10s %10s %9s %9s %7s\n", "type", "n", "ours ms", "cub ms", "ours G/s", "cub G/s", "ratio");
-  for (int t = 0; t < 5; ++t)
+  for (int t = 0; t < 6; ++t)
     for (int log2n = 20; log2n <= max_log2; ++log2n) {
       switch (t) {
       case 0: bench_type<uint32_t>(log2n, stream, &mismatch); break;
       case 1: bench_type<float>(log2n, stream, &mismatch); break;
       case 2: bench_type<uint64_t>(log2n, stream, &mismatch); break;
       case 3: bench_type<int64_t>(log2n, stream, &mismatch); break;
-      default: bench_type<double>(log2n, stream, &mismatch); break;
+      case 4: bench_type<double>(log2n, stream, &mismatch); break;
+      default: bench_type<u128>(log2n, stream, &mismatch); break;
       }
     }
   printf("ratio = cub ms / ours ms (> 1: ours faster). %s\n",

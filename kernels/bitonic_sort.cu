@@ -11,7 +11,7 @@ namespace {
 
 template <typename K>
 __global__ void __launch_bounds__(BITONIC_THREADS) bitonic_sort_kernel(K *keys, uint32_t n, uint32_t padded) {
-  __shared__ K s[BITONIC_MAX];
+  __shared__ K s[bitonic_capacity(sizeof(K))];
   for (uint32_t i = threadIdx.x; i < padded; i += BITONIC_THREADS) s[i] = i < n ? keys[i] : (K)~(K)0;
   __syncthreads();
   for (uint32_t k = 2; k <= padded; k <<= 1) {
@@ -36,15 +36,13 @@ __global__ void __launch_bounds__(BITONIC_THREADS) bitonic_sort_kernel(K *keys, 
 } // namespace h5g
 
 extern "C" size_t h5g_cuda_bitonic_max(unsigned width) {
-  (void)width;
-  return h5g::BITONIC_MAX;
+  return h5g::supported_width(width) ? (size_t)h5g::bitonic_capacity(width) : 0;
 }
 
 extern "C" int h5g_cuda_bitonic_sort(void *keys, size_t n, unsigned width, cudaStream_t stream) {
   int rc = H5G_OK;
   uint32_t padded = 1;
-  if (width != 1 && width != 2 && width != 4 && width != 8)
-    H5G_FAIL(H5G_ERR_USAGE, "unsupported key width %u", width);
+  CHECK(h5g::check_width(width, "the bitonic sort"));
   if (n > h5g_cuda_bitonic_max(width))
     H5G_FAIL(H5G_ERR_USAGE, "bitonic sort takes at most %zu keys, not %zu",
              h5g_cuda_bitonic_max(width), n);

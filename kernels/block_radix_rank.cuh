@@ -19,8 +19,16 @@
 
 namespace h5g {
 
+/* The digit of `key` at bit `shift` (a multiple of RADIX_BITS below the key's width). A 128-bit
+ * key's digit comes from the 64-bit half that holds it: cheaper than a 128-bit shift by a
+ * run-time amount. */
 template <typename K> __device__ __forceinline__ uint32_t digit_of(K key, int shift) {
-  return (uint32_t)(key >> shift) & (RADIX - 1);
+  if constexpr (sizeof(K) > 8) {
+    const uint64_t half = shift < 64 ? (uint64_t)key : (uint64_t)(key >> 64);
+    return (uint32_t)(half >> (shift & 63)) & (RADIX - 1);
+  } else {
+    return (uint32_t)(key >> shift) & (RADIX - 1);
+  }
 }
 
 /* WarpMatch (tuning.cuh): how the lanes of a warp that hold the same digit find each other.

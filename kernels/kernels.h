@@ -4,7 +4,9 @@
  * - routines that need device scratch take (temp, temp_bytes): with temp == NULL they only store
  *   the scratch size in *temp_bytes, so a caller can budget memory before allocating;
  * - all pointers other than the documented host ones are device pointers; sizes are 64-bit.
- * Keys are unsigned "ordered bits" of `width` bytes (1, 2, 4 or 8), see base/keys.h.
+ * Keys are unsigned "ordered bits" of `width` bytes (1, 2, 4, 8 or 16), see base/keys.h; a
+ * 16-byte key is an unsigned __int128 in host byte order (several keys composed, base/compose.h),
+ * and its device arrays must be 16-byte aligned (cudaMalloc's are; offsets of whole keys keep it).
  * Nothing here knows of MPI or HDF5. */
 #ifndef H5G_KERNELS_H
 #define H5G_KERNELS_H
@@ -21,17 +23,19 @@ extern "C" {
 #endif
 
 /* Forward (inverse == 0) or inverse ordered-bits transform of n device keys, in place; the
- * same bits as h5g_keys_to_ordered / h5g_keys_from_ordered. No scratch. */
+ * same bits as h5g_keys_to_ordered / h5g_keys_from_ordered. Integer keys of any width above,
+ * floats of 4 or 8 bytes. No scratch. */
 int h5g_cuda_keys_transform(void *keys, size_t n, const h5g_keyspec *ks, int inverse,
                             cudaStream_t stream);
 
 /* Onesweep LSD radix sort of n keys ascending. `keys` holds the input and receives the result;
  * `alt` is scratch of n keys (the ping-pong buffer). With vals == NULL keys only; otherwise
  * vals[i] (uint64) moves with keys[i], alt_vals is scratch of n values, and the sort is stable
- * (equal keys keep their order). Passes whose digit is the same for every key are skipped; the
- * routine waits once on the stream to learn which (a 16-byte copy). The scratch size depends on
- * n, width and whether values move (their tile is smaller, so the look-back table larger): a size
- * query reads no buffer, only whether vals is NULL (H5G_CUDA_QUERY_VALUES below). */
+ * (equal keys keep their order). Passes (one per key byte) whose digit is the same for every key
+ * are skipped; the routine waits once on the stream to learn which (a copy of 4 bytes per pass).
+ * The scratch size depends on n, width and whether values move (their tile is smaller, so the
+ * look-back table larger): a size query reads no buffer, only whether vals is NULL
+ * (H5G_CUDA_QUERY_VALUES below). */
 int h5g_cuda_radix_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, uint64_t *vals,
                         uint64_t *alt_vals, size_t n, unsigned width, cudaStream_t stream);
 
@@ -39,7 +43,8 @@ int h5g_cuda_radix_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, u
  * never reads it (as CUDA's cudaStreamPerThread, a marker, not an address). */
 #define H5G_CUDA_QUERY_VALUES ((uint64_t *)sizeof(uint64_t))
 
-/* Largest n that h5g_cuda_bitonic_sort accepts (one thread block, keys in shared memory). */
+/* Largest n that h5g_cuda_bitonic_sort accepts (one thread block, keys in shared memory): 4096,
+ * 2048 for 16-byte keys; 0 for an unsupported width. */
 size_t h5g_cuda_bitonic_max(unsigned width);
 /* Sorts n <= h5g_cuda_bitonic_max(width) keys ascending in place. No scratch. */
 int h5g_cuda_bitonic_sort(void *keys, size_t n, unsigned width, cudaStream_t stream);
@@ -58,9 +63,10 @@ int h5g_cuda_exclusive_scan(void *temp, size_t *temp_bytes, const uint64_t *in, 
                             size_t n, cudaStream_t stream);
 
 /* Cut points: for each of m values, the number of the n sorted keys that are < value
- * (upper == 0, lower bound) or <= value (upper != 0). values and pos are device arrays. */
-int h5g_cuda_cut_points(const void *keys, size_t n, unsigned width, const uint64_t *values,
-                        size_t m, int upper, uint64_t *pos, cudaStream_t stream);
+ * (upper == 0, lower bound) or <= value (upper != 0). values (m keys of `width` bytes, compared
+ * as keys) and pos are device arrays. */
+int h5g_cuda_cut_points(const void *keys, size_t n, unsigned width, const void *values, size_t m,
+                        int upper, uint64_t *pos, cudaStream_t stream);
 
 /* Merges sorted runs keys[run_offsets[i] .. run_offsets[i+1]), i < nruns, into sorted keys[0..n)
  * by rounds of pairwise merge-path merges; alt is scratch of n keys. With vals != NULL, vals[i]

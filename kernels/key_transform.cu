@@ -1,8 +1,9 @@
 /* Ordered-bits key transform on the GPU: the same bijection as base/keys.c.
- * Floats: negative values flip every bit, non-negative ones flip the sign bit, then the count of
- * negative-NaN patterns (2^23 - 1 for float32, 2^52 - 1 for float64) is subtracted modulo
- * 2^width, which moves the negative NaNs above +NaN so every NaN sorts last. Signed integers flip
- * the sign bit. Descending order is the bitwise NOT of the ascending bits. */
+ * Floats (4 or 8 bytes): negative values flip every bit, non-negative ones flip the sign bit, then
+ * the count of negative-NaN patterns (2^23 - 1 for float32, 2^52 - 1 for float64) is subtracted
+ * modulo 2^width, which moves the negative NaNs above +NaN so every NaN sorts last. Signed
+ * integers (1 to 16 bytes) flip the sign bit. Descending order is the bitwise NOT of the
+ * ascending bits. */
 #include "kernels/check_cuda.cuh"
 #include "kernels/kernels.h"
 #include "kernels/util.cuh"
@@ -14,8 +15,12 @@ constexpr int TRANSFORM_BLOCK = 256;
 
 template <typename K> __device__ __forceinline__ K sign_bit() { return (K)((K)1 << (8 * sizeof(K) - 1)); }
 
+/* Widths of a float key: at the others the float code compiles away (they are refused first). */
+template <typename K> constexpr bool float_width = sizeof(K) == 4 || sizeof(K) == 8;
+
 /* Negative-NaN patterns of the float of this width: all mantissa bits but one set. */
 template <typename K> __device__ __forceinline__ K negative_nan_count() {
+  static_assert(float_width<K>, "float32 or float64 bits");
   return sizeof(K) == 4 ? (K)((1u << 23) - 1) : (K)(((uint64_t)1 << 52) - 1);
 }
 
@@ -23,8 +28,10 @@ template <typename K> __device__ __forceinline__ K to_ordered(K k, h5g_key_class
   if (cls == H5G_KEY_SIGNED) {
     k ^= sign_bit<K>();
   } else if (cls == H5G_KEY_FLOAT) {
-    k = (k & sign_bit<K>()) ? (K)~k : (K)(k ^ sign_bit<K>());
-    k = (K)(k - negative_nan_count<K>());
+    if constexpr (float_width<K>) {
+      k = (k & sign_bit<K>()) ? (K)~k : (K)(k ^ sign_bit<K>());
+      k = (K)(k - negative_nan_count<K>());
+    }
   }
   return descending ? (K)~k : k;
 }
@@ -34,8 +41,10 @@ template <typename K> __device__ __forceinline__ K from_ordered(K k, h5g_key_cla
   if (cls == H5G_KEY_SIGNED) {
     k ^= sign_bit<K>();
   } else if (cls == H5G_KEY_FLOAT) {
-    k = (K)(k + negative_nan_count<K>());
-    k = (k & sign_bit<K>()) ? (K)(k ^ sign_bit<K>()) : (K)~k;
+    if constexpr (float_width<K>) {
+      k = (K)(k + negative_nan_count<K>());
+      k = (k & sign_bit<K>()) ? (K)(k ^ sign_bit<K>()) : (K)~k;
+    }
   }
   return k;
 }
@@ -55,9 +64,9 @@ extern "C" int h5g_cuda_keys_transform(void *keys, size_t n, const h5g_keyspec *
                                        cudaStream_t stream) {
   int rc = H5G_OK;
   int device = 0, sms = 0;
-  const bool float_ok = ks->cls != H5G_KEY_FLOAT || ks->width == 4 || ks->width == 8;
-  if (!float_ok || (ks->width != 1 && ks->width != 2 && ks->width != 4 && ks->width != 8))
-    H5G_FAIL(H5G_ERR_USAGE, "unsupported key width %u for the GPU key transform", ks->width);
+  CHECK(h5g::check_width(ks->width, "the GPU key transform"));
+  if (ks->cls == H5G_KEY_FLOAT && ks->width != 4 && ks->width != 8)
+    H5G_FAIL(H5G_ERR_USAGE, "unsupported float width %u for the GPU key transform", ks->width);
   if (n == 0 || (ks->cls == H5G_KEY_UNSIGNED && !ks->descending)) goto done;
   CHECK_CUDA(cudaGetDevice(&device));
   CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));

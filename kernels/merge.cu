@@ -1,9 +1,10 @@
 /* Merge of sorted runs on the GPU: rounds of pairwise merges (run 2k with run 2k+1), each pair
  * merged by merge path (Green, McColl & Bader 2012; Merrill's CUB layout): a block owns
- * MERGE_BLOCK * MERGE_ITEMS output keys, finds where its first and last output diagonals cross the
- * two runs by binary search, stages both input ranges in shared memory, and each thread merges
- * MERGE_ITEMS keys from its own diagonal. Ties take the left run first, so the merge is stable.
- * An unpaired last run is copied by the same kernel (its right run is empty).
+ * MERGE_BLOCK * merge_items(width) output keys (tuning.cuh), finds where its first and last output
+ * diagonals cross the two runs by binary search, stages both input ranges in shared memory, and
+ * each thread merges merge_items(width) keys from its own diagonal. Ties take the left run first,
+ * so the merge is stable. An unpaired last run is copied by the same kernel (its right run is
+ * empty).
  * With values (V = uint64_t), each output key records where in the staged tile it came from, and
  * its value is read from the same run position: values follow keys, ties still left first. */
 #include <stdlib.h>
@@ -16,7 +17,10 @@
 namespace h5g {
 namespace {
 
-constexpr int MERGE_TILE = MERGE_BLOCK * MERGE_ITEMS;
+/* Output keys per block for keys of type K. */
+template <typename K> __host__ __device__ constexpr int merge_tile() {
+  return MERGE_BLOCK * merge_items(sizeof(K));
+}
 
 /* Number of keys taken from a (the rest from b) among the first `diag` merged keys. */
 template <typename K>
@@ -39,6 +43,8 @@ __global__ void __launch_bounds__(MERGE_BLOCK)
     merge_round_kernel(const K *__restrict__ src, K *__restrict__ dst, const uint64_t *off,
                        uint64_t nruns, uint64_t stride, const uint64_t *pair_tiles, uint64_t npairs,
                        const V *__restrict__ src_vals, V *__restrict__ dst_vals) {
+  constexpr int MERGE_ITEMS = merge_items(sizeof(K)), MERGE_TILE = merge_tile<K>();
+  static_assert(MERGE_TILE <= 65536, "out_from holds staged indices in 16 bits");
   __shared__ K in_keys[MERGE_TILE];
   __shared__ K out_keys[MERGE_TILE];
   __shared__ uint16_t out_from[has_values<V> ? MERGE_TILE : 1]; /* staged index of output o */
@@ -91,6 +97,7 @@ template <typename K, typename V = NoValue>
 int merge_runs(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n,
                const uint64_t *run_offsets, size_t nruns, cudaStream_t stream, V *vals = nullptr,
                V *alt_vals = nullptr) {
+  constexpr int MERGE_TILE = merge_tile<K>();
   int rc = H5G_OK;
   const size_t rounds = h5g_cuda_merge_rounds(nruns);
   size_t entries = 0;
@@ -166,7 +173,9 @@ extern "C" size_t h5g_cuda_merge_rounds(size_t nruns) {
 extern "C" int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt,
                                    uint64_t *vals, uint64_t *alt_vals, size_t n, unsigned width,
                                    const uint64_t *run_offsets, size_t nruns, cudaStream_t stream) {
-  const int rc = h5g::dispatch_width(width, [&](auto tag) {
+  const int rc = h5g::check_width(width, "the merge");
+  if (rc != H5G_OK) return rc;
+  return h5g::dispatch_width(width, [&](auto tag) {
     using K = decltype(tag);
     /* a host-side choice between two instances: the keys-only kernel holds no value code */
     if (vals)
@@ -174,7 +183,4 @@ extern "C" int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, v
                                           nruns, stream, vals, alt_vals);
     return h5g::merge_runs<K>(temp, temp_bytes, (K *)keys, (K *)alt, n, run_offsets, nruns, stream);
   });
-  if (rc < 0)
-    return h5g_error_set(H5G_ERR_USAGE, __FILE__, __LINE__, "unsupported key width %u", width);
-  return rc;
 }

@@ -20,7 +20,9 @@ int sort_shaped(void *temp, size_t *temp_bytes, void *keys, void *alt, V *vals, 
 extern "C" int h5g_cuda_radix_sort(void *temp, size_t *temp_bytes, void *keys, void *alt,
                                    uint64_t *vals, uint64_t *alt_vals, size_t n, unsigned width,
                                    cudaStream_t stream) {
-  const int rc = h5g::dispatch_width(width, [&](auto tag) {
+  const int rc = h5g::check_width(width, "the radix sort");
+  if (rc != H5G_OK) return rc;
+  return h5g::dispatch_width(width, [&](auto tag) {
     using K = decltype(tag);
     /* a host-side choice between two instances: the keys-only kernels hold no value code */
     if (vals)
@@ -29,7 +31,4 @@ extern "C" int h5g_cuda_radix_sort(void *temp, size_t *temp_bytes, void *keys, v
     return sort_shaped<K, h5g::OnesweepTuning<sizeof(K)>, h5g::NoValue>(
         temp, temp_bytes, keys, alt, (h5g::NoValue *)nullptr, (h5g::NoValue *)nullptr, n, stream);
   });
-  if (rc < 0)
-    return h5g_error_set(H5G_ERR_USAGE, __FILE__, __LINE__, "unsupported key width %u", width);
-  return rc;
 }

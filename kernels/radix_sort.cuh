@@ -27,7 +27,8 @@
 namespace h5g {
 namespace onesweep {
 
-constexpr int MAX_PASSES = 8;
+/* One pass per key byte: 16 for the widest (128-bit) keys. */
+constexpr int MAX_PASSES = 16;
 /* Look-back entry: 2 status bits over a 30-bit digit count. */
 constexpr uint32_t LOOKBACK_AGGREGATE = 1u << 30;
 constexpr uint32_t LOOKBACK_INCLUSIVE = 2u << 30;
@@ -36,13 +37,18 @@ constexpr int LOOKBACK_WINDOW = 4;
 
 /* Shared counters are spread over HIST_COPIES copies, copy = lane % HIST_COPIES, interleaved
  * (counter of digit d in copy c at d * HIST_COPIES + c): lanes that count different digits then
- * meet in fewer shared-memory banks than with one copy (random digits: ~3.5 -> ~2 wavefronts). */
-template <typename K> __host__ __device__ constexpr int hist_copies() { return sizeof(K) == 8 ? 4 : 8; }
+ * meet in fewer shared-memory banks than with one copy (random digits: ~3.5 -> ~2 wavefronts).
+ * The counters of all passes stay within 32 KB of static shared memory (48 KB at most): 8 copies
+ * up to 32-bit keys, 4 for 64-bit, 2 for 128-bit (16 passes; not measured). */
+template <typename K> __host__ __device__ constexpr int hist_copies() {
+  return sizeof(K) <= 4 ? 8 : 32 / (int)sizeof(K);
+}
 
 template <typename K>
 __global__ void __launch_bounds__(HIST_BLOCK)
     histogram_kernel(const K *__restrict__ keys, uint64_t n, unsigned long long *counts) {
   constexpr int PASSES = sizeof(K), COPIES = hist_copies<K>();
+  static_assert(PASSES * RADIX * COPIES * sizeof(uint32_t) <= 32768, "histogram over 32 KB");
   __shared__ uint32_t hist[PASSES][RADIX * COPIES];
   for (int i = threadIdx.x; i < PASSES * RADIX * COPIES; i += HIST_BLOCK) (&hist[0][0])[i] = 0;
   __syncthreads();
@@ -266,6 +272,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   using Wide = Pass<K, BLOCK, ITEMS, MATCH, uint64_t, V>;
   constexpr size_t TILE = Narrow::TILE;
   constexpr int PASSES = sizeof(K);
+  static_assert(PASSES <= MAX_PASSES, "one pass per key byte");
   /* 32-bit output indices whenever they address every key. */
   const bool narrow = !WIDE_INDEX && n <= ((size_t)1 << 32);
   const auto kernel = narrow ? pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint32_t, V>

@@ -7,7 +7,8 @@
 
 namespace h5g {
 
-/* Onesweep radix sort. RADIX_BITS 8: 4 passes for 32-bit keys, 8 for 64-bit (CUB's choice too).
+/* Onesweep radix sort. RADIX_BITS 8: 4 passes for 32-bit keys, 8 for 64-bit (CUB's choice too),
+ * 16 for 128-bit.
  * Tile = BLOCK * ITEMS keys per thread block (dynamic shared memory holds the tile);
  * MIN_BLOCKS is __launch_bounds__' blocks per SM, which caps registers (occupancy mattered most:
  * 32-bit 512x16 went from 13.1 ms at 1 block/SM to 7.4 ms at 2, 2^28 keys; CUB-like 384x20 at
@@ -21,7 +22,13 @@ namespace h5g {
  *   64-bit: 256x12/4 16.37, 256x16/3 15.15, 256x20/2 16.20, 256x24/2 14.99, 256x32/2 13.74,
  *           384x16/2 14.95, 512x12/2 15.30; a second run: 256x32/2 13.75, 256x30/2 13.89,
  *           384x20/2 13.85, 256x40/2 spills 100 bytes -> 256x32/2 (128 registers, no spills)
- *   8/16-bit keys (not measured) take 256x16/3, which does not spill. */
+ *   8/16-bit keys (not measured) take 256x16/3, which does not spill.
+ *   128-bit keys: not yet measured, chosen by resource use (sm_90, nvcc 13.0, ptxas -v): the
+ *           largest tile that neither spills nor keeps 2 blocks off an SM (228 KB of shared
+ *           memory per SM, 1 KB of it reserved per block): 256x16/2 119 registers, 65 KB;
+ *           256x20/2 128 registers, 81 KB; 256x24/2 spills 52 bytes; 384x12/2 80 registers,
+ *           73 KB; 384x16/2 spills 144 bytes; 512x8/2 64 registers, 65 KB; 512x12/2 spills
+ *           96 bytes; 256x12/3 80 registers, 49 KB -> 256x20/2 (no spills). */
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
 
@@ -30,6 +37,7 @@ template <> struct OnesweepTuning<1> { static constexpr int BLOCK = 256, ITEMS =
 template <> struct OnesweepTuning<2> { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 3; };
 template <> struct OnesweepTuning<4> { static constexpr int BLOCK = 384, ITEMS = 28, MIN_BLOCKS = 2; };
 template <> struct OnesweepTuning<8> { static constexpr int BLOCK = 256, ITEMS = 32, MIN_BLOCKS = 2; };
+template <> struct OnesweepTuning<16> { static constexpr int BLOCK = 256, ITEMS = 20, MIN_BLOCKS = 2; };
 
 /* How the ranking finds the lanes of a warp that hold the same digit (block_radix_rank.cuh).
  * H200, 2^28 random keys, early-counts ranking, 64-bit output indices, total sort ms:
@@ -41,7 +49,8 @@ enum class WarpMatch { BALLOT, ATOMIC_OR };
 constexpr WarpMatch ONESWEEP_MATCH = WarpMatch::ATOMIC_OR;
 
 /* Keys one pass kernel launch covers at most: look-back counts fit in 30 bits and the look-back
- * table (tiles x 256 x 4 bytes) stays at most 32 MB for 2^28 keys in tiles of >= 8192 keys. */
+ * table (tiles x 256 x 4 bytes) stays at most 32 MB for 2^28 keys in tiles of >= 8192 keys (52 MB
+ * in the 5120-key tiles of 128-bit keys, 64 MB in the 4096-key tiles of key+value sorts). */
 constexpr size_t ONESWEEP_PORTION = (size_t)1 << 28;
 
 /* Upfront histogram kernel: threads per block, keys loaded per thread before counting, blocks
@@ -51,28 +60,44 @@ constexpr int HIST_BLOCK = 256;
 constexpr int HIST_ITEMS = 8;
 constexpr int HIST_BLOCKS_PER_SM = 4;
 
-/* Bitonic sort: one block of BITONIC_THREADS sorts up to BITONIC_MAX keys in shared memory. */
+/* Bitonic sort: one block of BITONIC_THREADS sorts up to BITONIC_MAX keys in static shared
+ * memory, which holds BITONIC_SHARED_BYTES (under the 48 KB of static shared memory): 4096 keys
+ * of up to 8 bytes, 2048 of 16 bytes. */
 constexpr int BITONIC_THREADS = 1024;
 constexpr int BITONIC_MAX = 4096;
+constexpr int BITONIC_SHARED_BYTES = 32768;
+/* Keys of `width` bytes one bitonic sort takes: a power of two, so the padded size fits too. */
+__host__ __device__ constexpr int bitonic_capacity(unsigned width) {
+  return BITONIC_SHARED_BYTES / (int)width < BITONIC_MAX ? BITONIC_SHARED_BYTES / (int)width
+                                                         : BITONIC_MAX;
+}
 /* h5g_cuda_sort uses bitonic sort up to this n, radix sort above. H200: bitonic is faster at
  * every n it takes (32-bit 4096 keys: 0.037 ms vs radix 0.069 ms; 64-bit 0.046 vs 0.093); its
- * time doubles with n, so the crossover would lie near 8192, past the shared-memory tile. */
+ * time doubles with n, so the crossover would lie near 8192, past the shared-memory tile.
+ * 128-bit keys take the bitonic sort up to its 2048 (not measured: bench_local_sort crossover). */
 constexpr size_t SORT_BITONIC_CROSSOVER = 4096;
 
 /* Decoupled look-back scan: tile = SCAN_BLOCK * SCAN_ITEMS values. */
 constexpr int SCAN_BLOCK = 256;
 constexpr int SCAN_ITEMS = 8;
 
-/* Merge path: each block writes MERGE_BLOCK * MERGE_ITEMS keys of the output. */
+/* Merge path: each block writes MERGE_BLOCK * merge_items(width) keys of the output; its staged
+ * input and output tiles are static shared memory, 2 x tile x width bytes, which must stay under
+ * 48 KB: 8 items per thread up to 8-byte keys (32 KB for 8-byte keys), 4 for 16-byte keys (32 KB;
+ * not measured, chosen by shared memory). */
 constexpr int MERGE_BLOCK = 256;
-constexpr int MERGE_ITEMS = 8;
+__host__ __device__ constexpr int merge_items(unsigned width) { return width == 16 ? 4 : 8; }
 
 /* The backend merges P sorted runs by merge path while its ceil(log2 P) rounds are at most this,
  * else re-sorts them. H200, 2^26 keys: 32-bit merge 1.65 ms at P = 16 vs re-sort 1.84 ms, but
  * 2.41 ms at P = 64; 64-bit 3.88 ms at P = 64 vs re-sort 4.59 ms, but 5.09 ms at P = 256.
- * 8/16-bit keys (not measured): one round per radix pass the re-sort needs. */
+ * 8/16-bit keys (not measured): one round per radix pass the re-sort needs.
+ * 128-bit keys (not measured): a re-sort makes up to 16 passes, fewer where a byte is the same
+ * in every key (skipped), but keys are 16 bytes wide only when those composed in them take more
+ * than 8 (base/compose.h), so most often 9 or more; a round and a pass both read and write 32
+ * bytes per key, and for 64-bit keys a round cost about 1.1 passes (above): 8 rounds. */
 constexpr int merge_max_rounds(unsigned width) {
-  return width == 8 ? 6 : width == 4 ? 4 : width == 2 ? 2 : 1;
+  return width == 16 ? 8 : width == 8 ? 6 : width == 4 ? 4 : width == 2 ? 2 : 1;
 }
 
 /* Key+value (stable) radix sort: tile shapes of the onesweep pass with uint64 values (the value
@@ -80,8 +105,11 @@ constexpr int merge_max_rounds(unsigned width) {
  * keys every pass (kernels/radix_sort.cu): measured faster than moving a 32-bit index and
  * gathering the values afterwards (bench/local_sort.cu's "pairs" section; H200, 2^28 pairs:
  * uint32 keys 13.1 ms vs 20.7, uint64 keys 29.2 ms vs 35.6; bench/RESULTS.md, "GPU record
- * sort"). */
+ * sort"). 128-bit keys: not yet measured, chosen by resource use (sm_90, ptxas -v): 256x16/2
+ * takes 128 registers, no spills, 97 KB of dynamic shared memory (16-byte keys and 8-byte values
+ * of the tile), so 2 blocks per SM; 256x20/2 spills 4 bytes and takes 121 KB (1 block per SM). */
 template <int WIDTH> struct OnesweepPairsTuning { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 2; };
+template <> struct OnesweepPairsTuning<16> { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 2; };
 
 } // namespace h5g
 #endif

@@ -16,14 +16,32 @@ namespace h5g {
 struct NoValue {};
 template <typename V> constexpr bool has_values = !std::is_same<V, NoValue>::value;
 
-/* Calls f.template operator()<K>() with K the unsigned type of `width` bytes; returns its
- * status, or -1 for an unsupported width. */
+/* 16-byte keys: several sort keys composed into one (base/compose.h), nvcc's 128-bit integer. */
+using u128 = unsigned __int128;
+
+/* Key widths every kernel takes: 1, 2, 4, 8 and 16 bytes. */
+constexpr bool supported_width(unsigned width) {
+  return width == 1 || width == 2 || width == 4 || width == 8 || width == 16;
+}
+
+/* H5G_OK, or a usage error naming `routine` for a width supported_width refuses. */
+inline int check_width(unsigned width, const char *routine) {
+  int rc = H5G_OK;
+  if (!supported_width(width))
+    H5G_FAIL(H5G_ERR_USAGE, "unsupported key width %u for %s", width, routine);
+done:
+  return rc;
+}
+
+/* Calls f(K()) with K the unsigned type of `width` bytes and returns its status; callers check
+ * the width first (check_width): for any other width nothing is called and -1 returned. */
 template <typename F> int dispatch_width(unsigned width, F &&f) {
   switch (width) {
   case 1: return f((uint8_t)0);
   case 2: return f((uint16_t)0);
   case 4: return f((uint32_t)0);
   case 8: return f((uint64_t)0);
+  case 16: return f((u128)0);
   default: return -1;
   }
 }

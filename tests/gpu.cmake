@@ -10,7 +10,8 @@ if(H5G_HAVE_CUDA)
   endforeach()
   # Holds GPU memory for gpu_e2e.sh's "another process on the GPU" cases.
   add_executable(hold_gpu_memory ${CMAKE_CURRENT_SOURCE_DIR}/gpu/hold_gpu_memory.cu)
-  # 2^28 keys (two onesweep portions for 32-bit keys): needs ~4 GB of device memory.
+  # 2^28 keys (two onesweep portions for 32-bit and 128-bit keys): needs ~9 GB of device memory
+  # (the 128-bit keys and their ping-pong buffer) and ~9 GB of host memory.
   add_test(NAME gpu.large COMMAND test_gpu_sort large)
   set_tests_properties(gpu.large PROPERTIES LABELS "gpu;gpu_large" SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()

@@ -3,7 +3,7 @@
  * received runs, copy back waited for piece by piece), keys alone and with values (the source
  * indices made on the device, against a stable CPU reference), pinning host buffers, capacity
  * under a small mem_budget (calls at capacity succeed, calls above it are refused), the merge
- * streamed in chunks under it, and the device count. */
+ * streamed in chunks under it, and the device count; keys of 1 to 16 bytes (16: composed keys). */
 #include "base/backend.h"
 #include "base/host_memory.h"
 #include "kernels/kernels.h"
@@ -325,6 +325,7 @@ int main(void) {
       check_sort_merge<uint16_t>(be, n, (Dist)d);
       check_sort_merge<uint32_t>(be, n, (Dist)d);
       check_sort_merge<uint64_t>(be, n, (Dist)d);
+      check_sort_merge<u128>(be, n, (Dist)d);
     }
   check_transform(be);
   for (size_t n : {(size_t)0, (size_t)1, (size_t)2, (size_t)4097, (size_t)3000017})
@@ -339,6 +340,8 @@ int main(void) {
       check_resident_values<uint16_t>(be, n, (Dist)d, H5G_KEY_SIGNED, 1);
       check_resident_values<uint32_t>(be, n, (Dist)d, H5G_KEY_FLOAT, 0);
       check_resident_values<uint64_t>(be, n, (Dist)d, H5G_KEY_SIGNED, 0);
+      check_resident<u128>(be, n, (Dist)d, H5G_KEY_SIGNED, 1);
+      check_resident_values<u128>(be, n, (Dist)d, H5G_KEY_UNSIGNED, 1);
     }
   /* more keys with values than one copy-back piece holds (backend_cuda.cu:
    * COPY_BACK_PIECE_BYTES, 256 MiB of keys and values): each waited part spans pieces */
@@ -372,8 +375,10 @@ int main(void) {
       for (size_t nruns : {(size_t)2, (size_t)17, (size_t)300}) {
         check_merge_stream<uint32_t>(be, n, (Dist)d, nruns, d % 2);
         check_merge_stream<uint64_t>(be, n, (Dist)d, nruns, d % 2 == 0);
+        /* 3000017 16-byte keys already span 4 or more chunks under this budget */
+        if (n <= 3000017) check_merge_stream<u128>(be, n, (Dist)d, nruns, d % 2);
       }
-  for (unsigned width : {4u, 8u}) {
+  for (unsigned width : {4u, 8u, 16u}) {
     const size_t cap = be->capacity(be, width, 0);
     EXPECT(cap > 0 && cap * width * 2 <= (64u << 20) && cap * width * 2 > (48u << 20),
            "capacity %zu of %u-byte keys under 64 MB", cap, width);

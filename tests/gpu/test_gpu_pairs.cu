@@ -1,10 +1,11 @@
 /* Key+value (record) sorts and merges on the GPU against a CPU reference: std::stable_sort of
  * (key, value) by key, which shares no code with the kernels.
  * - sort: h5g_cuda_radix_sort and h5g_cuda_sort with values (the dispatcher must take the stable
- *   radix sort at sizes where keys alone take the bitonic sort), every width, every size of the
- *   brief (0 .. 10^7), every distribution; values are not the positions (~i), so a sort that
- *   writes the index instead of the value fails (the 32-bit index variant is bench/local_sort.cu's,
- *   checked there against CUB);
+ *   radix sort at sizes where keys alone take the bitonic sort), every width (1 to 16 bytes),
+ *   every size of the brief (0 .. 10^7), every distribution (keys.hpp's too: few varying
+ *   bytes, so most of a 16-byte key's passes are skipped; all-ones keys, the tiles' padding
+ *   value); values are not the positions (~i), so a sort that writes the index instead of the
+ *   value fails (the 32-bit index variant is bench/local_sort.cu's, checked there against CUB);
  * - merge: 2, 5 and 64 runs of unequal lengths (empty runs included), each stable-sorted on the
  *   CPU first; equal keys must come out earlier runs first;
  * - stability is also checked on its own: among equal keys, the source positions increase;
@@ -26,8 +27,8 @@ template <typename K> struct Pairs {
   std::vector<uint64_t> vals;
 };
 
-template <typename K> Pairs<K> make_pairs(size_t n, Dist dist, uint64_t seed) {
-  Pairs<K> p{make_keys<K>(n, dist, seed), std::vector<uint64_t>(n)};
+template <typename K> Pairs<K> make_pairs(size_t n, int dist, uint64_t seed) {
+  Pairs<K> p{gpu_keys<K>(n, dist, seed), std::vector<uint64_t>(n)};
   for (size_t i = 0; i < n; ++i) p.vals[i] = value_of(i);
   return p;
 }
@@ -63,17 +64,17 @@ template <typename K> Pairs<K> sorted_runs(const Pairs<K> &ref, const std::vecto
 /* got must equal the reference exactly; stability is also checked on its own (equal keys: source
  * positions increase), so a failure says which property broke. */
 template <typename K>
-void expect_equal(const Pairs<K> &got, const Pairs<K> &ref, const char *what, size_t n, Dist dist) {
+void expect_equal(const Pairs<K> &got, const Pairs<K> &ref, const char *what, size_t n, int dist) {
   size_t unstable = 0;
   for (size_t i = 1; i < got.keys.size(); ++i)
     if (got.keys[i - 1] == got.keys[i] && position_of(got.vals[i - 1]) >= position_of(got.vals[i]))
       ++unstable;
   EXPECT(unstable == 0, "%s %zu-byte n %zu %s: %zu equal-key neighbours out of input order", what,
-         sizeof(K), n, dist_name[dist], unstable);
+         sizeof(K), n, gpu_dist_name(dist), unstable);
   EXPECT(got.keys == ref.keys, "%s %zu-byte n %zu %s: keys differ from the reference", what,
-         sizeof(K), n, dist_name[dist]);
+         sizeof(K), n, gpu_dist_name(dist));
   EXPECT(got.vals == ref.vals, "%s %zu-byte n %zu %s: values differ from the reference", what,
-         sizeof(K), n, dist_name[dist]);
+         sizeof(K), n, gpu_dist_name(dist));
 }
 
 /* Device buffers of one test: keys, values, their ping-pong buffers and scratch (allocated
@@ -147,7 +148,7 @@ static std::vector<uint64_t> run_offsets(size_t n, size_t p, uint64_t seed) {
   return off;
 }
 
-template <typename K> void check_width(size_t n, Dist dist, cudaStream_t stream) {
+template <typename K> void check_width(size_t n, int dist, cudaStream_t stream) {
   const Pairs<K> input = make_pairs<K>(n, dist, 17);
   Pairs<K> ref = input;
   stable_sort_range(ref, 0, n);
@@ -181,7 +182,7 @@ template <typename K> void check_width(size_t n, Dist dist, cudaStream_t stream)
 }
 
 /* The backend: pairs sorted and merged in host memory, merge rounds and the re-sort path. */
-template <typename K> void check_backend(h5g_backend *be, size_t n, Dist dist) {
+template <typename K> void check_backend(h5g_backend *be, size_t n, int dist) {
   const Pairs<K> input = make_pairs<K>(n, dist, 29);
   Pairs<K> ref = input, got = input;
   stable_sort_range(ref, 0, n);
@@ -204,17 +205,19 @@ int main(int argc, char **argv) {
   cudaStream_t stream;
   MUST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::vector<size_t> sizes = {0, 1, 2, 31, 32, 33, 1000, 4095, 4096, 4097, ((size_t)1 << 20) + 1, 10000000};
-  std::vector<Dist> dists = {RANDOM, SORTED, REVERSED, ALL_EQUAL, FEW_UNIQUE, LOW_BITS};
+  std::vector<int> dists = {RANDOM,     SORTED,   REVERSED,  ALL_EQUAL,
+                            FEW_UNIQUE, LOW_BITS, FEW_BYTES, ALL_ONES};
   if (g_small) { /* few launches: the sanitizer tools are slow */
     sizes = {0, 1, 2, 33, 4097, 8193};
     dists = {RANDOM, FEW_UNIQUE};
   }
   for (size_t n : sizes)
-    for (Dist dist : dists) {
+    for (int dist : dists) {
       check_width<uint8_t>(n, dist, stream);
       check_width<uint16_t>(n, dist, stream);
       check_width<uint32_t>(n, dist, stream);
       check_width<uint64_t>(n, dist, stream);
+      check_width<u128>(n, dist, stream);
     }
 
   /* A size query says whether values move by a NULL or non-NULL vals (kernels.h): values take
@@ -238,17 +241,18 @@ int main(int argc, char **argv) {
   h5g_backend *be = NULL;
   MUST_OK(h5g_backend_cuda_create(&be, 0, 0));
   for (size_t n : {(size_t)0, (size_t)1, (size_t)2, (size_t)4097, g_small ? (size_t)8193 : (size_t)1000003})
-    for (Dist dist : dists) {
+    for (int dist : dists) {
       check_backend<uint8_t>(be, n, dist);
       check_backend<uint32_t>(be, n, dist);
       check_backend<uint64_t>(be, n, dist);
+      check_backend<u128>(be, n, dist);
     }
   be->destroy(be);
 
   /* A 64 MB budget: calls with values count keys, values, both ping-pong buffers and scratch;
    * capacity pairs sort, one more is refused. */
   MUST_OK(h5g_backend_cuda_create(&be, 0, 64u << 20));
-  for (unsigned width : {4u, 8u}) {
+  for (unsigned width : {4u, 8u, 16u}) {
     const size_t cap = be->capacity(be, width, 1), keys_cap = be->capacity(be, width, 0);
     EXPECT(cap > 0 && cap * (width + 8) * 2 <= (64u << 20) && cap < keys_cap,
            "pair capacity %zu of %u-byte keys under 64 MB (keys only: %zu)", cap, width, keys_cap);

@@ -1,7 +1,9 @@
 /* Exclusive scan, cut points and merge of sorted runs against CPU loops:
  * - scan: 64-bit sums (values that overflow 32 bits), every size of test_sizes(), in place too;
- * - cut points: lower and upper bounds of present, absent, extreme values;
- * - merge: 1 .. 64 runs of unequal lengths (empty runs included), every width and distribution. */
+ * - cut points: lower and upper bounds of present, absent, extreme values (keys of the keys'
+ *   width: 16-byte values that differ from keys only in their high half included);
+ * - merge: 1 .. 64 runs of unequal lengths (empty runs included), every width (1 to 16 bytes)
+ *   and distribution. */
 #include "kernels/kernels.h"
 #include "tests/support/check_cuda.h"
 #include "tests/support/keys.hpp"
@@ -36,19 +38,25 @@ static void check_scan(size_t n, bool in_place, cudaStream_t stream) {
 template <typename K> void check_cut_points(size_t n, Dist dist, cudaStream_t stream) {
   std::vector<K> keys = make_keys<K>(n, dist, 11);
   std::sort(keys.begin(), keys.end());
-  std::vector<uint64_t> values = {0, 1, (uint64_t)(K)~(K)0, (uint64_t)(K)~(K)0 - 1};
+  const K max = (K)~(K)0;
+  std::vector<K> values = {0, 1, max, (K)(max - 1)};
   uint64_t s = 5;
-  for (int i = 0; i < 100; ++i) values.push_back(n ? (uint64_t)keys[test_rand(&s) % n] : 0);
-  for (int i = 0; i < 100; ++i) values.push_back((K)test_rand(&s));
+  for (int i = 0; i < 100; ++i) {
+    const K present = n ? keys[test_rand(&s) % n] : 0;
+    values.push_back(present);
+    /* beside a present key: the same low 64 bits, a high half one above (none below 128 bits) */
+    if constexpr (sizeof(K) > 8) values.push_back(present + ((K)1 << 64));
+  }
+  for (K random : make_keys<K>(100, RANDOM, 6)) values.push_back(random);
   const size_t m = values.size();
-  K *d_keys = NULL;
-  uint64_t *d_values = NULL, *d_pos = NULL;
+  K *d_keys = NULL, *d_values = NULL;
+  uint64_t *d_pos = NULL;
   std::vector<uint64_t> pos(m);
   MUST_CUDA(cudaMalloc(&d_keys, n * sizeof(K) + 1));
-  MUST_CUDA(cudaMalloc(&d_values, m * 8));
+  MUST_CUDA(cudaMalloc(&d_values, m * sizeof(K)));
   MUST_CUDA(cudaMalloc(&d_pos, m * 8));
   MUST_CUDA(cudaMemcpy(d_keys, keys.data(), n * sizeof(K), cudaMemcpyHostToDevice));
-  MUST_CUDA(cudaMemcpy(d_values, values.data(), m * 8, cudaMemcpyHostToDevice));
+  MUST_CUDA(cudaMemcpy(d_values, values.data(), m * sizeof(K), cudaMemcpyHostToDevice));
   for (int upper = 0; upper < 2; ++upper) {
     MUST_OK(h5g_cuda_cut_points(d_keys, n, sizeof(K), d_values, m, upper, d_pos, stream));
     MUST_CUDA(cudaMemcpyAsync(pos.data(), d_pos, m * 8, cudaMemcpyDeviceToHost, stream));
@@ -56,8 +64,9 @@ template <typename K> void check_cut_points(size_t n, Dist dist, cudaStream_t st
     for (size_t i = 0; i < m; ++i) {
       size_t ref = 0; /* the plain count */
       for (size_t j = 0; j < n; ++j) ref += upper ? keys[j] <= values[i] : keys[j] < values[i];
-      EXPECT(pos[i] == ref, "cut point %zu-byte n %zu %s upper %d value %llu: %llu, want %zu",
-             sizeof(K), n, dist_name[dist], upper, (unsigned long long)values[i],
+      char text[40];
+      EXPECT(pos[i] == ref, "cut point %zu-byte n %zu %s upper %d value %s: %llu, want %zu",
+             sizeof(K), n, dist_name[dist], upper, key_text(values[i], text),
              (unsigned long long)pos[i], ref);
     }
   }
@@ -121,5 +130,6 @@ int main(int argc, char **argv) {
   check_width<uint16_t>(stream);
   check_width<uint32_t>(stream);
   check_width<uint64_t>(stream);
+  check_width<u128>(stream);
   return test_summary("test_gpu_scan_merge");
 }

@@ -1,16 +1,18 @@
 /* Radix sort, bitonic sort and the sort dispatcher against std::sort (or order + count +
- * checksum for large n), for 8/16/32/64-bit keys, every size of test_sizes() and every
- * distribution. Usage: test_gpu_sort [large | small [u32]]: "large" sorts 2^28 keys (two
- * portions for 32-bit keys); "small" keeps n <= 8193 and "u32" 32-bit keys alone, for
- * compute-sanitizer. */
+ * checksum for large n), for 8/16/32/64/128-bit keys, every size of test_sizes(), the sizes
+ * around each width's radix tile and bitonic limit, and every distribution (keys.hpp's too:
+ * keys that differ in a few high and low bytes only, all-ones keys). Usage: test_gpu_sort
+ * [large | small [u32 | u128]]: "large" sorts 2^28 keys (two portions for 32-bit and 128-bit
+ * keys); "small" keeps n <= 8193 and "u32" or "u128" one width alone, for compute-sanitizer. */
 #include "kernels/kernels.h"
+#include "kernels/tuning.cuh"
 #include "tests/support/check_cuda.h"
 #include "tests/support/keys.hpp"
 
 enum Routine { RADIX, BITONIC, DISPATCH };
 
-template <typename K> void check_one(Routine routine, size_t n, Dist dist, cudaStream_t stream) {
-  const std::vector<K> input = make_keys<K>(n, dist, 7 + routine);
+template <typename K> void check_one(Routine routine, size_t n, int dist, cudaStream_t stream) {
+  const std::vector<K> input = gpu_keys<K>(n, dist, 7 + routine);
   std::vector<K> got(n);
   K *keys = NULL, *alt = NULL;
   void *temp = NULL;
@@ -32,18 +34,25 @@ template <typename K> void check_one(Routine routine, size_t n, Dist dist, cudaS
   MUST_CUDA(cudaStreamSynchronize(stream));
   static const char *routine_name[] = {"radix", "bitonic", "dispatch"};
   EXPECT(check_sorted(input, got), "%s sort, %u-byte keys, n = %zu, %s", routine_name[routine],
-         width, n, dist_name[dist]);
+         width, n, gpu_dist_name(dist));
   cudaFree(temp);
   cudaFree(alt);
   cudaFree(keys);
 }
 
 template <typename K> void check_width(cudaStream_t stream) {
-  for (size_t n : test_sizes()) {
-    for (int d = 0; d < NDIST; ++d) {
-      check_one<K>(RADIX, n, (Dist)d, stream);
-      if (n <= h5g_cuda_bitonic_max(sizeof(K))) check_one<K>(BITONIC, n, (Dist)d, stream);
-      if (n <= 2 * h5g_cuda_bitonic_max(sizeof(K))) check_one<K>(DISPATCH, n, (Dist)d, stream);
+  /* the sizes around this width's radix tile and bitonic limit, beside the common ones */
+  using Tuning = h5g::OnesweepTuning<sizeof(K)>;
+  const size_t tile = (size_t)Tuning::BLOCK * Tuning::ITEMS;
+  const size_t bitonic = h5g_cuda_bitonic_max(sizeof(K));
+  std::vector<size_t> sizes = test_sizes();
+  for (size_t n : {tile - 1, tile, tile + 1, 2 * tile + 1, bitonic - 1, bitonic, bitonic + 1})
+    if (!g_small || n <= 8193) sizes.push_back(n);
+  for (size_t n : sizes) {
+    for (int d = 0; d < NDIST_GPU; ++d) {
+      check_one<K>(RADIX, n, d, stream);
+      if (n <= bitonic) check_one<K>(BITONIC, n, d, stream);
+      if (n <= 2 * bitonic) check_one<K>(DISPATCH, n, d, stream);
     }
   }
   printf("%zu-byte keys done\n", sizeof(K));
@@ -61,9 +70,16 @@ void check_errors(cudaStream_t stream) {
          "short scratch accepted");
   EXPECT(h5g_cuda_bitonic_sort(temp, h5g_cuda_bitonic_max(4) + 1, 4, stream) == H5G_ERR_USAGE,
          "oversized bitonic sort accepted");
-  EXPECT(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, NULL, NULL, 10, 3, stream) ==
-             H5G_ERR_USAGE,
-         "3-byte keys accepted");
+  /* 16-byte keys: half as many fit the bitonic sort's shared memory */
+  EXPECT(h5g_cuda_bitonic_max(16) == h5g_cuda_bitonic_max(8) / 2 && h5g_cuda_bitonic_max(3) == 0,
+         "bitonic limits %zu (16 bytes), %zu (8 bytes), %zu (3 bytes)", h5g_cuda_bitonic_max(16),
+         h5g_cuda_bitonic_max(8), h5g_cuda_bitonic_max(3));
+  EXPECT(h5g_cuda_bitonic_sort(temp, h5g_cuda_bitonic_max(16) + 1, 16, stream) == H5G_ERR_USAGE,
+         "oversized bitonic sort of 16-byte keys accepted");
+  for (unsigned width : {3u, 32u})
+    EXPECT(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, NULL, NULL, 10, width, stream) ==
+               H5G_ERR_USAGE,
+           "%u-byte keys accepted", width);
   h5g_error_clear();
   cudaFree(temp);
 }
@@ -78,13 +94,19 @@ int main(int argc, char **argv) {
     check_one<uint32_t>(RADIX, n32, RANDOM, stream);
     check_one<uint32_t>(RADIX, n32, FEW_UNIQUE, stream);
     check_one<uint64_t>(RADIX, n64, RANDOM, stream);
+    check_one<u128>(RADIX, n32, RANDOM, stream);
     return test_summary("test_gpu_sort large");
   }
   check_errors(stream);
+  if (argc > 2 && strcmp(argv[2], "u128") == 0) {
+    check_width<u128>(stream);
+    return test_summary("test_gpu_sort (128-bit keys only)");
+  }
   check_width<uint32_t>(stream);
   if (argc > 2 && strcmp(argv[2], "u32") == 0) return test_summary("test_gpu_sort (32-bit keys only)");
   check_width<uint8_t>(stream);
   check_width<uint16_t>(stream);
   check_width<uint64_t>(stream);
+  check_width<u128>(stream);
   return test_summary("test_gpu_sort");
 }

@@ -1,4 +1,5 @@
-/* GPU key transform: for every key class and width, ascending and descending,
+/* GPU key transform: for every key class and width (integers of 1 to 16 bytes, floats of 4 and
+ * 8), ascending and descending,
  * - the ordered bits equal the CPU reference written from the spec (base/keys.h) and the bits
  *   of base/keys.c (h5g_keys_to_ordered),
  * - sorting the ordered bits and transforming back gives numpy.sort's order (NaNs last,
@@ -10,38 +11,37 @@
 #include "tests/support/check_cuda.h"
 #include "tests/support/keys.hpp"
 
-/* Ordered bits as the spec defines them; bits are the raw key of `width` bytes. */
-static uint64_t reference_ordered(uint64_t bits, const h5g_keyspec *ks) {
-  const int nbits = 8 * (int)ks->width;
-  const uint64_t mask = nbits == 64 ? ~0ull : (1ull << nbits) - 1, sign = 1ull << (nbits - 1);
+/* Ordered bits as the spec defines them, in the key's own width; bits is the raw key. */
+template <typename K> static K reference_ordered(K bits, const h5g_keyspec *ks) {
+  const K sign = (K)((K)1 << (8 * sizeof(K) - 1));
   if (ks->cls == H5G_KEY_SIGNED) bits ^= sign;
   if (ks->cls == H5G_KEY_FLOAT) {
-    bits = (bits & sign) ? ~bits : bits ^ sign;
-    bits -= ks->width == 4 ? (1ull << 23) - 1 : (1ull << 52) - 1;
+    bits = (bits & sign) ? (K)~bits : (K)(bits ^ sign);
+    bits -= (K)(ks->width == 4 ? (1ull << 23) - 1 : (1ull << 52) - 1);
   }
-  if (ks->descending) bits = ~bits;
-  return bits & mask;
+  return ks->descending ? (K)~bits : bits;
 }
 
-/* Key value as a double (floats, signed and unsigned integers), NaN for NaN. */
-static double value_of(uint64_t bits, const h5g_keyspec *ks) {
-  const int nbits = 8 * (int)ks->width;
-  if (ks->cls == H5G_KEY_FLOAT) {
-    if (ks->width == 4) {
-      float f;
-      uint32_t b = (uint32_t)bits;
-      memcpy(&f, &b, 4);
-      return f;
-    }
-    double d;
-    memcpy(&d, &bits, 8);
-    return d;
+/* A float key's value (4 or 8 bytes of bits), NaN for NaN. */
+static double float_value(uint64_t bits, const h5g_keyspec *ks) {
+  if (ks->width == 4) {
+    float f;
+    uint32_t b = (uint32_t)bits;
+    memcpy(&f, &b, 4);
+    return f;
   }
-  if (ks->cls == H5G_KEY_SIGNED) {
-    if (nbits < 64 && (bits >> (nbits - 1)) & 1) bits |= ~0ull << nbits; /* sign-extend */
-    return (double)(int64_t)bits;
+  double d;
+  memcpy(&d, &bits, 8);
+  return d;
+}
+
+/* A signed integer key's value, sign-extended to 128 bits (exact at every width). */
+template <typename K> static __int128 signed_value(K bits) {
+  const u128 wide = bits;
+  if constexpr (sizeof(K) < 16) {
+    if ((wide >> (8 * sizeof(K) - 1)) & 1) return (__int128)(wide | ~(u128)0 << (8 * sizeof(K)));
   }
-  return (double)bits;
+  return (__int128)wide;
 }
 
 /* numpy order: a strictly after b? NaN after everything but NaN; -0.0 before +0.0. */
@@ -49,6 +49,14 @@ static int after(double a, double b) {
   if (isnan(b)) return 0;
   if (isnan(a)) return 1;
   if (a == 0 && b == 0) return !signbit(a) && signbit(b);
+  return a > b;
+}
+
+/* The same for two keys of class ks->cls given by their bits: integers compared exactly. */
+template <typename K> static int key_after(K a, K b, const h5g_keyspec *ks) {
+  if (ks->cls == H5G_KEY_FLOAT)
+    return after(float_value((uint64_t)a, ks), float_value((uint64_t)b, ks));
+  if (ks->cls == H5G_KEY_SIGNED) return signed_value(a) > signed_value(b);
   return a > b;
 }
 
@@ -60,7 +68,7 @@ template <typename K> std::vector<K> special_keys(const h5g_keyspec *ks) {
     const int mant = sizeof(K) == 4 ? 23 : 52; /* 64-bit arithmetic: K may be narrower */
     const int ebits = sizeof(K) == 4 ? 8 : 11;
     const uint64_t inf = ((1ull << ebits) - 1) << mant, quiet = 1ull << (mant - 1);
-    const uint64_t s = sign;
+    const uint64_t s = (uint64_t)sign; /* floats are 4 or 8 bytes: no bits lost */
     for (uint64_t k : {inf, inf | s, inf + 1, inf | s | 1, inf | quiet, inf | s | quiet,
                        (uint64_t)(K)(max ^ sign), (uint64_t)1, s | 1})
       v.push_back((K)k);
@@ -82,10 +90,9 @@ void check_order(const std::vector<K> &input, const std::vector<K> &ordered, con
   MUST_CUDA(cudaMemcpyAsync(back.data(), d, n * sizeof(K), cudaMemcpyDeviceToHost, stream));
   MUST_CUDA(cudaStreamSynchronize(stream));
   size_t out_of_order = 0;
-  for (size_t i = 1; i < n; ++i) {
-    const double a = value_of(back[i - 1], ks), b = value_of(back[i], ks);
-    out_of_order += ks->descending ? after(b, a) : after(a, b);
-  }
+  for (size_t i = 1; i < n; ++i)
+    out_of_order += ks->descending ? key_after(back[i], back[i - 1], ks)
+                                   : key_after(back[i - 1], back[i], ks);
   EXPECT(out_of_order == 0, "class %d width %u desc %d n %zu: %zu pairs out of order", ks->cls,
          ks->width, ks->descending, n, out_of_order);
   EXPECT(multiset_checksum(back.data(), n) == multiset_checksum(input.data(), n),
@@ -105,7 +112,7 @@ template <typename K> void check_spec(const h5g_keyspec *ks, size_t n, cudaStrea
   MUST_CUDA(cudaMemcpyAsync(ordered.data(), d, n * sizeof(K), cudaMemcpyDeviceToHost, stream));
   MUST_CUDA(cudaStreamSynchronize(stream));
   size_t wrong = 0;
-  for (size_t i = 0; i < n; ++i) wrong += ordered[i] != (K)reference_ordered(input[i], ks);
+  for (size_t i = 0; i < n; ++i) wrong += ordered[i] != reference_ordered(input[i], ks);
   EXPECT(wrong == 0, "class %d width %u desc %d n %zu: %zu keys differ from the reference",
          ks->cls, ks->width, ks->descending, n, wrong);
   std::vector<K> host_ordered(input);
@@ -134,8 +141,8 @@ int main(void) {
   MUST_CUDA(cudaStreamCreate(&stream));
   const h5g_key_class classes[] = {H5G_KEY_UNSIGNED, H5G_KEY_SIGNED, H5G_KEY_FLOAT};
   for (h5g_key_class cls : classes) {
-    for (unsigned width : {1u, 2u, 4u, 8u}) {
-      if (cls == H5G_KEY_FLOAT && width < 4) continue;
+    for (unsigned width : {1u, 2u, 4u, 8u, 16u}) {
+      if (cls == H5G_KEY_FLOAT && (width < 4 || width > 8)) continue;
       for (int descending = 0; descending < 2; ++descending) {
         const h5g_keyspec ks = {cls, width, descending};
         for (size_t n : {(size_t)0, (size_t)1, (size_t)2, (size_t)33, (size_t)1000, (size_t)65537, (size_t)10000000}) {
@@ -143,7 +150,8 @@ int main(void) {
           case 1: check_spec<uint8_t>(&ks, n, stream); break;
           case 2: check_spec<uint16_t>(&ks, n, stream); break;
           case 4: check_spec<uint32_t>(&ks, n, stream); break;
-          default: check_spec<uint64_t>(&ks, n, stream); break;
+          case 8: check_spec<uint64_t>(&ks, n, stream); break;
+          default: check_spec<u128>(&ks, n, stream); break;
           }
         }
       }
@@ -151,6 +159,9 @@ int main(void) {
   }
   const h5g_keyspec half = {H5G_KEY_FLOAT, 2, 0};
   EXPECT(h5g_cuda_keys_transform(NULL, 1, &half, 0, stream) == H5G_ERR_USAGE, "16-bit floats accepted");
+  const h5g_keyspec quad = {H5G_KEY_FLOAT, 16, 0};
+  EXPECT(h5g_cuda_keys_transform(NULL, 1, &quad, 0, stream) == H5G_ERR_USAGE,
+         "128-bit floats accepted");
   h5g_error_clear();
   return test_summary("test_gpu_transform");
 }

@@ -52,4 +52,10 @@ static inline uint64_t test_rand(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
+/* 128 random bits (16-byte keys): two draws. */
+__extension__ static inline unsigned __int128 test_rand128(uint64_t *state) {
+  unsigned __int128 high = test_rand(state);
+  return high << 64 | test_rand(state);
+}
+
 #endif

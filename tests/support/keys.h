@@ -26,12 +26,6 @@ static inline h5g_u128 test_load_key(const void *keys, size_t i, unsigned width)
   return bits;
 }
 
-/* A random key of 16 bytes: two draws of the generator. */
-static inline h5g_u128 test_rand128(uint64_t *rng) {
-  h5g_u128 high = test_rand(rng);
-  return high << 64 | test_rand(rng);
-}
-
 static inline int test_compare_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);

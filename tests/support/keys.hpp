@@ -4,6 +4,7 @@
 #define H5G_TESTS_SUPPORT_KEYS_HPP
 
 #include <algorithm>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <vector>
@@ -82,6 +83,83 @@ static inline std::vector<size_t> test_sizes(void) {
   s.push_back(10000000);
   if (g_small) s.erase(std::remove_if(s.begin(), s.end(), [](size_t n) { return n > 8193; }), s.end());
   return s;
+}
+
+/* 16-byte keys (several keys composed into one, issue #17) in the GPU tests:
+ * - make_keys and multiset_checksum for u128, with every bit drawn (two 64-bit draws) and hashed;
+ * - two distributions more, for every width (gpu_keys): FEW_BYTES, keys that differ only in their
+ *   two highest and two lowest bytes (the radix passes of the bytes between are trivial and
+ *   skipped), and ALL_ONES, mostly all-ones keys (the value the sorts pad tiles with) among
+ *   random ones. */
+typedef unsigned __int128 u128;
+
+/* keys.hpp's distributions at 128 bits: RANDOM, SORTED, REVERSED and the plain keys of EXTREMES
+ * use all the bits; LOW_BITS still varies the low 12 bits only. */
+template <> inline std::vector<u128> make_keys<u128>(size_t n, Dist dist, uint64_t seed) {
+  std::vector<u128> v(n);
+  uint64_t s = seed * 0x2545f4914f6cdd1dull + n;
+  const u128 max = ~(u128)0, pattern = (u128)0x5a5a5a5a5a5a5a5aull << 64 | 0x5a5a5a5a5a5a5a5aull;
+  const u128 few[5] = {0, 3, max / 2, max - 7, max};
+  const u128 extremes[6] = {0, 1, max / 2, max / 2 + 1, max - 1, max};
+  for (size_t i = 0; i < n; ++i) {
+    const u128 r = test_rand128(&s);
+    switch (dist) {
+    case RANDOM:
+    case SORTED:
+    case REVERSED: v[i] = r; break;
+    case ALL_EQUAL: v[i] = pattern; break;
+    case FEW_UNIQUE: v[i] = few[(uint64_t)r % 5]; break;
+    case LOW_BITS: v[i] = r & 0xfff; break;
+    case EXTREMES: v[i] = (r & 1) ? extremes[(uint64_t)(r >> 1) % 6] : r >> 8; break;
+    default: break;
+    }
+  }
+  if (dist == SORTED) std::sort(v.begin(), v.end());
+  if (dist == REVERSED) std::sort(v.begin(), v.end(), [](u128 a, u128 b) { return a > b; });
+  return v;
+}
+
+/* Each key hashed whole (its low half mixed with its high half's hash), so that keys which trade
+ * halves, or differ only in the high half, sum differently. */
+template <> inline uint64_t multiset_checksum<u128>(const u128 *v, size_t n) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t high = (uint64_t)(v[i] >> 64);
+    uint64_t s = (uint64_t)v[i] ^ test_rand(&high);
+    sum += test_rand(&s);
+  }
+  return sum;
+}
+
+enum GpuDist { FEW_BYTES = NDIST, ALL_ONES, NDIST_GPU };
+
+static inline const char *gpu_dist_name(int dist) {
+  return dist < NDIST ? dist_name[dist] : dist == FEW_BYTES ? "few-bytes" : "all-ones";
+}
+
+/* n keys of type K from keys.hpp's distributions (dist < NDIST) or from GpuDist's. */
+template <typename K> std::vector<K> gpu_keys(size_t n, int dist, uint64_t seed) {
+  if (dist < NDIST) return make_keys<K>(n, (Dist)dist, seed);
+  std::vector<K> v = make_keys<K>(n, RANDOM, seed);
+  const K max = (K)~(K)0;
+  if (dist == ALL_ONES) {
+    for (K &k : v)
+      if ((uint64_t)k % 4 != 0) k = max;
+  } else if constexpr (sizeof(K) > 4) { /* FEW_BYTES; keys of up to 4 bytes have no bytes between */
+    const K ends = (K)((K)0xffff << (8 * sizeof(K) - 16) | (K)0xffff), between = (K)(max / 3);
+    for (K &k : v) k = (K)((k & ends) | (between & ~ends));
+  }
+  return v;
+}
+
+/* A key as text, for failure messages: hexadecimal, all its bytes. */
+template <typename K> const char *key_text(K key, char (&buf)[40]) {
+  if constexpr (sizeof(K) > 8)
+    snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)((u128)key >> 64),
+             (unsigned long long)key);
+  else
+    snprintf(buf, sizeof buf, "%llx", (unsigned long long)key);
+  return buf;
 }
 
 #endif
