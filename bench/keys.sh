@@ -88,7 +88,8 @@ PY
 gen() { "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$@" --seed 42 >/dev/null; }
 
 have_cupy=$(python3 -c 'import cupy; cupy.zeros(1)' >/dev/null 2>&1 && echo 1 || echo 0)
-keys=$work/keys2.h5 table=$work/table.h5 wide=$work/wide.h5
+# the row count is in the names: a file of another size is never reused
+keys=$work/keys2_$log2.h5 table=$work/table_$log2.h5 wide=$work/wide_$wide_log2.h5
 [[ $parts != *" keys "* ]] || [ -e "$keys" ] || { gen "$keys" -d /a --count "$n" --type u4 --dist few &&
                    gen "$keys" -d /b --count "$n" --type u4 --append; }
 [[ $parts != *" table "* ]] || [ -e "$table" ] || gen "$table" -d /t --count "$n" --type f4 --table --dist uniform

@@ -43,7 +43,8 @@ static int carry_dataset(h5g_run *r, const char *src, const char *dst, const h5g
   STEP(r, H5G_PHASE_CARRY, carry_allocate(r, &c));
   STEP(r, H5G_PHASE_CARRY, h5g_io_read(c.src, plan->offset, plan->n, c.rows));
   STEP(r, H5G_PHASE_CARRY, h5g_gather_rows(r->comm, r->data.sorted_values, plan->out_n, c.rows,
-                                           r->verdict.info.n, h5g_io_row_bytes(c.src), c.out));
+                                           r->verdict.info.n, h5g_io_row_bytes(c.src), c.out,
+                                           plan->io_threads));
   STEP(r, H5G_PHASE_CARRY, h5g_io_write(c.dst, plan->out_offset, plan->out_n, c.out));
 done:
   if (h5g_io_close(c.dst) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;

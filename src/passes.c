@@ -29,7 +29,7 @@ int h5g_passes_word_in_order(h5g_run *r, int word, const uint64_t *src_index, ui
                                           plan->offset, plan->n, w, slice, plan->io_threads, NULL, 0));
   if (checksum) *checksum += h5g_keys_checksum(slice, plan->n, w);
   STEP(r, H5G_PHASE_EXCHANGE, h5g_gather_rows(r->comm, src_index, count, slice, r->verdict.info.n,
-                                              w, out));
+                                              w, out, plan->io_threads));
 done:
   free(slice);
   return rc;
@@ -45,7 +45,7 @@ static int follow_order(h5g_run *r, uint64_t count) {
   CHECK(h5g_agree_alloc(r->comm, next != NULL, bytes));
   if (d->order)
     CHECK(h5g_gather_rows(r->comm, d->sorted_values, count, d->order, r->verdict.info.n,
-                          sizeof(uint64_t), next));
+                          sizeof(uint64_t), next, r->plan.io_threads));
   else if (count)
     memcpy(next, d->sorted_values, count * sizeof(uint64_t));
   free(d->order);
