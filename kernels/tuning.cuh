@@ -23,7 +23,8 @@ namespace h5g {
  *           384x16/2 14.95, 512x12/2 15.30; a second run: 256x32/2 13.75, 256x30/2 13.89,
  *           384x20/2 13.85, 256x40/2 spills 100 bytes -> 256x32/2 (128 registers, no spills)
  *   8/16-bit keys (not measured) take 256x16/3, which does not spill.
- *   128-bit keys: not yet measured, chosen by resource use (sm_90, nvcc 13.0, ptxas -v): the
+ *   128-bit keys: chosen by resource use (sm_90, nvcc 13.0, ptxas -v), the other shapes not
+ *           timed; the chosen one against CUB on H100, 2^28 keys: 56.0 ms vs 57.6 (1.03x). The
  *           largest tile that neither spills nor keeps 2 blocks off an SM (228 KB of shared
  *           memory per SM, 1 KB of it reserved per block): 256x16/2 119 registers, 65 KB;
  *           256x20/2 128 registers, 81 KB; 256x24/2 spills 52 bytes; 384x12/2 80 registers,
@@ -92,10 +93,9 @@ __host__ __device__ constexpr int merge_items(unsigned width) { return width == 
  * else re-sorts them. H200, 2^26 keys: 32-bit merge 1.65 ms at P = 16 vs re-sort 1.84 ms, but
  * 2.41 ms at P = 64; 64-bit 3.88 ms at P = 64 vs re-sort 4.59 ms, but 5.09 ms at P = 256.
  * 8/16-bit keys (not measured): one round per radix pass the re-sort needs.
- * 128-bit keys (not measured): a re-sort makes up to 16 passes, fewer where a byte is the same
- * in every key (skipped), but keys are 16 bytes wide only when those composed in them take more
- * than 8 (base/compose.h), so most often 9 or more; a round and a pass both read and write 32
- * bytes per key, and for 64-bit keys a round cost about 1.1 passes (above): 8 rounds. */
+ * 128-bit keys, H100, 2^26 random keys (all 16 passes): merge 5.38 ms at P = 16, 7.78 at P = 64,
+ * 10.12 at P = 256 vs re-sort 14.2 ms; composed keys often have constant bytes whose passes are
+ * skipped, so the bound stays at 8 rounds (P = 256) rather than beyond what was measured. */
 constexpr int merge_max_rounds(unsigned width) {
   return width == 16 ? 8 : width == 8 ? 6 : width == 4 ? 4 : width == 2 ? 2 : 1;
 }
@@ -105,11 +105,10 @@ constexpr int merge_max_rounds(unsigned width) {
  * keys every pass (kernels/radix_sort.cu): measured faster than moving a 32-bit index and
  * gathering the values afterwards (bench/local_sort.cu's "pairs" section; H200, 2^28 pairs:
  * uint32 keys 13.1 ms vs 20.7, uint64 keys 29.2 ms vs 35.6; bench/RESULTS.md, "GPU record
- * sort"). 128-bit keys: not yet measured, chosen by resource use (sm_90, ptxas -v): 256x16/2
- * takes 128 registers, no spills, 97 KB of dynamic shared memory (16-byte keys and 8-byte values
- * of the tile), so 2 blocks per SM; 256x20/2 spills 4 bytes and takes 121 KB (1 block per SM). */
+ * sort"). 128-bit keys take the same 256x16/2 (chosen by resource use, sm_90, ptxas -v: 128
+ * registers, no spills, 97 KB of dynamic shared memory, so 2 blocks per SM; 256x20/2 spills 4
+ * bytes and takes 121 KB); against CUB's SortPairs on H100, 2^28 pairs: 89.5 ms vs 93.3. */
 template <int WIDTH> struct OnesweepPairsTuning { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 2; };
-template <> struct OnesweepPairsTuning<16> { static constexpr int BLOCK = 256, ITEMS = 16, MIN_BLOCKS = 2; };
 
 } // namespace h5g
 #endif

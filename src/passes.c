@@ -7,8 +7,9 @@
  * fetched by it from the ranks that read them (mpi/gather_rows.h).
  *
  * What it costs beyond one sort: per extra word, a full sort, exchange and merge, a read of the
- * word's keys, a gather of 16 bytes and one of 8 per element; memory for two more uint64 per
- * element. Keys of up to 128 bits together take one sort (base/compose.h). */
+ * word's keys, a gather of 16 bytes and one of 8 per element; memory for the word's keys (16
+ * bytes) and the order (8) per element, and the sort's own buffers hold 16-byte keys. Keys of up
+ * to 128 bits together take one sort (base/compose.h). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -34,8 +34,6 @@ typedef struct {
   unsigned width;
 } sorted_keys;
 
-/* uint64 slots of a key (all of its words) in an edge. */
-static size_t key_slots(const sorted_keys *k) { return (size_t)k->words * h5g_key_slots(k->width); }
 
 static int same_key(const sorted_keys *k, uint64_t i, uint64_t j) {
   for (int w = 0; w < k->words; w++)
@@ -80,8 +78,8 @@ static uint64_t group_length(const sorted_keys *k, uint64_t begin, uint64_t n) {
   }
 static uint64_t pack_groups(const sorted_keys *k, uint64_t *values, const uint64_t *weights,
                             uint64_t *counts, uint64_t begin, uint64_t end, uint64_t kept) {
-  if (k->words > 1) {
-    PACK_BY_WIDTH(SAME_WORDS)
+  if (k->words > 1) { /* words of 16 bytes */
+    PACK_GROUPS(h5g_u128, SAME_WORDS);
   } else {
     PACK_BY_WIDTH(SAME_KEY)
   }
@@ -136,7 +134,7 @@ static int keep_groups(h5g_run *r, const sorted_keys *k, const uint64_t *counts)
   h5g_data *d = &r->data;
   unsigned w = plan->ks.width;
   uint64_t n = plan->out_n, *edges = NULL;
-  size_t slots = key_slots(k), word_slots = h5g_key_slots(w);
+  size_t word_slots = h5g_key_slots(w), slots = (size_t)k->words * word_slots;
   size_t edge_words = EDGE_KEYS + 2 * slots;
   size_t edges_bytes = ((size_t)r->size + 1) * edge_words * sizeof(uint64_t);
   edges = malloc(edges_bytes);
@@ -151,7 +149,8 @@ static int keep_groups(h5g_run *r, const sorted_keys *k, const uint64_t *counts)
   mine[EDGE_FIRST_COUNT] = group_count(counts, 0, mine[EDGE_FIRST_LENGTH]);
   for (int word = 0; n && word < k->words; word++) {
     memcpy(mine + EDGE_KEYS + word * word_slots, k->word[word], w);
-    memcpy(mine + EDGE_KEYS + slots + word * word_slots, (const char *)k->word[word] + (n - 1) * w, w);
+    memcpy(mine + EDGE_KEYS + slots + word * word_slots, (const char *)k->word[word] + (n - 1) * w,
+           w);
   }
   CHECK_MPI(MPI_Allgather(mine, (int)edge_words, MPI_UINT64_T, edges, (int)edge_words,
                           MPI_UINT64_T, r->comm));

@@ -26,11 +26,12 @@ static unsigned long long output_bytes(const h5g_run *r) {
   const h5g_verdict *v = &r->verdict;
   struct stat input;
   uint64_t rows = r->plan.out_total; /* fewer than N with --top and --unique */
-  int words = v->composed ? v->layout.words : 1;
+  uint64_t key_bytes = v->composed ? 0 : r->plan.ks.width; /* several: their own widths */
+  for (int i = 0; v->composed && i < v->layout.count; i++) key_bytes += v->layout.key[i].width;
   /* the carried datasets' share of the input file (its size bounds theirs) */
   double carried = v->info.n ? (double)v->carried_bytes * ((double)rows / (double)v->info.n) : 0;
   unsigned long long need = (unsigned long long)carried + (1ull << 20);
-  if (!v->keys_filtered) need += rows * r->plan.ks.width * (uint64_t)words;
+  if (!v->keys_filtered) need += rows * key_bytes;
   if (r->opt->index_out && !v->index_filtered) need += rows * sizeof(uint64_t);
   if (r->opt->counts) need += rows * sizeof(uint64_t);
   if (copies_input(r) && stat(r->opt->input, &input) == 0) need += (unsigned long long)input.st_size;

@@ -273,8 +273,8 @@ check_run() {
 }
 
 # Keys of more than 8 bytes together (up to 16: one 128-bit key, one sort pass; more: one pass per
-# 128-bit word): two float64 keys with
-# ties in the first (few values) and NaN/-0.0/inf in the second, float64 + int32, three uint32,
+# 128-bit word): two float64 keys with ties in the first (few values) and NaN/-0.0/inf in the
+# second, float64 + int32, three uint32,
 # uint64 + uint8, table fields (f8 + u2, u2 + f8 + f8), 2-D float64 columns; with --carry,
 # --index-out, --top, --unique --counts, out of core, --verify and --check; N = 0, 1, 3.
 case_wide() {
@@ -302,6 +302,11 @@ case_wide() {
       --verify
     sort_keys "$p" "$W/in.h5" "$W/ooc.h5" -d /y -d /x --order desc,asc --index-out /idx -- \
       --device-memory "$OOC_BUDGET" --verify
+    # 20 bytes: two 128-bit words, the second of 4 bytes
+    sort_keys "$p" "$W/in.h5" "$W/uq3.h5" -d /x -d /y -d /i --unique --counts /n --index-out /idx \
+      -- --verify
+    sort_keys "$p" "$W/in.h5" "$W/ooc3.h5" -d /y -d /x -d /i --order desc,asc,desc --index-out /idx \
+      -- --device-memory "$OOC_BUDGET" --verify
   done
   # keys of up to 16 bytes together take one sort pass, more take one per 16-byte word
   sort_keys 2 "$W/in.h5" "$W/xy.h5" -d /x -d /y -- --report "$W/xy.json"
@@ -315,10 +320,14 @@ case_wide() {
   grep -q '"sort_passes": 3,' "$W/w3.json" || die "40 bytes of keys: the report has no 3 sort passes"
   check_run 0 3 --check "$W/xy.h5" -d /x -d /y --against "$W/in.h5"
   check_run 1 2 --check "$W/in.h5" -d /x -d /y
+  check_run 0 2 --check "$W/ooc3.h5" -d /y -d /x -d /i --order desc,asc,desc --against "$W/in.h5"
+  check_run 1 3 --check "$W/in.h5" -d /y -d /x -d /i
   for k in 0 1 1000 $((n - 1)) "$n" $((n + 1)); do
     sort_keys 3 "$W/in.h5" "$W/top.h5" -d /x -d /y --order desc,asc --top "$k" --carry /c \
       --index-out /idx
     sort_keys 2 "$W/in.h5" "$W/topu.h5" -d /t --key-field x,key --unique --counts /n --top "$k"
+    sort_keys 3 "$W/in.h5" "$W/top3.h5" -d /x -d /y -d /i --order desc,asc,asc --top "$k" \
+      --index-out /idx
   done
   sort_keys 4 "$W/in.h5" "$W/topooc.h5" -d /u1 -d /u2 -d /u3 --top 777 --index-out /idx -- \
     --device-memory "$OOC_BUDGET" --verify
@@ -326,9 +335,11 @@ case_wide() {
     rm -f "$W/in.h5"
     gen 2 "$W/in.h5" -d /x --count "$n" --type f8 --dist few --seed 11
     gen 1 "$W/in.h5" -d /y --count "$n" --type f8 --dist special --seed 12 --append
+    gen 3 "$W/in.h5" -d /i --count "$n" --type i4 --dist few --seed 13 --append
     for p in "${RANKS[@]}"; do
       sort_keys "$p" "$W/in.h5" "$W/e.h5" -d /x -d /y --index-out /idx -- --verify
       sort_keys "$p" "$W/in.h5" "$W/eu.h5" -d /y -d /x --unique --counts /n --top 2
+      sort_keys "$p" "$W/in.h5" "$W/e3.h5" -d /y -d /x -d /i --unique --counts /n --top 2 -- --verify
     done
   done
 }
