@@ -24,7 +24,8 @@ unsigned h5g_compose_width(unsigned bytes) {
         c_[i] = (CT)(c_[i] | (CT)((CT)(v ^ flip) << shift));                                      \
       }                                                                                           \
     else                                                                                          \
-      for (size_t i = 0; i < n; i++) c_[i] = (CT)(c_[i] | (CT)((CT)((uint64_t)p_[i] ^ flip) << shift)); \
+      for (size_t i = 0; i < n; i++)                                                              \
+        c_[i] = (CT)(c_[i] | (CT)((CT)((uint64_t)p_[i] ^ flip) << shift));                        \
   } while (0)
 #define COMPOSE_INTO(CT)                                                                          \
   do {                                                                                            \

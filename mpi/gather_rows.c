@@ -51,7 +51,8 @@ static void copy_rows_part(void *arg, int part, int parts) {
 
 /* Runs the copies on up to `threads` threads; returns whether a source row was bad. */
 static int copy_rows(row_copies *c, int threads) {
-  if ((uint64_t)threads > c->n / MIN_COPIES_PER_THREAD) threads = (int)(c->n / MIN_COPIES_PER_THREAD);
+  if ((uint64_t)threads > c->n / MIN_COPIES_PER_THREAD)
+    threads = (int)(c->n / MIN_COPIES_PER_THREAD);
   h5g_parallel(threads > 1 ? threads : 1, copy_rows_part, c);
   return c->bad;
 }

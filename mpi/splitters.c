@@ -49,7 +49,8 @@ static int global_range(MPI_Comm comm, const local_runs *lr, h5g_u128 *glo, h5g_
       h5g_u128 first = h5g_key_load(lr->keys, lr->run_offsets[j], lr->width);
       h5g_u128 last = h5g_key_load(lr->keys, lr->run_offsets[j + 1] - 1, lr->width);
       if (!mine[0] || first < get_value(mine + 1)) put_value(mine + 1, first);
-      if (!mine[0] || last > get_value(mine + 1 + VALUE_WORDS)) put_value(mine + 1 + VALUE_WORDS, last);
+      if (!mine[0] || last > get_value(mine + 1 + VALUE_WORDS))
+        put_value(mine + 1 + VALUE_WORDS, last);
       mine[0] = 1;
     }
   CHECK_MPI(MPI_Allgather(mine, 1 + 2 * VALUE_WORDS, MPI_UINT64_T, all, 1 + 2 * VALUE_WORDS,
@@ -114,7 +115,8 @@ int h5g_cuts_at(MPI_Comm comm, const void *keys, unsigned width, const uint64_t 
   size_t work_len = (size_t)m * 4;
   work = calloc(work_len, sizeof(uint64_t));
   values = malloc(sizeof(h5g_u128) * (size_t)m);
-  CHECK(h5g_agree_alloc(comm, work && values, work_len * sizeof(uint64_t) + sizeof(h5g_u128) * (size_t)m));
+  CHECK(h5g_agree_alloc(comm, work && values,
+                        work_len * sizeof(uint64_t) + sizeof(h5g_u128) * (size_t)m));
   uint64_t *lt_local = work, *lt_global = work + (size_t)m, *eq_local = work + 2 * (size_t)m,
            *eq_before = work + 3 * (size_t)m;
   CHECK(select_values(comm, &lr, targets, m, values));
