@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/keys.h"
 #include "kernels/check_cuda.cuh"
 
 namespace h5g {
@@ -16,8 +17,8 @@ namespace h5g {
 struct NoValue {};
 template <typename V> constexpr bool has_values = !std::is_same<V, NoValue>::value;
 
-/* 16-byte keys: several sort keys composed into one (base/compose.h), nvcc's 128-bit integer. */
-using u128 = unsigned __int128;
+/* 16-byte keys: several sort keys composed into one (base/compose.h), base/keys.h's type. */
+using u128 = h5g_u128;
 
 /* Key widths every kernel takes: 1, 2, 4, 8 and 16 bytes. */
 constexpr bool supported_width(unsigned width) {

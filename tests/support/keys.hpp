@@ -9,6 +9,7 @@
 #include <string.h>
 #include <vector>
 
+#include "base/keys.h" /* h5g_u128 */
 #include "tests/support/check.h"
 
 /* The older GPU header's name for test_rand, still used by test_gpu_pairs.cu. */
@@ -91,7 +92,7 @@ static inline std::vector<size_t> test_sizes(void) {
  *   two highest and two lowest bytes (the radix passes of the bytes between are trivial and
  *   skipped), and ALL_ONES, mostly all-ones keys (the value the sorts pad tiles with) among
  *   random ones. */
-typedef unsigned __int128 u128;
+typedef h5g_u128 u128;
 
 /* keys.hpp's distributions at 128 bits: RANDOM, SORTED, REVERSED and the plain keys of EXTREMES
  * use all the bits; LOW_BITS still varies the low 12 bits only. */
