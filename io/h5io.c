@@ -30,6 +30,7 @@ struct h5g_dset {
   size_t elem_size;   /* bytes of one element in memory */
   int direct;         /* h5g_io_allow_direct was called */
   int chunk_index;    /* direct chunked reads: 0 not yet checked, 1 its index adds up, -1 not */
+  int in_place;       /* written into the dataset the output's copy of the input had there */
   char where[WHERE_MAX];
 };
 
@@ -439,8 +440,43 @@ done:
   return rc;
 }
 
-/* Creates a dataset with intermediate groups. With `replace`, an existing link of that name is
- * replaced (in-place sorts write into a copy of the input); without, it is an error. */
+/* Collective, where `dataset` exists in `out` (a copy of the input): 1 when its storage takes the
+ * output in place (io/replace.c), and then d's handle is that dataset, its length set to
+ * dims[0]; 0 when it is to be replaced. Every rank reads the same metadata, and agrees. */
+static int open_in_place(h5g_file *out, const char *dataset, hid_t file_type, int rank,
+                         const hsize_t *dims, hid_t dcpl, h5g_dset *d, int *in_place) {
+  int rc = H5G_OK;
+  hid_t existing = H5Dopen2(out->id, dataset, H5P_DEFAULT);
+  int mine = existing >= 0 && h5g_io_takes_in_place_internal(out->id, existing, file_type, rank,
+                                                             dims, 0, dcpl);
+  CHECK_MPI(MPI_Allreduce(&mine, in_place, 1, MPI_INT, MPI_MIN, out->comm));
+  if (!*in_place) goto done;
+  hsize_t now[H5S_MAX_RANK];
+  hid_t space = H5Dget_space(existing);
+  int same_length = space >= 0 && H5Sget_simple_extent_dims(space, now, NULL) == rank &&
+                    now[0] == dims[0];
+  CLOSE_ID(H5Sclose, space);
+  if (!same_length) { /* chunked (io/replace.c): shrinks or grows */
+    CHECK_H5(H5Dset_extent(existing, dims), "cannot set the output's length (%s)", d->where);
+    /* the cut fills the rest of a chunk it keeps in HDF5's chunk cache, which would write that
+     * chunk back over the rows the transfers write past it: closing flushes and drops it */
+    CHECK_H5(H5Dclose(existing), "cannot set the output's length (%s)", d->where);
+    existing = H5I_INVALID_HID;
+    CHECK_H5(existing = H5Dopen2(out->id, dataset, H5P_DEFAULT), "cannot open dataset (%s)",
+             d->where);
+  }
+  CHECK_H5(d->file_type = H5Tcopy(file_type), "cannot copy the datatype (%s)", d->where);
+  d->id = existing;
+  existing = H5I_INVALID_HID;
+done:
+  CLOSE_ID(H5Dclose, existing);
+  return rc;
+}
+
+/* Creates a dataset with intermediate groups. With `replace` (the output is a copy of the input),
+ * a dataset of that name takes the rows in place where its storage can (d->in_place), else it is
+ * replaced; validation made sure that nothing refers to one replaced and that no group is.
+ * Without `replace`, an existing name is an error. */
 static int create_dataset(h5g_file *out, const char *dataset, hid_t file_type, int rank,
                           const hsize_t *dims, hid_t dcpl, const hsize_t *maxdims, int replace,
                           h5g_dset *d) {
@@ -448,6 +484,8 @@ static int create_dataset(h5g_file *out, const char *dataset, hid_t file_type, i
   hid_t lcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
   int exists = replace && h5g_io_path_exists_internal(out->id, dataset);
   if (replace) CHECK(agree_found(out->comm, exists, dataset, out->path));
+  if (exists) CHECK(open_in_place(out, dataset, file_type, rank, dims, dcpl, d, &d->in_place));
+  if (d->in_place) goto done;
   if (exists)
     CHECK_H5(H5Ldelete(out->id, dataset, H5P_DEFAULT), "cannot replace the dataset (%s)", d->where);
   CHECK_H5(space = H5Screate_simple(rank, dims, maxdims), "cannot create dataspace (%s)", d->where);
@@ -580,7 +618,9 @@ int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
   CHECK(create_dataset(out, dataset, like->file_type, like->rank, dims, dcpl, maxdims, 1, d));
   attr_copy copy = {out->comm, d->id, H5G_OK};
   hsize_t idx = 0;
-  if (H5Aiterate2(like->id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attribute, &copy) < 0)
+  /* a dataset written in place has its attributes */
+  if (!d->in_place &&
+      H5Aiterate2(like->id, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attribute, &copy) < 0)
     H5G_FAIL(copy.status == H5G_OK ? H5G_ERR_RUNTIME : copy.status, "cannot copy attributes (%s)",
              d->where);
   /* a filtered output whose file type is not its memory type takes its rows in the file's form

@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/keys.h"
 
@@ -61,12 +62,22 @@ typedef struct {
   h5g_compress_choice compress;
   int gzip_level;      /* 0-9, with H5G_COMPRESS_GZIP */
 } h5g_io_storage_choice;
+/* Where an output dataset lands when OUTPUT starts as a copy of INPUT (--whole-file, in place):
+ * its path there and its rows. */
+typedef struct {
+  const char *path;
+  uint64_t rows;
+  int rows_change; /* the count is known only after the sort (--unique): any up to `rows` */
+} h5g_io_target;
 /* Serial (one rank, before any work): resolves `choice` for the output made like file:dataset
  * (value_filters 0: for the uint64 index that follows it); *filtered tells whether that output
  * has filters, so its size is not known before it is written. Usage error for chunks HDF5
- * cannot take. */
+ * cannot take. With `target` (NULL: a new OUTPUT), also a usage error when target->path is a
+ * group or another object than a dataset, or a dataset whose storage cannot take the output in
+ * place (io/replace.c) while a hard link or a reference to it would be lost. */
 int h5g_io_inspect_storage(const char *file, const char *dataset,
-                           const h5g_io_storage_choice *choice, int value_filters, int *filtered);
+                           const h5g_io_storage_choice *choice, int value_filters,
+                           const h5g_io_target *target, int *filtered);
 /* Collective: creates `dataset` in `out` (intermediate groups created, an existing link of that
  * name replaced) with the datatype, shape (but `rows` rows) and attributes of `like`, stored as
  * `storage` resolved against `like`'s storage, accessed like `like` (but see h5g_io_file_form). */
@@ -89,6 +100,18 @@ int h5g_io_convert_rows(const h5g_dset *d, void *buf, uint64_t rows, int to_file
 /* Collective: copies the attributes of group `group` of `in` to the group of that path in `out`,
  * when both files have it as a group (nothing otherwise). */
 int h5g_io_copy_group_attributes(h5g_file *in, h5g_file *out, const char *group);
+/* A dataset written to OUTPUT: its path in INPUT and in OUTPUT. */
+typedef struct {
+  const char *from, *to;
+} h5g_io_written;
+/* Serial (one rank), on a new OUTPUT (not a copy of INPUT) closed by its collective writers:
+ * no attribute keeps a reference copied as bytes (a file address, meaningless in another file).
+ * The dimension scales of the written datasets are attached with the dimension-scale API (a
+ * scale OUTPUT does not hold is copied from INPUT as it is, at its path); attributes of object
+ * references to objects OUTPUT holds are made anew; any other attribute holding references is
+ * left out, with one line on `warnings` (NULL: none) naming it. io/scales.c. */
+int h5g_io_carry_references(const char *input, const char *output, const h5g_io_written *written,
+                            int count, FILE *warnings);
 /* Internal to io/ (io/inspect.c): 1 when every prefix of `path` exists as a link in `loc`
  * (H5Lexists fails on missing parents); paths have no length limit, as HDF5's names have none. */
 int h5g_io_path_exists_internal(hid_t loc, const char *path);
@@ -100,6 +123,16 @@ int h5g_io_storage_plist_internal(const h5g_io_storage_choice *choice, hid_t lik
                                   hid_t file_type, size_t elem_bytes, int value_filters, int rank,
                                   const hsize_t *dims, const char *where, hid_t *dcpl,
                                   hsize_t *maxdims);
+/* Internal to io/ (io/replace.c): 1 when the dataset `existing` of `file` can take rows of
+ * `file_type` and shape dims[0..rank) (dims[0] rows; any count up to it with rows_change) in
+ * place, stored as `dcpl` asks: same type, shape, layout, chunk and filters, in this file, not
+ * external, and a length that can become dims[0]. */
+int h5g_io_takes_in_place_internal(hid_t file, hid_t existing, hid_t file_type, int rank,
+                                   const hsize_t *dims, int rows_change, hid_t dcpl);
+/* Internal to io/ (io/replace.c): h5g_io_inspect_storage's check of its target in `file`. */
+int h5g_io_inspect_target_internal(hid_t file, const char *target, hid_t file_type, int rank,
+                                   const hsize_t *dims, int rows_change, hid_t dcpl,
+                                   const char *where);
 /* Storage of a dataset that h5g_io_create makes: contiguous, or chunks of chunk_rows rows (fewer
  * when the dataset has fewer; the other dimensions whole), optionally filtered by shuffle and
  * deflate (gzip_level 1-9; 0: none). */

@@ -131,7 +131,8 @@ done:
 }
 
 int h5g_io_inspect_storage(const char *file, const char *dataset,
-                           const h5g_io_storage_choice *choice, int value_filters, int *filtered) {
+                           const h5g_io_storage_choice *choice, int value_filters,
+                           const h5g_io_target *target, int *filtered) {
   int rc = H5G_OK;
   hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, like = H5I_INVALID_HID,
         type = H5I_INVALID_HID, space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
@@ -149,10 +150,15 @@ int h5g_io_inspect_storage(const char *file, const char *dataset,
   H5Sget_simple_extent_dims(space, dims, NULL);
   /* the index follows the keys: 8-byte elements, one per key */
   size_t elem = value_filters ? H5Tget_size(type) : sizeof(uint64_t);
+  if (!value_filters) rank = 1;
+  if (target) dims[0] = target->rows;
   CHECK(h5g_io_storage_plist_internal(choice, like, value_filters ? type : H5I_INVALID_HID, elem,
-                                      value_filters, value_filters ? rank : 1, dims, where, &dcpl,
-                                      maxdims));
+                                      value_filters, rank, dims, where, &dcpl, maxdims));
   *filtered = H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_nfilters(dcpl) > 0;
+  if (target)
+    CHECK(h5g_io_inspect_target_internal(fid, target->path,
+                                         value_filters ? type : H5T_STD_U64LE, rank, dims,
+                                         target->rows_change, dcpl, file));
 done:
   if (dcpl >= 0) H5Pclose(dcpl);
   if (space >= 0) H5Sclose(space);

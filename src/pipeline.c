@@ -168,6 +168,7 @@ static int write_and_commit(h5g_run *r, double start, h5g_report *rep) {
   STEP(r, H5G_PHASE_WRITE, h5g_write_close(r));
   STEP(r, H5G_PHASE_WRITE, wait_unpinned(r));
   STEP(r, H5G_PHASE_WRITE, close_input(r));
+  STEP(r, H5G_PHASE_WRITE, h5g_write_references(r));
   CHECK(h5g_agree(r->comm, h5g_report_gather(r, MPI_Wtime() - start, rep)));
   if (r->opt->report) /* a run that then fails to commit gets a failure report (src/main.c) */
     CHECK(h5g_agree(r->comm, r->rank == 0 ? h5g_report_write_json(rep, r->opt, 0, r->opt->report)

@@ -199,6 +199,7 @@ int h5g_write_open(h5g_run *r);
 int h5g_write_reserve(h5g_run *r);
 int h5g_write_keys(h5g_run *r);
 int h5g_write_close(h5g_run *r);
+int h5g_write_references(h5g_run *r);
 int h5g_write_commit(h5g_run *r);
 /* src/carry.c: every carried dataset, and with --key-field the compound table itself */
 int h5g_carry_all(h5g_run *r);

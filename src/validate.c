@@ -2,6 +2,7 @@
  * every rank takes the verdict and its share of the keys. Bad input stops every rank here, before
  * any file is opened collectively. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,38 @@ void h5g_input_stamp(const struct stat *st, h5g_verdict *v) {
   v->input_mtime_nsec = (long long)st->st_mtim.tv_nsec;
 }
 
+/* The output storage of every dataset written, resolved now so that chunks HDF5 cannot take stop
+ * the run before work; where OUTPUT starts as a copy of INPUT, also where each lands in it
+ * (io/h5io.h: h5g_io_inspect_storage). */
+static int check_storage(const h5g_options *opt, h5g_verdict *v) {
+  int rc = H5G_OK, carried_filtered = 0;
+  char target[PATH_MAX];
+  uint64_t rows = opt->top >= 0 && (uint64_t)opt->top < v->info.n ? (uint64_t)opt->top : v->info.n;
+  h5g_io_target in_copy = {NULL, rows, opt->unique}, *at = NULL;
+  if (v->in_place || opt->whole_file) at = &in_copy;
+  for (int i = 0; i < opt->ndatasets; i++) {
+    int filtered = 0;
+    in_copy.path = h5g_options_key_output(opt, i);
+    CHECK(h5g_io_inspect_storage(opt->input, opt->datasets[i], &opt->storage, 1, at, &filtered));
+    v->keys_filtered |= filtered;
+  }
+  in_copy.path = opt->index_out;
+  if (opt->index_out)
+    CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, at,
+                                 &v->index_filtered));
+  in_copy.path = opt->counts;
+  if (opt->counts) CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, at,
+                                                &carried_filtered));
+  for (int i = 0; i < opt->ncarry; i++) {
+    h5g_options_carry_target(opt, opt->carry[i], target, sizeof target);
+    in_copy.path = target;
+    CHECK(h5g_io_inspect_storage(opt->input, opt->carry[i], &opt->storage, 1, at,
+                                 &carried_filtered));
+  }
+done:
+  return rc;
+}
+
 int h5g_validate(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
@@ -30,18 +63,8 @@ int h5g_validate(h5g_run *r) {
   else
     CHECK(h5g_io_inspect(opt->input, opt->dataset, opt->key_field, -1, &v->info));
   for (int i = 0; i < opt->ncarry; i++) CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n));
-  /* the output storage, resolved now so that chunks HDF5 cannot take stop the run before work */
-  int carried_filtered = 0;
-  for (int i = 0; i < opt->ndatasets; i++) {
-    int filtered = 0;
-    CHECK(h5g_io_inspect_storage(opt->input, opt->datasets[i], &opt->storage, 1, &filtered));
-    v->keys_filtered |= filtered;
-  }
-  if (opt->index_out)
-    CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, &v->index_filtered));
-  for (int i = 0; i < opt->ncarry; i++)
-    CHECK(h5g_io_inspect_storage(opt->input, opt->carry[i], &opt->storage, 1, &carried_filtered));
   CHECK(h5g_files_check_output(opt->input, opt->output, opt->force, &v->in_place));
+  CHECK(check_storage(opt, v));
   if (opt->report) CHECK(h5g_files_check_report(opt->report));
   if (stat(opt->input, &input) != 0)
     H5G_FAIL(H5G_ERR_USAGE, "cannot stat the input: %s (%s)", strerror(errno), opt->input);

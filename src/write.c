@@ -1,5 +1,7 @@
 /* Phase "write": the sorted share into a temporary file beside OUTPUT, renamed over OUTPUT only
  * after every rank succeeded (README "Semantics": output is atomic). */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -204,6 +206,29 @@ int h5g_write_close(h5g_run *r) {
   CHECK(copy_group_attributes(r));
   rc = h5g_io_close_file(r->out_file);
   r->out_file = NULL;
+done:
+  return rc;
+}
+
+/* Rank 0, on a new OUTPUT closed by the writers and with the input closed: the references of
+ * the written datasets' attributes (dimension scales, object references) made for OUTPUT, none
+ * left as bytes of INPUT (io/h5io.h: h5g_io_carry_references). A copy of INPUT keeps every
+ * address: its references stay valid as they are. */
+int h5g_write_references(h5g_run *r) {
+  int rc = H5G_OK;
+  const h5g_options *opt = r->opt;
+  h5g_io_written written[H5G_MAX_CARRY + H5G_MAX_KEYS];
+  static char targets[H5G_MAX_CARRY][PATH_MAX];
+  int count = 0;
+  if (r->rank != 0 || copies_input(r)) goto done;
+  for (int i = 0; i < opt->ndatasets; i++)
+    written[count++] = (h5g_io_written){opt->datasets[i], h5g_options_key_output(opt, i)};
+  for (int i = 0; i < opt->ncarry; i++) {
+    h5g_options_carry_target(opt, opt->carry[i], targets[i], sizeof targets[i]);
+    written[count++] = (h5g_io_written){opt->carry[i], targets[i]};
+  }
+  CHECK(h5g_io_carry_references(opt->input, r->verdict.tmp_path, written, count,
+                                opt->quiet ? NULL : stderr));
 done:
   return rc;
 }
