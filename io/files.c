@@ -196,3 +196,10 @@ done:
   if (fd >= 0) close(fd);
   return rc;
 }
+
+unsigned long long h5g_files_free_bytes(const char *output) {
+  char dir[PATH_MAX];
+  struct statvfs fs;
+  directory_of(output, dir, sizeof dir);
+  return statvfs(dir, &fs) == 0 ? (unsigned long long)fs.f_bavail * fs.f_frsize : 0;
+}

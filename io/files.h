@@ -21,6 +21,8 @@ int h5g_files_copy(const char *src, const char *dst);
  * process's file-size limit or the free space of its file system. Writing past either would
  * fail inside HDF5, whose 1.10 library cannot then close the file cleanly. */
 int h5g_files_check_space(const char *output, unsigned long long bytes);
+/* Bytes free (for an unprivileged writer) on the file system OUTPUT is written to; 0 if unknown. */
+unsigned long long h5g_files_free_bytes(const char *output);
 /* Reserves disk blocks for the first `bytes` of `path` without changing its size, so the writes
  * that follow cannot run out of space half-way (a shared scratch file system may fill up during
  * a long write). Where the file system has no such call nothing is reserved. Runtime error when

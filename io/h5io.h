@@ -22,6 +22,7 @@ typedef struct {
   unsigned width;        /* bytes per key */
   int big_endian;        /* byte order in the file */
   char type_name[48];    /* e.g. "uint32 (big-endian)" */
+  uint64_t row_bytes;    /* bytes of one row of the dataset (a record, a 2-D row) */
 } h5g_dataset_info;
 
 typedef struct h5g_file h5g_file;
@@ -37,8 +38,9 @@ void h5g_io_quiet(void);
 int h5g_io_inspect(const char *file, const char *dataset, const char *key_field, int column,
                    h5g_dataset_info *info);
 /* Serial inspection of a dataset carried with the keys: integer or float elements, any rank >= 1,
- * first dimension `rows`. Usage error otherwise. */
-int h5g_io_inspect_rows(const char *file, const char *dataset, uint64_t rows);
+ * first dimension `rows` (each of *bytes_per_row bytes). Usage error otherwise. */
+int h5g_io_inspect_rows(const char *file, const char *dataset, uint64_t rows,
+                        uint64_t *bytes_per_row);
 
 /* Collective file access through MPI-IO. */
 int h5g_io_open_file(MPI_Comm comm, const char *path, int writable, h5g_file **f);

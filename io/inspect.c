@@ -332,6 +332,15 @@ done:
   return rc;
 }
 
+/* Bytes of one row (the first dimension's element: all the others) of `type` elements. */
+static uint64_t row_bytes(hid_t type, hid_t space) {
+  hsize_t dims[H5S_MAX_RANK];
+  int ndims = H5Sget_simple_extent_dims(space, dims, NULL);
+  uint64_t bytes = H5Tget_size(type);
+  for (int k = 1; k < ndims; k++) bytes *= dims[k];
+  return bytes;
+}
+
 int h5g_io_inspect(const char *file, const char *dataset, const char *key_field, int column,
                    h5g_dataset_info *info) {
   int rc = H5G_OK;
@@ -357,6 +366,7 @@ int h5g_io_inspect(const char *file, const char *dataset, const char *key_field,
     CHECK(classify_type(type, info, where));
   }
   CHECK(check_key_shape(space, column, where, &info->n));
+  info->row_bytes = row_bytes(type, space);
 done:
   CLOSE_ID(H5Sclose, space);
   CLOSE_ID(H5Tclose, field);
@@ -366,7 +376,8 @@ done:
   return rc;
 }
 
-int h5g_io_inspect_rows(const char *file, const char *dataset, uint64_t rows) {
+int h5g_io_inspect_rows(const char *file, const char *dataset, uint64_t rows,
+                        uint64_t *bytes_per_row) {
   int rc = H5G_OK;
   hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, type = H5I_INVALID_HID,
         space = H5I_INVALID_HID;
@@ -387,6 +398,7 @@ int h5g_io_inspect_rows(const char *file, const char *dataset, uint64_t rows) {
     H5G_FAIL(H5G_ERR_USAGE, "carried dataset has shape %s, but the keys have %llu rows (%s)",
              shape, (unsigned long long)rows, where);
   }
+  *bytes_per_row = row_bytes(type, space);
 done:
   CLOSE_ID(H5Sclose, space);
   CLOSE_ID(H5Tclose, type);

@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
   } else if (rc == H5G_OK) {
     rc = h5g_pipeline_run(MPI_COMM_WORLD, &opt, &rep);
     sorted = rc == H5G_OK;
-    if (sorted && rank == 0) print_summary(&opt, &rep);
+    if (sorted && rank == 0 && !opt.plan) print_summary(&opt, &rep);
   }
   /* Test hook (tests/faults): with H5GSORT_TEST_LEAKS set, an HDF5 object left open on any
    * path, success or failure, fails the run. */
@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     if (opt.verbose && h5g_error_origin()[0]) fprintf(stderr, "  at %s\n", h5g_error_origin());
   }
   /* a runtime failure leaves a report of what ran and why it failed (bad input leaves nothing) */
-  if (rc == H5G_ERR_RUNTIME && rank == 0 && opt.report && !opt.check)
+  if (rc == H5G_ERR_RUNTIME && rank == 0 && opt.report && !opt.check && !opt.plan)
     h5g_report_write_json(&rep, &opt, rc, opt.report);
   h5g_report_free(&rep);
   for (int i = 0; command && i < argc; i++) free(command[i]);

@@ -13,7 +13,7 @@ enum { OPT_OUTPUT_DATASET = 256, OPT_DESCENDING, OPT_FORCE, OPT_BACKEND, OPT_DEV
        OPT_VERIFY, OPT_REPORT, OPT_PROGRESS, OPT_VERSION, OPT_CHECK, OPT_AGAINST,
        OPT_AGAINST_DATASET, OPT_CARRY, OPT_INDEX_OUT, OPT_STABLE, OPT_KEY_FIELD, OPT_EXCHANGE,
        OPT_IO_THREADS, OPT_LAYOUT, OPT_CHUNK, OPT_COMPRESS, OPT_WHOLE_FILE, OPT_KEY_COLUMN,
-       OPT_ORDER, OPT_TOP, OPT_UNIQUE, OPT_COUNTS };
+       OPT_ORDER, OPT_TOP, OPT_UNIQUE, OPT_COUNTS, OPT_PLAN, OPT_HOST_MEMORY };
 
 /* Index of `arg` among three option words, -1 if none. */
 static int word_index(const char *arg, const char *const words[3]) {
@@ -80,6 +80,9 @@ void h5g_options_usage(FILE *out) {
         "                             nccl: between GPUs, one GPU per rank)\n"
         "      --device-memory SIZE   working-memory cap per rank, e.g. 512M (larger slices\n"
         "                             are sorted in chunks)\n"
+        "      --host-memory SIZE     host memory the job may use on each node (default: its\n"
+        "                             cgroup limit, or MemAvailable)\n"
+        "      --plan                 validate, print the memory, disk and plan per rank, stop\n"
         "      --io-threads N         host threads per rank for file I/O (default: the CPUs\n"
         "                             this rank may run on)\n"
         "      --verify               re-check order, count and checksum after writing\n"
@@ -278,6 +281,8 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
       {"backend", required_argument, NULL, OPT_BACKEND},
       {"exchange", required_argument, NULL, OPT_EXCHANGE},
       {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
+      {"host-memory", required_argument, NULL, OPT_HOST_MEMORY},
+      {"plan", no_argument, NULL, OPT_PLAN},
       {"verify", no_argument, NULL, OPT_VERIFY},
       {"report", required_argument, NULL, OPT_REPORT},
       {"quiet", no_argument, NULL, 'q'},
@@ -372,6 +377,12 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     }
     case OPT_COMPRESS: CHECK(parse_compress(optarg, &opt->storage)); break;
     case OPT_WHOLE_FILE: opt->whole_file = 1; break;
+    case OPT_PLAN: opt->plan = 1; break;
+    case OPT_HOST_MEMORY:
+      if (h5g_parse_size(optarg, &opt->host_memory) != 0 || opt->host_memory == 0)
+        H5G_FAIL(H5G_ERR_USAGE, "--host-memory takes a size such as 512M or 4G, not '%s'",
+                 optarg);
+      break;
     case OPT_VERIFY: opt->verify = 1; break;
     case OPT_REPORT: opt->report = optarg; break;
     case 'q': opt->quiet = 1; break;

@@ -221,6 +221,11 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   STEP(r, H5G_PHASE_SETUP, h5g_plan_backend(r));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_runs(r));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_tables(r));
+  if (opt->plan) { /* --plan: nothing is read or written */
+    STEP(r, H5G_PHASE_BUFFERS, h5g_sizing_print_plan(r));
+    goto done;
+  }
+  STEP(r, H5G_PHASE_BUFFERS, h5g_sizing_check(r));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_buffers(r));
   CHECK(h5g_agree(comm, sort_passes(r)));
   if (opt->unique) CHECK(h5g_agree(comm, h5g_unique(r)));

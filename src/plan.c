@@ -126,27 +126,32 @@ static int pin_piece(void *be, void *p, size_t bytes) {
 
 static void unpin_piece(void *be, void *p) { ((h5g_backend *)be)->unpin(be, p); }
 
-/* Starts making the host buffers ready: a helper thread makes them resident (piece by piece)
- * and pinned while the read fills the pieces already resident. A merge needs a spare buffer
- * (--verify reads the output back into it); the resident path merges on the GPU and gets its
- * output back into the slice buffer. */
-int h5g_plan_buffers(h5g_run *r) {
-  int rc = H5G_OK;
+/* The host buffers of the run (made by h5g_plan_buffers, counted by src/sizing.c): the slice,
+ * or the rows --top or --unique send here when they are more (at most N/P rounded up); a merge
+ * needs a spare buffer (--verify reads the output back into it); the resident path merges on
+ * the GPU and gets its output back into the slice buffer. */
+void h5g_plan_buffer_specs(const h5g_run *r, h5g_buffer_spec *specs) {
   const h5g_plan *plan = &r->plan;
-  h5g_data *d = &r->data;
   int merges = (r->size > 1 || plan->nruns > 1) && plan->path != H5G_PATH_DEVICE_RESIDENT;
-  /* the slice, or the rows --top or --unique send here when they are more (at most N/P rounded up) */
   uint64_t n = plan->n > h5g_top_rows(r) ? plan->n : h5g_top_rows(r);
   uint64_t most = (r->verdict.info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
   if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
   /* the direct read's threads fill it (direct I/O: every rank on one node, h5g_io_configure) */
-  d->specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->ranks_on_node == r->size};
-  d->specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL, 0};
-  d->specs[H5G_BUFFER_VALUES] =
-      (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL, 0};
-  d->specs[H5G_BUFFER_SPARE_VALUES] =
+  specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->ranks_on_node == r->size};
+  specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL, 0};
+  specs[H5G_BUFFER_VALUES] = (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL, 0};
+  specs[H5G_BUFFER_SPARE_VALUES] =
       (h5g_buffer_spec){plan->records && merges ? n : 0, sizeof(uint64_t), NULL, 0};
+}
+
+/* Starts making the host buffers ready: a helper thread makes them resident (piece by piece)
+ * and pinned while the read fills the pieces already resident. */
+int h5g_plan_buffers(h5g_run *r) {
+  int rc = H5G_OK;
+  const h5g_plan *plan = &r->plan;
+  h5g_data *d = &r->data;
+  h5g_plan_buffer_specs(r, d->specs);
   CHECK(h5g_buffers_start(d->specs, H5G_BUFFER_COUNT, h5g_io_piece_bytes(), plan->ranks_on_node,
                           r->be->pin ? pin_piece : NULL, unpin_piece, r->be, &d->set));
   d->keys = d->specs[H5G_BUFFER_KEYS].p;

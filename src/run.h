@@ -27,6 +27,7 @@ typedef struct {
   h5g_key_layout layout;  /* those keys */
   int in_place;
   unsigned long long carried_bytes; /* size of the input file when datasets are carried */
+  uint64_t moved_row_bytes; /* the widest row moved by source index (src/carry.c), 0: none */
   /* the keys' and the index's output storage has filters: their size is known once written */
   int keys_filtered, index_filtered;
   char tmp_path[PATH_MAX];
@@ -147,6 +148,7 @@ int h5g_plan_devices(h5g_run *r);
 int h5g_plan_transport(h5g_run *r);
 int h5g_plan_backend(h5g_run *r);
 int h5g_plan_runs(h5g_run *r);
+void h5g_plan_buffer_specs(const h5g_run *r, h5g_buffer_spec *specs);
 int h5g_plan_buffers(h5g_run *r);
 int h5g_plan_tables(h5g_run *r);
 void h5g_run_free(h5g_run *r);
@@ -200,6 +202,13 @@ int h5g_write_reserve(h5g_run *r);
 int h5g_write_keys(h5g_run *r);
 int h5g_write_close(h5g_run *r);
 int h5g_write_references(h5g_run *r);
+/* What the temporary file will hold at most, as far as it is known before writing. */
+unsigned long long h5g_write_output_bytes(const h5g_run *r);
+/* src/sizing.c: before reading, the host memory each rank needs against what its node gives
+ * it (a run that cannot fit stops, exit 1, with the rank or node count that would fit); --plan
+ * prints that sizing and the plan. Collective. */
+int h5g_sizing_check(h5g_run *r);
+int h5g_sizing_print_plan(h5g_run *r);
 int h5g_write_commit(h5g_run *r);
 /* src/carry.c: every carried dataset, and with --key-field the compound table itself */
 int h5g_carry_all(h5g_run *r);

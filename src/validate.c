@@ -62,7 +62,17 @@ int h5g_validate(h5g_run *r) {
     CHECK(h5g_keyset_inspect(opt, opt->input, &v->layout, &v->info));
   else
     CHECK(h5g_io_inspect(opt->input, opt->dataset, opt->key_field, -1, &v->info));
-  for (int i = 0; i < opt->ncarry; i++) CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n));
+  /* the widest row moved by source index: a carried dataset's, a table's, a 2-D dataset's */
+  v->moved_row_bytes = opt->key_field || opt->nkey_columns ? v->layout.key[0].row_bytes : 0;
+  if (v->composed && !opt->key_field && !opt->nkey_columns)
+    for (int i = 0; i < v->layout.count; i++)
+      if (h5g_keyset_fetched(&v->layout, i) && v->layout.key[i].width > v->moved_row_bytes)
+        v->moved_row_bytes = v->layout.key[i].width;
+  for (int i = 0; i < opt->ncarry; i++) {
+    uint64_t bytes = 0;
+    CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n, &bytes));
+    if (bytes > v->moved_row_bytes) v->moved_row_bytes = bytes;
+  }
   CHECK(h5g_files_check_output(opt->input, opt->output, opt->force, &v->in_place));
   CHECK(check_storage(opt, v));
   if (opt->report) CHECK(h5g_files_check_report(opt->report));

@@ -24,7 +24,7 @@ static int copies_input(const h5g_run *r) { return r->verdict.in_place || r->opt
  * dataset often shrinks 10-600 times), and counting its raw size would refuse runs that fit or,
  * reserved, hold disk the output never uses until the commit gives it back. A disk that fills
  * while filtered chunks are written fails the write (exit 1, no output), as any I/O error does. */
-static unsigned long long output_bytes(const h5g_run *r) {
+unsigned long long h5g_write_output_bytes(const h5g_run *r) {
   const h5g_verdict *v = &r->verdict;
   struct stat input;
   uint64_t rows = r->plan.out_total; /* fewer than N with --top and --unique */
@@ -47,7 +47,7 @@ int h5g_write_prepare(h5g_run *r) {
   r->tmp_created = 1;
   if (r->rank != 0) goto done;
   h5g_interrupt_temp(r->verdict.tmp_path);
-  CHECK(h5g_files_check_space(r->opt->output, output_bytes(r)));
+  CHECK(h5g_files_check_space(r->opt->output, h5g_write_output_bytes(r)));
   if (copies_input(r)) CHECK(h5g_files_copy(r->opt->input, r->verdict.tmp_path));
 done:
   return rc;
@@ -60,7 +60,7 @@ int h5g_write_open(h5g_run *r) {
 
 /* Rank 0 reserves the output's disk space before any data is written. */
 int h5g_write_reserve(h5g_run *r) {
-  return r->rank == 0 ? h5g_files_reserve(r->verdict.tmp_path, output_bytes(r)) : H5G_OK;
+  return r->rank == 0 ? h5g_files_reserve(r->verdict.tmp_path, h5g_write_output_bytes(r)) : H5G_OK;
 }
 
 typedef struct {

@@ -1,0 +1,7 @@
+# tests/sizing.cmake: sizing a job (label sizing, issue 31): the host memory check before any
+# read (exit 1, one line, nothing written) and --plan against the arithmetic and real runs.
+foreach(case refused plan)
+  add_test(NAME sizing.${case}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sizing/sizing.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
+  set_tests_properties(sizing.${case} PROPERTIES LABELS sizing TIMEOUT 300)
+endforeach()
