@@ -3,6 +3,7 @@
  * Each operation is written once as a macro and instantiated per unsigned type, so the width is
  * dispatched once per call and the inner loops are plain typed loops the compiler vectorises. */
 #include "base/keys.h"
+#include "base/mix.h"
 
 /* Float transform (ascending). The classic trick -- negative: flip every bit; positive: flip the
  * sign bit -- orders [neg NaNs][-inf ... -0][+0 ... +inf][pos NaNs]. The negative NaNs are the
@@ -45,9 +46,9 @@
   }                                                                                               \
                                                                                                   \
   static uint64_t checksum_##BITS(const T *keys, size_t n) {                                      \
-    const uint64_t salt = mix64(BITS);                                                            \
+    const uint64_t salt = h5g_mix64(BITS);                                                            \
     uint64_t sum = 0;                                                                             \
-    for (size_t i = 0; i < n; i++) sum += mix64(fold64(keys[i]) ^ salt);                          \
+    for (size_t i = 0; i < n; i++) sum += h5g_mix64(fold64(keys[i]) ^ salt);                          \
     return sum;                                                                                   \
   }                                                                                               \
                                                                                                   \
@@ -65,20 +66,14 @@
     return lo;                                                                                    \
   }
 
-/* splitmix64's finaliser: a bijection on 64 bits with full avalanche, so distinct keys give
- * distinct, well-spread hashes and the sum detects any changed, lost or duplicated key. */
-static inline uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-/* A key as 64 bits for the checksum: itself up to 8 bytes; a 16-byte key's low half mixed with
- * its high half's hash, so that keys differing only in the high half sum differently. */
+/* The checksum sums splitmix64's finaliser (base/mix.h) of every key: a bijection on 64 bits
+ * with full avalanche, so distinct keys give distinct, well-spread hashes and the sum detects
+ * any changed, lost or duplicated key. A key as 64 bits for the checksum: itself up to 8 bytes;
+ * a 16-byte key's low half mixed with its high half's hash, so that keys differing only in the
+ * high half sum differently. */
 static inline uint64_t fold64(h5g_u128 k) {
   uint64_t high = (uint64_t)(k >> 64);
-  return (uint64_t)k ^ (high ? mix64(high) : 0);
+  return (uint64_t)k ^ (high ? h5g_mix64(high) : 0);
 }
 
 /* Mantissa bits are only used for the float widths (4 and 8 bytes). */

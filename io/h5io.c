@@ -12,6 +12,7 @@
 #include "io/h5check.h"
 #include "io/superblock.h"
 #include "mpi/agree.h"
+#include "mpi/topology.h"
 
 
 struct h5g_file {
@@ -156,8 +157,8 @@ static int chunk_index_adds_up(h5g_dset *d, const h5g_chunked_source *src) {
   MPI_Comm comm = d->file->comm;
   CHECK_MPI(MPI_Comm_size(comm, &size));
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  uint64_t q = d->dims[0] / (uint64_t)size, extra = d->dims[0] % (uint64_t)size, r = (uint64_t)rank;
-  uint64_t begin = q * r + (r < extra ? r : extra), share = q + (r < extra);
+  uint64_t begin = h5g_share_begin((uint64_t)rank, d->dims[0], (uint64_t)size);
+  uint64_t share = h5g_share_begin((uint64_t)rank + 1, d->dims[0], (uint64_t)size) - begin;
   int had_error = h5g_error_code() != H5G_OK;
   int looked_up = h5g_chunked_index(src, begin, share, &index, &counted) == H5G_OK, all_looked_up;
   if (!had_error) h5g_error_clear(); /* a failed look-up only means: HDF5 reads it */

@@ -6,7 +6,7 @@ target_link_libraries(h5g_check_common PUBLIC h5g_hdf5 m)
 add_executable(h5gsort_check ${CMAKE_CURRENT_SOURCE_DIR}/check/h5gsort_check.c)
 target_link_libraries(h5gsort_check PRIVATE h5g_check_common)
 add_executable(h5gsort_fixtures ${CMAKE_CURRENT_SOURCE_DIR}/check/h5gsort_fixtures.c)
-target_link_libraries(h5gsort_fixtures PRIVATE h5g_hdf5 m)
+target_link_libraries(h5gsort_fixtures PRIVATE h5g_hdf5 h5g_test_support m)
 
 set(H5G_E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 set(H5G_BIN_DIR ${CMAKE_BINARY_DIR}/bin)

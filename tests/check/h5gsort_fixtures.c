@@ -23,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/mix.h"
+
 #define CHECK_H5(call)                                                                            \
   do {                                                                                            \
     if ((call) < 0) {                                                                             \
@@ -217,19 +219,12 @@ typedef struct {
   hsize_t written[2][2]; /* element ranges [begin, end) */
 } real_spec;
 
-static uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15u;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-  return x ^ (x >> 31);
-}
-
 static int is_bitfield(hid_t type) { return H5Tget_class(type) == H5T_BITFIELD; }
 
 /* Element i as written: all 64 bits for bitfields (truncated to the width by HDF5), else a signed
  * range every integer and float type here holds exactly (int16 with more repeats). */
 static int64_t real_value(const real_spec *s, uint64_t i) {
-  uint64_t m = mix(i * 31 + s->n);
+  uint64_t m = h5g_mix64(i * 31 + s->n);
   if (is_bitfield(s->type)) return (int64_t)m;
   int64_t range = H5Tget_size(s->type) == 2 ? 30000 : 2000003;
   return (int64_t)(m % (uint64_t)range) - (H5Tget_sign(s->type) == H5T_SGN_NONE ? 0 : range / 2);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/mix.h"
 
 static long test_checks, test_failures;
 
@@ -46,10 +47,9 @@ static inline int test_summary(const char *name) {
 }
 
 static inline uint64_t test_rand(uint64_t *state) {
-  uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-  return z ^ (z >> 31);
+  uint64_t z = *state;
+  *state += H5G_GOLDEN_GAMMA;
+  return h5g_mix64(z);
 }
 
 /* 128 random bits (16-byte keys): two draws. */

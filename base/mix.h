@@ -1,0 +1,24 @@
+/* splitmix64's finalizer over z + the golden-ratio increment: one step of the splitmix64
+ * generator (state z), and a well-spread 64-bit hash of z. The one copy for C and CUDA: the key
+ * checksum (base/keys.c), the generator (tools/), the tests' and benchmarks' data. */
+#ifndef H5G_MIX_H
+#define H5G_MIX_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define H5G_MIX_QUALIFIERS __host__ __device__ static inline
+#else
+#define H5G_MIX_QUALIFIERS static inline
+#endif
+
+#define H5G_GOLDEN_GAMMA UINT64_C(0x9e3779b97f4a7c15)
+
+H5G_MIX_QUALIFIERS uint64_t h5g_mix64(uint64_t z) {
+  z += H5G_GOLDEN_GAMMA;
+  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+#endif

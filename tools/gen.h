@@ -1,0 +1,64 @@
+/* h5gsort-gen's parts (tools/gen*.c): the options, the element values and the HDF5 types.
+ * Internal to tools/. */
+#ifndef H5G_TOOLS_GEN_H
+#define H5G_TOOLS_GEN_H
+
+#include <hdf5.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/keys.h"
+#include "io/h5io.h"
+
+#define FEW_DISTINCT 7
+#define DETECTORS 97
+#define NAME_BYTES 5
+#define PI 3.14159265358979323846
+
+typedef enum {
+  DIST_UNIFORM, DIST_NORMAL, DIST_ZIPF, DIST_SORTED, DIST_REVERSE, DIST_EQUAL, DIST_FEW,
+  DIST_SPECIAL, DIST_INDEX
+} dist_kind;
+
+typedef enum { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_GZIP } layout_kind;
+
+typedef struct {
+  const char *out;
+  const char *path;
+  uint64_t count;
+  h5g_keyspec type;
+  dist_kind dist;
+  uint64_t seed;
+  int big_endian;
+  layout_kind layout;
+  uint64_t chunk;
+  int attrs;
+  int force;
+  int append;
+  int row_rank;                      /* dimensions of one row: 0 for a 1-D dataset */
+  hsize_t row_dims[H5S_MAX_RANK - 1];
+  uint64_t row_elems;                /* elements per row (1 unless --row-shape) */
+  int table;
+  const char *key_field;
+} gen_options;
+
+/* The packed record of --table: offsets of its fields after the key (whose width varies). */
+enum { FIELD_ROW = 0, FIELD_DET = 8, FIELD_NAME = 10, FIELD_KEY = FIELD_NAME + NAME_BYTES };
+
+/* tools/gen_options.c: the command line; usage text. */
+void gen_usage(FILE *to);
+/* Parses argv into *o. Returns H5G_ERR_USAGE with a message, or H5G_OK; *help set for -h. */
+int gen_parse_options(int argc, char **argv, gen_options *o, int *help);
+
+/* tools/gen_values.c: bytes of one row in memory (and in the file: tables are packed); row `row`
+ * of the dataset, in memory layout, into buf. */
+size_t gen_row_bytes(const gen_options *o);
+void gen_fill_row(const gen_options *o, uint64_t row, unsigned char *buf);
+
+/* tools/gen_types.c: a filtered big-endian dataset takes its rows in file byte order; the
+ * dataset's file and memory types (local calls); the attributes of --attrs (collective). */
+int gen_rows_in_file_order(const gen_options *o);
+int gen_dataset_types(const gen_options *o, hid_t *file, hid_t *mem);
+int gen_write_attributes(const gen_options *o, h5g_dset *dset);
+
+#endif

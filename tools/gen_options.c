@@ -1,0 +1,178 @@
+/* h5gsort-gen's command line (tools/gen.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "gen.h"
+
+static const char *const dist_names[] = {"uniform", "normal", "zipf",    "sorted", "reverse",
+                                         "equal",   "few",    "special", "index"};
+static const char *const layout_names[] = {"contiguous", "chunked", "gzip"};
+
+static const struct {
+  const char *name;
+  h5g_key_class cls;
+  unsigned width;
+} type_names[] = {
+    {"u1", H5G_KEY_UNSIGNED, 1}, {"u2", H5G_KEY_UNSIGNED, 2}, {"u4", H5G_KEY_UNSIGNED, 4},
+    {"u8", H5G_KEY_UNSIGNED, 8}, {"i1", H5G_KEY_SIGNED, 1},   {"i2", H5G_KEY_SIGNED, 2},
+    {"i4", H5G_KEY_SIGNED, 4},   {"i8", H5G_KEY_SIGNED, 8},   {"f4", H5G_KEY_FLOAT, 4},
+    {"f8", H5G_KEY_FLOAT, 8},
+};
+
+void gen_usage(FILE *to) {
+  fprintf(to,
+          "usage: mpiexec -n P h5gsort-gen OUT.h5 -d PATH --count N --type T [options]\n"
+          "  -d, --dataset PATH    dataset to write (intermediate groups are created)\n"
+          "  --count N             number of elements (0 and N < P allowed)\n"
+          "  --type T              u1 u2 u4 u8 i1 i2 i4 i8 f4 f8\n"
+          "  --dist D              uniform (default) normal zipf sorted reverse equal few special\n"
+          "                        index (element i holds i, truncated to the type)\n"
+          "  --seed S              generator seed (default 1); values depend on (seed, index) only\n"
+          "  --order le|be         byte order of the file type (default le)\n"
+          "  --layout L            contiguous (default), chunked or gzip (shuffle + deflate)\n"
+          "  --chunk K             chunk length in rows (default 65536)\n"
+          "  --row-shape K[,L...]  N x K (x L ...) array: rows of K (x L ...) elements\n"
+          "  --table               1-D compound table {row u8, det u2, name S5, KEY T, x f8},\n"
+          "                        packed; KEY follows --type and --dist\n"
+          "  --key-field NAME      name of the KEY field of --table (default key)\n"
+          "  --attrs               add attributes (int scalar, float array, strings)\n"
+          "  --force               replace OUT if it exists\n"
+          "  --append              add the dataset to OUT if it exists\n"
+          "  -h, --help            this text\n");
+}
+
+static int parse_count(const char *text, uint64_t *value) {
+  char *end = NULL;
+  if (text[0] < '0' || text[0] > '9') return -1;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0') return -1;
+  *value = (uint64_t)v;
+  return 0;
+}
+
+/* "K[,L...]" into o->row_dims; every size positive. */
+static int parse_row_shape(const char *text, gen_options *o) {
+  char item[32];
+  o->row_rank = 0;
+  o->row_elems = 1;
+  while (*text != '\0') {
+    size_t len = strcspn(text, ",");
+    uint64_t size;
+    if (len == 0 || len >= sizeof item || o->row_rank == H5S_MAX_RANK - 1) return -1;
+    memcpy(item, text, len);
+    item[len] = '\0';
+    if (parse_count(item, &size) != 0 || size == 0 || size > UINT32_MAX / o->row_elems) return -1;
+    o->row_dims[o->row_rank++] = size;
+    o->row_elems *= size;
+    text += len + (text[len] == ',');
+    if (text[-1] == ',' && *text == '\0') return -1;
+  }
+  return o->row_rank > 0 ? 0 : -1;
+}
+
+static int find_name(const char *text, const char *const *names, int count) {
+  for (int i = 0; i < count; i++)
+    if (strcmp(text, names[i]) == 0) return i;
+  return -1;
+}
+
+/* Parses argv into *o. Returns H5G_ERR_USAGE with a message, or H5G_OK; *help set for -h. */
+int gen_parse_options(int argc, char **argv, gen_options *o, int *help) {
+  enum { OPT_COUNT = 256, OPT_TYPE, OPT_DIST, OPT_SEED, OPT_ORDER, OPT_LAYOUT, OPT_CHUNK,
+         OPT_ATTRS, OPT_FORCE, OPT_APPEND, OPT_ROW_SHAPE, OPT_TABLE, OPT_KEY_FIELD };
+  static const struct option long_options[] = {
+      {"dataset", required_argument, NULL, 'd'}, {"count", required_argument, NULL, OPT_COUNT},
+      {"type", required_argument, NULL, OPT_TYPE}, {"dist", required_argument, NULL, OPT_DIST},
+      {"seed", required_argument, NULL, OPT_SEED}, {"order", required_argument, NULL, OPT_ORDER},
+      {"layout", required_argument, NULL, OPT_LAYOUT},
+      {"chunk", required_argument, NULL, OPT_CHUNK}, {"attrs", no_argument, NULL, OPT_ATTRS},
+      {"force", no_argument, NULL, OPT_FORCE}, {"append", no_argument, NULL, OPT_APPEND},
+      {"row-shape", required_argument, NULL, OPT_ROW_SHAPE},
+      {"table", no_argument, NULL, OPT_TABLE},
+      {"key-field", required_argument, NULL, OPT_KEY_FIELD},
+      {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+  int rc = H5G_OK, have_count = 0, have_type = 0, opt;
+  *help = 0;
+  memset(o, 0, sizeof *o);
+  o->seed = 1;
+  o->chunk = 65536;
+  o->row_elems = 1;
+  o->key_field = "key";
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":d:h", long_options, NULL)) != -1) {
+    switch (opt) {
+    case 'd': o->path = optarg; break;
+    case 'h': *help = 1; goto done;
+    case OPT_COUNT:
+      if (parse_count(optarg, &o->count) != 0)
+        H5G_FAIL(H5G_ERR_USAGE, "invalid --count '%s' (a non-negative integer)", optarg);
+      have_count = 1;
+      break;
+    case OPT_TYPE: {
+      int t = -1;
+      for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
+        if (strcmp(optarg, type_names[i].name) == 0) t = (int)i;
+      if (t < 0) H5G_FAIL(H5G_ERR_USAGE, "unknown --type '%s' (u1..u8, i1..i8, f4, f8)", optarg);
+      o->type.cls = type_names[t].cls;
+      o->type.width = type_names[t].width;
+      have_type = 1;
+      break;
+    }
+    case OPT_DIST: {
+      int d = find_name(optarg, dist_names, (int)(sizeof dist_names / sizeof dist_names[0]));
+      if (d < 0) H5G_FAIL(H5G_ERR_USAGE, "unknown --dist '%s'", optarg);
+      o->dist = (dist_kind)d;
+      break;
+    }
+    case OPT_SEED:
+      if (parse_count(optarg, &o->seed) != 0)
+        H5G_FAIL(H5G_ERR_USAGE, "invalid --seed '%s' (a non-negative integer)", optarg);
+      break;
+    case OPT_ORDER:
+      if (strcmp(optarg, "le") != 0 && strcmp(optarg, "be") != 0)
+        H5G_FAIL(H5G_ERR_USAGE, "invalid --order '%s' (le or be)", optarg);
+      o->big_endian = strcmp(optarg, "be") == 0;
+      break;
+    case OPT_LAYOUT: {
+      int l = find_name(optarg, layout_names, (int)(sizeof layout_names / sizeof layout_names[0]));
+      if (l < 0) H5G_FAIL(H5G_ERR_USAGE, "unknown --layout '%s'", optarg);
+      o->layout = (layout_kind)l;
+      break;
+    }
+    case OPT_CHUNK:
+      if (parse_count(optarg, &o->chunk) != 0 || o->chunk == 0 || o->chunk > UINT32_MAX)
+        H5G_FAIL(H5G_ERR_USAGE, "invalid --chunk '%s' (1 to 2^32-1 elements)", optarg);
+      break;
+    case OPT_ATTRS: o->attrs = 1; break;
+    case OPT_FORCE: o->force = 1; break;
+    case OPT_APPEND: o->append = 1; break;
+    case OPT_ROW_SHAPE:
+      if (parse_row_shape(optarg, o) != 0)
+        H5G_FAIL(H5G_ERR_USAGE, "invalid --row-shape '%s' (K[,L...]: up to %d positive sizes)",
+                 optarg, H5S_MAX_RANK - 1);
+      break;
+    case OPT_TABLE: o->table = 1; break;
+    case OPT_KEY_FIELD: o->key_field = optarg; break;
+    case ':': H5G_FAIL(H5G_ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
+    default: H5G_FAIL(H5G_ERR_USAGE, "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind != argc - 1)
+    H5G_FAIL(H5G_ERR_USAGE, optind >= argc ? "missing OUT.h5" : "expected exactly one OUT.h5");
+  o->out = argv[optind];
+  if (o->path == NULL) H5G_FAIL(H5G_ERR_USAGE, "missing -d/--dataset");
+  if (!have_count) H5G_FAIL(H5G_ERR_USAGE, "missing --count");
+  if (!have_type) H5G_FAIL(H5G_ERR_USAGE, "missing --type");
+  if (o->force && o->append) H5G_FAIL(H5G_ERR_USAGE, "--force and --append exclude each other");
+  if (o->table && o->row_rank > 0) H5G_FAIL(H5G_ERR_USAGE, "--table and --row-shape exclude each other");
+  if (o->table && (o->key_field[0] == '\0' || strcmp(o->key_field, "row") == 0 ||
+                   strcmp(o->key_field, "det") == 0 || strcmp(o->key_field, "name") == 0 ||
+                   strcmp(o->key_field, "x") == 0))
+    H5G_FAIL(H5G_ERR_USAGE, "--key-field '%s' is empty or names another field", o->key_field);
+done:
+  return rc;
+}
