@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "io/files.h"
 #include "io/h5check.h"
 #include "io/h5io.h"
 
@@ -22,6 +23,8 @@ static const char *class_name(H5T_class_t c) {
   case H5T_REFERENCE: return "reference";
   case H5T_BITFIELD: return "bitfield";
   case H5T_TIME: return "time";
+  case H5T_INTEGER: return "integer";
+  case H5T_FLOAT: return "float";
   default: return "unknown";
   }
 }
@@ -272,6 +275,9 @@ done:
 static int inspect_open(const char *file, const char *dataset, const char *where, hid_t *fid,
                         hid_t *did) {
   int rc = H5G_OK;
+  /* before anything opens it: a FIFO would block the open (and the run) for ever */
+  const char *kind = h5g_files_kind(file);
+  if (kind) H5G_FAIL(H5G_ERR_USAGE, "input is a %s, not a regular file (%s)", kind, where);
   FILE *probe = fopen(file, "rb");
   if (!probe) H5G_FAIL(H5G_ERR_USAGE, "cannot open input file (%s)", where);
   fclose(probe);
@@ -347,7 +353,7 @@ int h5g_io_inspect(const char *file, const char *dataset, const char *key_field,
     H5G_FAIL(H5G_ERR_USAGE, "cannot read the dataset's type or shape (%s)", where);
   if (key_field) {
     if (H5Tget_class(type) != H5T_COMPOUND)
-      H5G_FAIL(H5G_ERR_USAGE, "--key-field needs a compound dataset, not %s (%s)",
+      H5G_FAIL(H5G_ERR_USAGE, "--key-field needs a compound dataset, not one of %s type (%s)",
                class_name(H5Tget_class(type)), where);
     int index = H5Tget_member_index(type, key_field);
     if (index < 0) H5G_FAIL(H5G_ERR_USAGE, "no field '%s' in the compound type (%s)", key_field, where);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "base/backend.h"
+#include "io/files.h"
 #include "io/h5io.h"
 #include "src/check.h"
 #include "src/interrupt.h"
@@ -131,7 +132,8 @@ int main(int argc, char **argv) {
     if (opt.verbose && h5g_error_origin()[0]) fprintf(stderr, "  at %s\n", h5g_error_origin());
   }
   /* a runtime failure leaves a report of what ran and why it failed (bad input leaves nothing) */
-  if (rc == H5G_ERR_RUNTIME && rank == 0 && opt.report && !opt.check)
+  if (rc == H5G_ERR_RUNTIME && rank == 0 && opt.report && !opt.check &&
+      h5g_files_check_report(opt.report, opt.input, opt.output) == H5G_OK)
     h5g_report_write_json(&rep, &opt, rc, opt.report);
   h5g_report_free(&rep);
   for (int i = 0; command && i < argc; i++) free(command[i]);

@@ -24,6 +24,12 @@ int h5g_validate(h5g_run *r) {
   h5g_verdict *v = &r->verdict;
   struct stat input;
   if (r->rank != 0) goto done;
+  /* the paths the run writes first: none may be an input, whatever happens next (a run that
+   * fails at run time writes its report) */
+  CHECK(h5g_files_check_output(opt->input, opt->output, opt->force, &v->in_place));
+  if (opt->report) CHECK(h5g_files_check_report(opt->report, opt->input, opt->output));
+  CHECK(h5g_files_temp_name(opt->output, v->tmp_path, sizeof v->tmp_path));
+  CHECK(h5g_files_check_temp(v->tmp_path, opt->input));
   v->composed = h5g_options_composed(opt);
   if (v->composed)
     CHECK(h5g_keyset_inspect(opt, opt->input, &v->layout, &v->info));
@@ -41,16 +47,13 @@ int h5g_validate(h5g_run *r) {
     CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, &v->index_filtered));
   for (int i = 0; i < opt->ncarry; i++)
     CHECK(h5g_io_inspect_storage(opt->input, opt->carry[i], &opt->storage, 1, &carried_filtered));
-  CHECK(h5g_files_check_output(opt->input, opt->output, opt->force, &v->in_place));
-  if (opt->report) CHECK(h5g_files_check_report(opt->report));
   if (stat(opt->input, &input) != 0)
     H5G_FAIL(H5G_ERR_USAGE, "cannot stat the input: %s (%s)", strerror(errno), opt->input);
   if (opt->ncarry || opt->key_field || opt->nkey_columns ||
       (v->composed && h5g_keyset_by_index(&v->layout)))
     v->carried_bytes = (unsigned long long)input.st_size;
   h5g_input_stamp(&input, v);
-  CHECK(h5g_files_temp_name(opt->output, v->tmp_path, sizeof v->tmp_path));
-  int stale = h5g_files_remove_stale(opt->output);
+  int stale = h5g_files_remove_stale(opt->output, opt->input);
   if (stale && opt->verbose)
     fprintf(stderr, "h5gsort: removed %d temporary file%s left by killed runs beside %s\n", stale,
             stale == 1 ? "" : "s", opt->output);

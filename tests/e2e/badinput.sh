@@ -74,6 +74,72 @@ case_out_dir_is_file() {
   expect_failure 2 'out\.h5|plainfile' "$IN" "$OUT" -d /keys
 }
 
+# Issue 32: no path the run writes may be an input, however it is spelled (./name, a symbolic
+# or hard link): exit 2 before any work, the input's bytes unchanged.
+case_report_is_input() {
+  cp "$IN" "$W/r.h5"
+  IN=$W/r.h5
+  ln -s "$W/r.h5" "$W/r_sym.h5"
+  ln "$W/r.h5" "$W/r_hard.h5"
+  local report
+  for report in "$W/r.h5" "$W/./r.h5" "$W/r_sym.h5" "$W/r_hard.h5"; do
+    expect_failure 2 'report.*input' "$IN" "$OUT" -d /keys --report "$report"
+  done
+  (cd "$W" && expect_failure 2 'report.*input' r.h5 "$OUT" -d /keys --report ./r.h5)
+  expect_failure 2 'report.*OUTPUT' "$IN" "$OUT" -d /keys --report "$OUTDIR/./out.h5"
+}
+
+# Issue 32: usage errors found up front, not after the sort: an empty OUTPUT, one ending in '/',
+# a --report that is a directory or empty.
+case_bad_paths() {
+  expect_failure 2 'output path is empty' "$IN" "" -d /keys
+  expect_failure 2 "ends in '/'" "$IN" "$OUTDIR/out.h5/" -d /keys
+  expect_failure 2 'report.*directory' "$IN" "$OUT" -d /keys --report "$OUTDIR"
+  expect_failure 2 'report path is empty' "$IN" "$OUT" -d /keys --report ""
+}
+
+# Issue 32: inputs must be regular files (a FIFO without a writer hung every rank); OUTPUT that
+# is a device or a FIFO is never replaced, even with --force.
+case_special_files() {
+  mkfifo "$W/fifo.h5"
+  IN=$W/fifo.h5
+  expect_failure 2 'FIFO.*not a regular file' "$IN" "$OUT" -d /keys
+  expect_failure 2 'directory.*not a regular file' "$OUTDIR" "$OUT" -d /keys
+  IN=$W/fixtures.h5
+  ln -s /dev/null "$OUTDIR/null.h5"
+  OUT=$OUTDIR/null.h5
+  expect_failure 2 'character device' "$IN" "$OUT" -d /keys --force
+  [ -L "$OUT" ] && [ "$(readlink "$OUT")" = /dev/null ] || die "the link to /dev/null was replaced"
+  [ -c /dev/null ] || die "/dev/null is no longer a device"
+  # a FIFO at OUTPUT: not with expect_failure, whose copy of OUTPUT would block on it
+  rm "$OUT"
+  mkfifo "$OUT"
+  for p in 1 3; do
+    local rc=0
+    mpirun "$p" "$BIN/h5gsort" "$IN" "$OUT" -d /keys --force >"$W/log" 2>&1 || rc=$?
+    cat "$W/log"
+    [ "$rc" -eq 2 ] || die "a FIFO at OUTPUT: exit $rc, expected 2"
+    [ "$(grep -c '^h5gsort: error: output is a FIFO' "$W/log")" -eq 1 ] || die "no error line"
+    [ -p "$OUT" ] || die "the FIFO at OUTPUT was replaced"
+    [ "$(ls -A "$OUTDIR")" = null.h5 ] || die "files left beside OUTPUT: $(ls -A "$OUTDIR")"
+  done
+}
+
+# Issue 32: an input named like the temporary file of a killed run is never removed as stale.
+case_input_named_stale() {
+  IN=$OUTDIR/.out.h5.h5gsort-$(hostname)-4194303.tmp
+  cp "$W/fixtures.h5" "$IN"
+  sha256sum "$IN" >"$W/in.sum"
+  sort_ok 1 "$IN" "$OUT" -d /keys
+  sha256sum -c --quiet "$W/in.sum" || die "the input named like a stale temporary file changed"
+  check "$IN" -d /keys "$OUT" -o /keys
+}
+
+# Issue 32: --key-field on an integer dataset names its type.
+case_key_field_integer() {
+  expect_failure 2 'compound dataset, not one of integer type' "$IN" "$OUT" -d /keys --key-field a
+}
+
 case_unknown_option() { expect_failure 2 'frobnicate' --frobnicate "$IN" "$OUT" -d /keys; }
 case_missing_dataset_option() { expect_failure 2 'dataset|-d' "$IN" "$OUT"; }
 
