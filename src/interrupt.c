@@ -5,12 +5,17 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 /* Read by the handler: written before the handler can see them half-done (a path is complete
  * before `temp_set` turns it on). */
 static char temp_path[PATH_MAX];
+/* What Open MPI's MPI-IO ("individual" shared file pointers, made by every rank that opens the
+ * temporary file) puts beside it: "<temp>.data.<rank>", "<temp>.metadata.<rank>". */
+static char side_paths[2][PATH_MAX + 32];
+static int my_rank;
 static volatile sig_atomic_t temp_set, committed, is_rank0, finished, finished_rc;
 /* Around the commit: a signal that lands on another thread (the main thread blocks them, but a
  * process-directed signal goes to any thread that does not: MPI's and CUDA's) is kept in
@@ -20,8 +25,10 @@ static volatile sig_atomic_t holding, pending;
 void h5g_interrupt_temp(const char *path) {
   temp_set = 0;
   if (!path) return;
-  strncpy(temp_path, path, sizeof temp_path - 1);
-  temp_path[sizeof temp_path - 1] = '\0';
+  if (strlen(path) >= sizeof temp_path) return; /* never: h5g_files_temp_name keeps it shorter */
+  memcpy(temp_path, path, strlen(path) + 1);
+  snprintf(side_paths[0], sizeof side_paths[0], "%s.data.%d", path, my_rank);
+  snprintf(side_paths[1], sizeof side_paths[1], "%s.metadata.%d", path, my_rank);
   atomic_signal_fence(memory_order_seq_cst); /* the path is whole before the handler may read it */
   temp_set = 1;
 }
@@ -65,6 +72,10 @@ static void on_signal(int sig) {
   }
   if (finished) _exit(finished_rc);
   if (committed) _exit(0);
+  if (temp_set) {
+    unlink(side_paths[0]);
+    unlink(side_paths[1]);
+  }
   if (is_rank0) {
     if (temp_set) unlink(temp_path);
     char line[64] = "h5gsort: error: interrupted (signal ";
@@ -85,6 +96,7 @@ void h5g_interrupt_install(int rank) {
   sigfillset(&sa.sa_mask); /* one handler at a time */
   sa.sa_flags = SA_RESTART; /* a handler that returns (a held signal) must not fail others' calls */
   is_rank0 = rank == 0;
+  my_rank = rank;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
 }

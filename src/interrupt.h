@@ -7,7 +7,8 @@
 
 /* Installs the handlers; `rank` 0 is the one that prints and removes. */
 void h5g_interrupt_install(int rank);
-/* The temporary file the handler removes (NULL: none yet, or no longer ours). */
+/* The temporary file the handler removes (NULL: none yet, or no longer ours): rank 0 removes
+ * it, every rank the files its MPI-IO made beside it. */
 void h5g_interrupt_temp(const char *path);
 /* SIGINT/SIGTERM wait (blocked) from hold until release: around the commit, so that no rank
  * takes a signal between the rename on rank 0 and every rank learning of it; a signal that came
