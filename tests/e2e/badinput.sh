@@ -140,6 +140,27 @@ case_key_field_integer() {
   expect_failure 2 'compound dataset, not one of integer type' "$IN" "$OUT" -d /keys --key-field a
 }
 
+# Issue 32: OUTPUT base names up to the file-name limit (255 bytes): the temporary file's name
+# must fit it too (it failed with exit 1 after the whole sort), and a rerun after a killed run
+# still finds and removes what it left.
+case_long_output_names() {
+  local len base
+  for len in 230 245 255; do
+    base=$(printf 'o%.0s' $(seq "$len"))
+    OUT=$OUTDIR/$base
+    sort_ok 2 "$IN" "$OUT" -d /keys
+    check "$IN" -d /keys "$OUT" -o /keys
+    [ "$(ls -A "$OUTDIR")" = "$base" ] || die "files left beside OUTPUT: $(ls -A "$OUTDIR")"
+    rm "$OUT"
+  done
+  H5GSORT_TEST_KILL=write-data:1 mpirun 2 "$BIN/h5gsort" "$IN" "$OUT" -d /keys >/dev/null 2>&1 &&
+    die "the killed run exited 0"
+  sleep 1
+  [ -n "$(ls -A "$OUTDIR")" ] || die "the killed run left nothing: the test tests nothing"
+  sort_ok 1 "$IN" "$OUT" -d /keys
+  [ "$(ls -A "$OUTDIR")" = "$base" ] || die "the rerun left: $(ls -A "$OUTDIR")"
+}
+
 case_unknown_option() { expect_failure 2 'frobnicate' --frobnicate "$IN" "$OUT" -d /keys; }
 case_missing_dataset_option() { expect_failure 2 'dataset|-d' "$IN" "$OUT"; }
 
