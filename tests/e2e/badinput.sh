@@ -161,6 +161,37 @@ case_long_output_names() {
   [ "$(ls -A "$OUTDIR")" = "$base" ] || die "the rerun left: $(ls -A "$OUTDIR")"
 }
 
+# Issue 32: a --carry path over 4095 bytes was written under a name cut to 4094 (exit 0). Paths
+# of any length are written whole, with their groups' attributes.
+case_long_carry_path() {
+  IN=$W/long.h5
+  /usr/bin/python3 - "$IN" <<'PY' || die "could not make the input"
+import sys, h5py, numpy as np
+group = "/" + "/".join(["g" * 250] * 20)  # 5020 bytes
+with h5py.File(sys.argv[1], "w") as f:
+    keys = np.random.default_rng(1).permutation(1000).astype("i8")
+    f["keys"] = keys
+    f[group + "/c"] = keys * 10
+    f[group].attrs["note"] = 7
+PY
+  local group
+  group=$(/usr/bin/python3 -c 'print("/" + "/".join(["g" * 250] * 20))')
+  for p in 1 3; do
+    rm -f "$OUT"
+    sort_ok "$p" "$IN" "$OUT" -d /keys --carry "$group/c"
+    /usr/bin/python3 - "$OUT" "$group" <<'PY' || die "the carried dataset is not at its whole path"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    keys, carried = f["keys"][...], f[sys.argv[2] + "/c"][...]
+    assert (keys == np.arange(1000)).all() and (carried == keys * 10).all()
+    assert f[sys.argv[2]].attrs["note"] == 7
+    names = []
+    f.visit(names.append)
+    assert max(len(n) for n in names) == len(sys.argv[2]) + 1, max(len(n) for n in names)
+PY
+  done
+}
+
 case_unknown_option() { expect_failure 2 'frobnicate' --frobnicate "$IN" "$OUT" -d /keys; }
 case_missing_dataset_option() { expect_failure 2 'dataset|-d' "$IN" "$OUT"; }
 
