@@ -84,7 +84,8 @@ int h5g_files_check_report(const char *report, const char *input, const char *ou
   if (same_file(report, input))
     H5G_FAIL(H5G_ERR_USAGE, "--report names the input file, which it would overwrite (%s)", report);
   if (same_file(report, output))
-    H5G_FAIL(H5G_ERR_USAGE, "--report names OUTPUT: give the report a file of its own (%s)", report);
+    H5G_FAIL(H5G_ERR_USAGE, "--report names OUTPUT: give the report a file of its own (%s)",
+             report);
 done:
   return rc;
 }
@@ -124,7 +125,8 @@ done:
  * apart. */
 static unsigned long name_hash(const char *name) {
   unsigned long long h = 1469598103934665603ull;
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 1099511628211ull;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * 1099511628211ull;
   return (unsigned long)(h & 0xffffffffu);
 }
 

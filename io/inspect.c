@@ -271,6 +271,29 @@ done:
   return rc;
 }
 
+/* The path to `dataset` is not there: a link that is not (no such dataset), or groups that
+ * cannot be read (their metadata lies past the file's end: truncated, or corrupt). */
+static int missing(hid_t fid, const char *dataset, const char *where) {
+  int rc = H5G_OK, unreadable = 0;
+  char *prefix = strdup(dataset);
+  CHECK_ALLOC(prefix, strlen(dataset) + 1);
+  for (char *slash = prefix; dataset[0] == '/' && slash && !unreadable;) {
+    slash = strchr(slash + 1, '/');
+    if (slash) *slash = '\0';
+    htri_t exists = H5Lexists(fid, prefix, H5P_DEFAULT);
+    unreadable = exists < 0;
+    if (exists <= 0) break;
+    if (slash) *slash = '/';
+  }
+  if (unreadable)
+    H5G_FAIL(H5G_ERR_USAGE, "cannot read the groups on the way to the dataset: the file is "
+             "truncated or corrupt (%s)", where);
+  H5G_FAIL(H5G_ERR_USAGE, "no such dataset (%s)", where);
+done:
+  free(prefix);
+  return rc;
+}
+
 /* Opens file and dataset for inspection; checks what every dataset h5gsort reads must be. */
 static int inspect_open(const char *file, const char *dataset, const char *where, hid_t *fid,
                         hid_t *did) {
@@ -285,7 +308,7 @@ static int inspect_open(const char *file, const char *dataset, const char *where
   *fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (*fid < 0) CHECK(open_failed(where));
   if (dataset[0] != '/' || !h5g_io_path_exists_internal(*fid, dataset))
-    H5G_FAIL(H5G_ERR_USAGE, "no such dataset (%s)", where);
+    CHECK(missing(*fid, dataset, where));
   H5O_info_t oinfo;
   if (H5Oget_info_by_name(*fid, dataset, &oinfo, H5P_DEFAULT) < 0)
     CHECK(unreachable(*fid, file, dataset, where));

@@ -128,7 +128,8 @@ int main(int argc, char **argv) {
   }
   h5g_interrupt_finished(rc);
   if (rc != H5G_OK && rank == 0) {
-    fprintf(stderr, "h5gsort: error: %s\n", h5g_error_message());
+    fputs("h5gsort: error: ", stderr);
+    h5g_error_put_line(h5g_error_message(), stderr);
     if (opt.verbose && h5g_error_origin()[0]) fprintf(stderr, "  at %s\n", h5g_error_origin());
   }
   /* a runtime failure leaves a report of what ran and why it failed (bad input leaves nothing) */

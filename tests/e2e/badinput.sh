@@ -192,6 +192,29 @@ PY
   done
 }
 
+# Issue 32: a file cut short before its groups' metadata (its superblock agreeing with the cut,
+# so HDF5 opens it) said "no such dataset"; it is truncated or corrupt.
+case_truncated_metadata() {
+  IN=$W/cut.h5
+  /usr/bin/python3 - "$IN" <<'PY' || die "could not make the input"
+import struct, sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w", libver="earliest") as f:
+    f["keys"] = np.arange(100000)
+with open(sys.argv[1], "r+b") as f:
+    assert f.read(9)[8] == 0  # superblock version 0: end-of-file address at byte 40
+    f.truncate(900)
+    f.seek(40)
+    f.write(struct.pack("<Q", 900))
+PY
+  expect_failure 2 'truncated or corrupt.*cut\.h5:/keys' "$IN" "$OUT" -d /keys
+}
+
+# Issue 32: a newline or other control character in a path is escaped in the one error line.
+case_control_chars() {
+  OUT=$OUTDIR/$'new\nline\x1b'/out.h5
+  expect_failure 2 'new\\nline\\x1b' "$IN" "$OUT" -d /keys
+}
+
 case_unknown_option() { expect_failure 2 'frobnicate' --frobnicate "$IN" "$OUT" -d /keys; }
 case_missing_dataset_option() { expect_failure 2 'dataset|-d' "$IN" "$OUT"; }
 
