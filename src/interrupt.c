@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -70,8 +71,10 @@ static void on_signal(int sig) {
     atomic_thread_fence(memory_order_seq_cst);
     if (holding) return; /* else the release has passed its look at `pending`: handle it here */
   }
+  /* A committed run goes on to MPI_Finalize and exits 0: a rank that left without it would
+   * make the launcher fail the job whose output is in place. */
+  if (committed || (finished && finished_rc == 0)) return;
   if (finished) _exit(finished_rc);
-  if (committed) _exit(0);
   if (temp_set) {
     unlink(side_paths[0]);
     unlink(side_paths[1]);
@@ -99,4 +102,14 @@ void h5g_interrupt_install(int rank) {
   my_rank = rank;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+}
+
+int h5g_interrupt_launcher_rank(void) {
+  static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                      "SLURM_PROCID"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const char *value = getenv(names[i]);
+    if (value && *value) return atoi(value);
+  }
+  return 0; /* started alone */
 }

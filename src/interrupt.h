@@ -5,8 +5,11 @@
 #ifndef H5G_SRC_INTERRUPT_H
 #define H5G_SRC_INTERRUPT_H
 
-/* Installs the handlers; `rank` 0 is the one that prints and removes. */
+/* Installs the handlers; `rank` 0 is the one that prints and removes. Called before MPI_Init
+ * (with h5g_interrupt_launcher_rank) and again once the rank is known. */
 void h5g_interrupt_install(int rank);
+/* This process's rank as its launcher tells it (Open MPI, PMIx, PMI, Slurm), 0 if none does. */
+int h5g_interrupt_launcher_rank(void);
 /* The temporary file the handler removes (NULL: none yet, or no longer ours): rank 0 removes
  * it, every rank the files its MPI-IO made beside it. */
 void h5g_interrupt_temp(const char *path);

@@ -95,6 +95,9 @@ int main(int argc, char **argv) {
   /* h5gsort uses no shared file pointers, and Open MPI's sharedfp components (lockedfile, sm),
    * reached from MPI_File_open, overflow a fixed buffer on long paths. A user's setting wins. */
   setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0);
+  /* SIGINT/SIGTERM from the start (a job cancelled while MPI starts ends with its error line):
+   * the rank as the launcher gives it until MPI_Init tells */
+  h5g_interrupt_install(h5g_interrupt_launcher_rank());
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   rep.startup.mpi_init = now_seconds() - start;
