@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,21 +14,20 @@
 static char temp_path[PATH_MAX];
 /* What Open MPI's MPI-IO ("individual" shared file pointers, made by every rank that opens the
  * temporary file) puts beside it: "<temp>.data.<rank>", "<temp>.metadata.<rank>". */
-static char side_paths[2][PATH_MAX + 32];
-static int my_rank;
+static char side_path[PATH_MAX + 32];
+static int my_rank, ranks;
 static volatile sig_atomic_t temp_set, committed, is_rank0, finished, finished_rc;
 /* Around the commit: a signal that lands on another thread (the main thread blocks them, but a
  * process-directed signal goes to any thread that does not: MPI's and CUDA's) is kept in
  * `pending` and raised again on the main thread at release. */
 static volatile sig_atomic_t holding, pending;
 
-void h5g_interrupt_temp(const char *path) {
+void h5g_interrupt_temp(const char *path, int nranks) {
   temp_set = 0;
   if (!path) return;
   if (strlen(path) >= sizeof temp_path) return; /* never: h5g_files_temp_name keeps it shorter */
   memcpy(temp_path, path, strlen(path) + 1);
-  snprintf(side_paths[0], sizeof side_paths[0], "%s.data.%d", path, my_rank);
-  snprintf(side_paths[1], sizeof side_paths[1], "%s.metadata.%d", path, my_rank);
+  ranks = nranks;
   atomic_signal_fence(memory_order_seq_cst); /* the path is whole before the handler may read it */
   temp_set = 1;
 }
@@ -64,6 +62,19 @@ void h5g_interrupt_finished(int rc) {
   finished = 1;
 }
 
+/* Removes "<temp><kind><rank>" (async-signal-safe: no stdio). */
+static void unlink_side(const char *kind, int rank) {
+  char digits[16];
+  size_t len = strlen(temp_path), klen = strlen(kind), n = 0;
+  do digits[n++] = (char)('0' + rank % 10); while ((rank /= 10) > 0);
+  if (len + klen + n >= sizeof side_path) return;
+  memcpy(side_path, temp_path, len);
+  memcpy(side_path + len, kind, klen);
+  for (size_t i = 0; i < n; i++) side_path[len + klen + i] = digits[n - 1 - i];
+  side_path[len + klen + n] = '\0';
+  unlink(side_path);
+}
+
 /* Only async-signal-safe calls: unlink, write, _exit (and lock-free atomics). */
 static void on_signal(int sig) {
   if (holding) {
@@ -75,9 +86,11 @@ static void on_signal(int sig) {
    * make the launcher fail the job whose output is in place. */
   if (committed || (finished && finished_rc == 0)) return;
   if (finished) _exit(finished_rc);
-  if (temp_set) {
-    unlink(side_paths[0]);
-    unlink(side_paths[1]);
+  /* each rank its own; rank 0 every rank's too (mpirun may kill the others before they run
+   * this, once rank 0 has exited) */
+  for (int r = is_rank0 ? 0 : my_rank; temp_set && r < (is_rank0 ? ranks : my_rank + 1); r++) {
+    unlink_side(".data.", r);
+    unlink_side(".metadata.", r);
   }
   if (is_rank0) {
     if (temp_set) unlink(temp_path);

@@ -43,7 +43,7 @@ static unsigned long long output_bytes(const h5g_run *r) {
 int h5g_write_prepare(h5g_run *r) {
   int rc = H5G_OK;
   r->tmp_created = 1;
-  h5g_interrupt_temp(r->verdict.tmp_path);
+  h5g_interrupt_temp(r->verdict.tmp_path, r->size);
   if (r->rank != 0) goto done;
   CHECK(h5g_files_check_space(r->opt->output, output_bytes(r)));
   if (copies_input(r)) CHECK(h5g_files_copy(r->opt->input, r->verdict.tmp_path));
