@@ -1,6 +1,7 @@
 #include "base/error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One record per thread: a helper thread (src/transport.c) hands its error over explicitly. */
@@ -39,3 +40,25 @@ void h5g_error_adopt(int code, const char *message) {
 }
 
 void h5g_error_clear(void) { memset(&g_error, 0, sizeof g_error); }
+
+void h5g_error_put_line(const char *text, FILE *out) {
+  size_t len = strlen(text), n = 0;
+  char *line = malloc(4 * len + 2); /* one write: the line is never split between writes */
+  if (!line) {
+    fprintf(out, "%s\n", text);
+    return;
+  }
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    if (*p == '\n' || *p == '\t' || *p == '\r') {
+      line[n++] = '\\';
+      line[n++] = *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r';
+    } else if (*p < 0x20 || *p == 0x7f) {
+      n += (size_t)snprintf(line + n, 5, "\\x%02x", *p);
+    } else {
+      line[n++] = (char)*p;
+    }
+  }
+  line[n++] = '\n';
+  fwrite(line, 1, n, out);
+  free(line);
+}

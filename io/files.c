@@ -25,12 +25,45 @@ static void directory_of(const char *path, char *dir, size_t len) {
   snprintf(dir, len, "%s", dirname(copy));
 }
 
+const char *h5g_files_kind(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) return NULL;
+  if (S_ISDIR(st.st_mode)) return "directory";
+  if (S_ISFIFO(st.st_mode)) return "FIFO (named pipe)";
+  if (S_ISSOCK(st.st_mode)) return "socket";
+  if (S_ISCHR(st.st_mode)) return "character device";
+  if (S_ISBLK(st.st_mode)) return "block device";
+  return "special file";
+}
+
+/* One file, however spelled: both exist and are one inode (hard or symbolic links, "./x"), or
+ * neither exists and both name one entry of one directory. */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  int has_a = stat(a, &sa) == 0, has_b = stat(b, &sb) == 0;
+  if (has_a || has_b) return has_a && has_b && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  char *ca = strdup(a), *cb = strdup(b), *da = strdup(a), *db = strdup(b);
+  int same = ca && cb && da && db && strcmp(basename(ca), basename(cb)) == 0 &&
+             stat(dirname(da), &sa) == 0 && stat(dirname(db), &sb) == 0 &&
+             sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  free(ca);
+  free(cb);
+  free(da);
+  free(db);
+  return same;
+}
+
 /* Usage error unless a file can be created beside `path` ("output" or "report" says which). */
 static int check_directory_of(const char *path, const char *what) {
   int rc = H5G_OK;
   struct stat dir_st;
   char dir[PATH_MAX];
-  if (strlen(path) >= PATH_MAX - 64) H5G_FAIL(H5G_ERR_USAGE, "%s path too long (%s)", what, path);
+  if (path[0] == '\0') H5G_FAIL(H5G_ERR_USAGE, "%s path is empty: give a file name", what);
+  if (path[strlen(path) - 1] == '/')
+    H5G_FAIL(H5G_ERR_USAGE, "%s path ends in '/': give a file name (%s)", what, path);
+  if (strlen(path) >= PATH_MAX - 64)
+    H5G_FAIL(H5G_ERR_USAGE, "%s path too long: %zu bytes, the limit is %d (%s)", what,
+             strlen(path), PATH_MAX - 65, path);
   directory_of(path, dir, sizeof dir);
   if (stat(dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode))
     H5G_FAIL(H5G_ERR_USAGE, "%s directory does not exist or is not a directory (%s)", what, dir);
@@ -40,33 +73,86 @@ done:
   return rc;
 }
 
-int h5g_files_check_report(const char *report) { return check_directory_of(report, "report"); }
+int h5g_files_check_report(const char *report, const char *input, const char *output) {
+  int rc = H5G_OK;
+  const char *kind = NULL;
+  CHECK(check_directory_of(report, "report"));
+  /* a device or a FIFO (/dev/stdout) takes the report as written; a directory or socket not */
+  if ((kind = h5g_files_kind(report)) && (strcmp(kind, "directory") == 0 ||
+                                          strcmp(kind, "socket") == 0))
+    H5G_FAIL(H5G_ERR_USAGE, "--report names a %s, not a file (%s)", kind, report);
+  if (same_file(report, input))
+    H5G_FAIL(H5G_ERR_USAGE, "--report names the input file, which it would overwrite (%s)", report);
+  if (same_file(report, output))
+    H5G_FAIL(H5G_ERR_USAGE, "--report names OUTPUT: give the report a file of its own (%s)",
+             report);
+done:
+  return rc;
+}
 
 int h5g_files_check_output(const char *input, const char *output, int force, int *same_as_input) {
   int rc = H5G_OK;
-  struct stat out_st, in_st, link_st;
+  struct stat out_st, link_st;
+  const char *kind = NULL;
   *same_as_input = 0;
   CHECK(check_directory_of(output, "output"));
   /* stat() sees no file behind a dangling symbolic link, but the rename would replace the link */
-  if (!force && lstat(output, &link_st) == 0 && S_ISLNK(link_st.st_mode) && stat(output, &out_st) != 0)
-    H5G_FAIL(H5G_ERR_USAGE, "output exists (a dangling symbolic link); use --force to replace it (%s)",
-             output);
+  if (!force && lstat(output, &link_st) == 0 && S_ISLNK(link_st.st_mode) &&
+      stat(output, &out_st) != 0)
+    H5G_FAIL(H5G_ERR_USAGE, "output exists (a dangling symbolic link); use --force to replace it "
+             "(%s)", output);
   if (stat(output, &out_st) == 0) {
-    if (S_ISDIR(out_st.st_mode)) H5G_FAIL(H5G_ERR_USAGE, "output is a directory (%s)", output);
+    if ((kind = h5g_files_kind(output)))
+      H5G_FAIL(H5G_ERR_USAGE, "output is a %s, not a regular file: it is never replaced (%s)",
+               kind, output);
     if (!force) H5G_FAIL(H5G_ERR_USAGE, "output exists; use --force to replace it (%s)", output);
-    *same_as_input = stat(input, &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
-                     in_st.st_ino == out_st.st_ino;
+    *same_as_input = same_file(input, output);
   }
 done:
   return rc;
 }
 
-/* ".<base>.h5gsort-<host>-": the start of every temporary name of `output`. */
+int h5g_files_check_temp(const char *temp, const char *input) {
+  int rc = H5G_OK;
+  if (same_file(temp, input))
+    H5G_FAIL(H5G_ERR_USAGE, "the input has the temporary file's name, which the run would "
+             "overwrite: rename the input (%s)", input);
+done:
+  return rc;
+}
+
+/* Up to 8 bytes of a name's hash, in hex (FNV-1a): keeps shortened names of different outputs
+ * apart. */
+static unsigned long name_hash(const char *name) {
+  unsigned long long h = 1469598103934665603ull;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * 1099511628211ull;
+  return (unsigned long)(h & 0xffffffffu);
+}
+
+/* Room kept in a temporary name for the pid, ".tmp" and what MPI-IO adds to it (Open MPI's
+ * "individual" shared file pointers: ".data.<rank>", ".metadata.<rank>"). */
+enum { TEMP_SUFFIX_ROOM = 10 + 4 + 24 };
+
+/* ".<base>.h5gsort-<host>-": the start of every temporary name of `output`. A base too long
+ * for the directory's file-name limit (with the rest of the name) is cut, and a hash of the
+ * whole base added: the same output always gives the same prefix, so the stale-file cleanup
+ * still finds what a killed run left. */
 static void temp_prefix(const char *output, char *prefix, size_t len) {
-  char copy[PATH_MAX], host[256] = "localhost";
+  char copy[PATH_MAX], dir[PATH_MAX], host[256] = "localhost";
   snprintf(copy, sizeof copy, "%s", output);
+  directory_of(output, dir, sizeof dir);
   gethostname(host, sizeof host - 1);
-  snprintf(prefix, len, ".%s.h5gsort-%s-", basename(copy), host);
+  host[64] = '\0'; /* HOST_NAME_MAX on Linux */
+  long name_max = pathconf(dir, _PC_NAME_MAX);
+  if (name_max <= 0 || name_max > 4096) name_max = 255;
+  const char *base = basename(copy);
+  size_t fixed = strlen(".") + strlen(".h5gsort-") + strlen(host) + strlen("-") + TEMP_SUFFIX_ROOM;
+  size_t room = (size_t)name_max > fixed + 16 ? (size_t)name_max - fixed : 16;
+  if (strlen(base) <= room)
+    snprintf(prefix, len, ".%s.h5gsort-%s-", base, host);
+  else
+    snprintf(prefix, len, ".%.*s~%08lx.h5gsort-%s-", (int)(room - 9), base, name_hash(base), host);
 }
 
 int h5g_files_temp_name(const char *output, char *name, size_t len) {
@@ -75,7 +161,9 @@ int h5g_files_temp_name(const char *output, char *name, size_t len) {
   directory_of(output, dir, sizeof dir);
   temp_prefix(output, prefix, sizeof prefix);
   int used = snprintf(name, len, "%s/%s%ld.tmp", dir, prefix, (long)getpid());
-  if (used < 0 || (size_t)used >= len) H5G_FAIL(H5G_ERR_USAGE, "output path too long (%s)", output);
+  if (used < 0 || (size_t)used >= len)
+    H5G_FAIL(H5G_ERR_USAGE, "output path too long for its temporary file's name: the limit is "
+             "%zu bytes (%s)", len - 1, output);
 done:
   return rc;
 }
@@ -94,8 +182,8 @@ static int process_alive(long pid) {
   return !(state && (state[2] == 'Z' || state[2] == 'X'));
 }
 
-int h5g_files_remove_stale(const char *output) {
-  char dir[PATH_MAX], prefix[PATH_MAX], path[2 * PATH_MAX];
+int h5g_files_remove_stale(const char *output, const char *input) {
+  char dir[PATH_MAX], prefix[PATH_MAX];
   int removed = 0;
   directory_of(output, dir, sizeof dir);
   temp_prefix(output, prefix, sizeof prefix);
@@ -103,13 +191,15 @@ int h5g_files_remove_stale(const char *output) {
   DIR *d = opendir(dir);
   if (!d) return 0;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
-    char *end = NULL;
+    char *end = NULL, *path = NULL;
     if (strncmp(e->d_name, prefix, plen) != 0) continue;
     long pid = strtol(e->d_name + plen, &end, 10);
-    if (pid <= 0 || strcmp(end, ".tmp") != 0) continue;
+    /* the temporary file, and the files MPI-IO made beside it ("<temp>.data.0", ...) */
+    if (pid <= 0 || strncmp(end, ".tmp", 4) != 0 || (end[4] != '\0' && end[4] != '.')) continue;
     if (process_alive(pid)) continue; /* its run may still be going */
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    if (unlink(path) == 0) removed++;
+    if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) continue;
+    if (!same_file(path, input) && unlink(path) == 0) removed++;
+    free(path);
   }
   closedir(d);
   return removed;

@@ -5,16 +5,26 @@
 
 #include <stddef.h>
 
-/* Usage errors for an OUTPUT that cannot be produced: exists without --force, is a directory,
- * its directory is missing or not writable. Sets *same_as_input when OUTPUT is INPUT. */
+/* NULL for a regular file (or none at all), else what `path` is ("directory", "FIFO (named
+ * pipe)", ...): inputs must be regular files, checked before anything opens them. */
+const char *h5g_files_kind(const char *path);
+/* Usage errors for an OUTPUT that cannot be produced: an empty name or one ending in '/', exists
+ * without --force, is not a regular file (a directory, a device, a FIFO: never replaced, even
+ * with --force), its directory is missing or not writable. Sets *same_as_input when OUTPUT is
+ * INPUT (the same file by device and inode, however named). */
 int h5g_files_check_output(const char *input, const char *output, int force, int *same_as_input);
-/* Usage error when the --report file cannot be created (checked before any work). */
-int h5g_files_check_report(const char *report);
-/* A name beside `output` that no other run uses: "<dir>/.<base>.h5gsort-<host>-<pid>.tmp". */
+/* Usage error when the --report file cannot be created (checked before any work): an empty
+ * name, a directory or socket, a missing or unwritable directory, or the input or OUTPUT. */
+int h5g_files_check_report(const char *report, const char *input, const char *output);
+/* Usage error when the temporary file's name is the input's (it would be overwritten). */
+int h5g_files_check_temp(const char *temp, const char *input);
+/* A name beside `output` that no other run uses: "<dir>/.<base>.h5gsort-<host>-<pid>.tmp",
+ * within the directory's file-name limit (a long base is cut and a hash of it added). */
 int h5g_files_temp_name(const char *output, char *name, size_t len);
 /* Removes temporary files of `output` left by runs that were killed: those named for this host
- * whose process no longer exists. Returns how many were removed. */
-int h5g_files_remove_stale(const char *output);
+ * whose process no longer exists, and the files MPI-IO made beside them ("<temp>.data.0", ...);
+ * never `input`. Returns how many were removed. */
+int h5g_files_remove_stale(const char *output, const char *input);
 /* Byte copy of src to a new file dst (fsynced). */
 int h5g_files_copy(const char *src, const char *dst);
 /* Fails early (runtime error) when `bytes` more cannot be written beside `output`: over the

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "io/files.h"
 #include "io/h5check.h"
 #include "io/h5io.h"
 
@@ -22,6 +23,8 @@ static const char *class_name(H5T_class_t c) {
   case H5T_REFERENCE: return "reference";
   case H5T_BITFIELD: return "bitfield";
   case H5T_TIME: return "time";
+  case H5T_INTEGER: return "integer";
+  case H5T_FLOAT: return "float";
   default: return "unknown";
   }
 }
@@ -268,10 +271,36 @@ done:
   return rc;
 }
 
+/* The path to `dataset` is not there: a link that is not (no such dataset), or groups that
+ * cannot be read (their metadata lies past the file's end: truncated, or corrupt). */
+static int missing(hid_t fid, const char *dataset, const char *where) {
+  int rc = H5G_OK, unreadable = 0;
+  char *prefix = strdup(dataset);
+  CHECK_ALLOC(prefix, strlen(dataset) + 1);
+  for (char *slash = prefix; dataset[0] == '/' && slash && !unreadable;) {
+    slash = strchr(slash + 1, '/');
+    if (slash) *slash = '\0';
+    htri_t exists = H5Lexists(fid, prefix, H5P_DEFAULT);
+    unreadable = exists < 0;
+    if (exists <= 0) break;
+    if (slash) *slash = '/';
+  }
+  if (unreadable)
+    H5G_FAIL(H5G_ERR_USAGE, "cannot read the groups on the way to the dataset: the file is "
+             "truncated or corrupt (%s)", where);
+  H5G_FAIL(H5G_ERR_USAGE, "no such dataset (%s)", where);
+done:
+  free(prefix);
+  return rc;
+}
+
 /* Opens file and dataset for inspection; checks what every dataset h5gsort reads must be. */
 static int inspect_open(const char *file, const char *dataset, const char *where, hid_t *fid,
                         hid_t *did) {
   int rc = H5G_OK;
+  /* before anything opens it: a FIFO would block the open (and the run) for ever */
+  const char *kind = h5g_files_kind(file);
+  if (kind) H5G_FAIL(H5G_ERR_USAGE, "input is a %s, not a regular file (%s)", kind, where);
   FILE *probe = fopen(file, "rb");
   if (!probe) H5G_FAIL(H5G_ERR_USAGE, "cannot open input file (%s)", where);
   fclose(probe);
@@ -279,7 +308,7 @@ static int inspect_open(const char *file, const char *dataset, const char *where
   *fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (*fid < 0) CHECK(open_failed(where));
   if (dataset[0] != '/' || !h5g_io_path_exists_internal(*fid, dataset))
-    H5G_FAIL(H5G_ERR_USAGE, "no such dataset (%s)", where);
+    CHECK(missing(*fid, dataset, where));
   H5O_info_t oinfo;
   if (H5Oget_info_by_name(*fid, dataset, &oinfo, H5P_DEFAULT) < 0)
     CHECK(unreachable(*fid, file, dataset, where));
@@ -356,7 +385,7 @@ int h5g_io_inspect(const char *file, const char *dataset, const char *key_field,
     H5G_FAIL(H5G_ERR_USAGE, "cannot read the dataset's type or shape (%s)", where);
   if (key_field) {
     if (H5Tget_class(type) != H5T_COMPOUND)
-      H5G_FAIL(H5G_ERR_USAGE, "--key-field needs a compound dataset, not %s (%s)",
+      H5G_FAIL(H5G_ERR_USAGE, "--key-field needs a compound dataset, not one of %s type (%s)",
                class_name(H5Tget_class(type)), where);
     int index = H5Tget_member_index(type, key_field);
     if (index < 0) H5G_FAIL(H5G_ERR_USAGE, "no field '%s' in the compound type (%s)", key_field, where);

@@ -134,15 +134,15 @@ static herr_t attribute_referrer(hid_t obj, const char *name, const H5A_info_t *
     v->failed = 1;
     return -1;
   }
-  if (v->search.found) snprintf(v->where, v->len, "attribute '%s' of %s", name, v->object);
+  if (v->search.found)
+    snprintf(v->where, v->len, "attribute '%s' of %s%s", name, v->object[0] == '/' ? "" : "/",
+             v->object);
   return v->search.found;
 }
 
 static herr_t object_referrer(hid_t root, const char *name, const H5O_info_t *info, void *data) {
   referrer_visit *v = data;
-  char path[4096];
-  snprintf(path, sizeof path, "/%s", strcmp(name, ".") == 0 ? "" : name);
-  v->object = path;
+  v->object = strcmp(name, ".") == 0 ? "/" : name; /* relative to the root */
   hid_t obj = H5Oopen(root, name, H5P_DEFAULT);
   if (obj < 0) return v->failed = 1, -1;
   hsize_t idx = 0;
@@ -154,7 +154,7 @@ static herr_t object_referrer(hid_t root, const char *name, const H5O_info_t *in
     if (refs < 0 || (refs > 0 && dataset_references(obj, refers_to_target, &v->search) < 0))
       v->failed = 1, stop = -1;
     else if (v->search.found)
-      snprintf(v->where, v->len, "dataset %s", path), stop = 1;
+      snprintf(v->where, v->len, "dataset /%s", name), stop = 1;
   }
   H5Oclose(obj);
   return stop;

@@ -14,11 +14,9 @@
 #include "io/h5io.h"
 #include "io/references.h"
 
-#define NAME_MAX_BYTES 4096
-
 /* An attribute of OUTPUT that held references, taken out: to be made anew or told about. */
 typedef struct {
-  char object[NAME_MAX_BYTES], name[NAME_MAX_BYTES];
+  char *object, *name;
 } removed_attribute;
 
 typedef struct {
@@ -27,7 +25,7 @@ typedef struct {
   int count;
   haddr_t *written_at;  /* input address of written[i].from */
   haddr_t *copied_at;   /* input addresses of the scales copied as they are, at their own path */
-  char (*copied)[NAME_MAX_BYTES];
+  char **copied;
   int ncopied;
   removed_attribute *removed;
   int nremoved, cap_removed;
@@ -93,10 +91,11 @@ static herr_t note_reference_attribute(hid_t obj, const char *name, const H5A_in
     p->removed = more;
     p->cap_removed = cap;
   }
-  removed_attribute *r = &p->removed[p->nremoved++];
-  snprintf(r->object, sizeof r->object, "%s", v->object);
-  snprintf(r->name, sizeof r->name, "%s", name);
-  return 0;
+  removed_attribute *r = &p->removed[p->nremoved];
+  r->object = strdup(v->object);
+  r->name = strdup(name);
+  p->nremoved++;
+  return r->object && r->name ? 0 : (v->failed = 1, -1);
 }
 
 /* Notes every attribute of OUTPUT's object `path` that holds references, and deletes it. */
@@ -118,13 +117,36 @@ done:
   return rc;
 }
 
+/* "/" + an object's name as H5Ovisit gives it (relative to the root, "." for the root), malloced. */
+static char *absolute_path(const char *name) {
+  if (strcmp(name, ".") == 0) name = "";
+  char *path = malloc(strlen(name) + 2);
+  if (path) {
+    path[0] = '/';
+    strcpy(path + 1, name);
+  }
+  return path;
+}
+
+/* The name HDF5 gives an open object (one of its paths), malloced; NULL when none. */
+static char *object_name(hid_t obj) {
+  ssize_t len = H5Iget_name(obj, NULL, 0);
+  char *name = len > 0 ? malloc((size_t)len + 1) : NULL;
+  if (name && H5Iget_name(obj, name, (size_t)len + 1) != len) {
+    free(name);
+    name = NULL;
+  }
+  return name;
+}
+
 static herr_t strip_each(hid_t root, const char *name, const H5O_info_t *info, void *data) {
   (void)root;
   (void)info;
   carry_pass *p = data;
-  char path[NAME_MAX_BYTES];
-  snprintf(path, sizeof path, "/%s", strcmp(name, ".") == 0 ? "" : name);
-  return strip_object(p, path) == H5G_OK ? 0 : -1;
+  char *path = absolute_path(name);
+  int rc = path ? strip_object(p, path) : H5G_ERR_RUNTIME;
+  free(path);
+  return rc == H5G_OK ? 0 : -1;
 }
 
 /* A scale of a written dataset that OUTPUT does not hold: copied as it is, at its input path. */
@@ -134,16 +156,18 @@ static int copy_scale(carry_pass *p, const char *name, haddr_t addr, const char 
   haddr_t *at = realloc(p->copied_at, (size_t)(p->ncopied + 1) * sizeof *at);
   CHECK_ALLOC(at, sizeof *at);
   p->copied_at = at;
-  char (*names)[NAME_MAX_BYTES] = realloc(p->copied, (size_t)(p->ncopied + 1) * sizeof *names);
+  char **names = realloc(p->copied, (size_t)(p->ncopied + 1) * sizeof *names);
   CHECK_ALLOC(names, sizeof *names);
   p->copied = names;
+  p->copied[p->ncopied] = NULL;
   CHECK_H5(lcpl = H5Pcreate(H5P_LINK_CREATE), "cannot create property list (%s)", name);
   CHECK_H5(H5Pset_create_intermediate_group(lcpl, 1), "cannot set up groups (%s)", name);
   CHECK_H5(H5Ocopy(p->in, name, p->out, name, H5P_DEFAULT, lcpl),
            "cannot copy the dimension scale %s to the output", name);
   CHECK(strip_object(p, name));
   p->copied_at[p->ncopied] = addr;
-  snprintf(p->copied[p->ncopied], NAME_MAX_BYTES, "%s", name);
+  p->copied[p->ncopied] = strdup(name);
+  CHECK_ALLOC(p->copied[p->ncopied], strlen(name) + 1);
   *path = p->copied[p->ncopied++];
 done:
   CLOSE_ID(H5Pclose, lcpl);
@@ -161,25 +185,29 @@ static herr_t attach_scale(hid_t source, unsigned dim, hid_t scale, void *data) 
   (void)source;
   attach_visit *v = data;
   carry_pass *p = v->p;
-  char name[NAME_MAX_BYTES];
+  char *name = object_name(scale);
   H5O_info_t info;
   const char *path = NULL;
   hid_t there = H5I_INVALID_HID;
-  if (H5Iget_name(scale, name, sizeof name) <= 0 || H5Oget_info2(scale, &info, H5O_INFO_BASIC) < 0)
-    return v->status = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                     "cannot read a dimension scale of %s", v->where), -1;
+  if (!name || H5Oget_info2(scale, &info, H5O_INFO_BASIC) < 0) {
+    v->status = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                              "cannot read a dimension scale of %s", v->where);
+    goto done;
+  }
   path = output_path(p, info.addr, name, info.type);
   if (!path && h5g_io_path_exists_internal(p->out, name)) {
     warn(p, "dimension scale %s of %s not attached: OUTPUT holds another object at %s", name,
          v->where, name);
-    return 0;
+    goto done;
   }
-  if (!path && (v->status = copy_scale(p, name, info.addr, &path)) != H5G_OK) return -1;
+  if (!path && (v->status = copy_scale(p, name, info.addr, &path)) != H5G_OK) goto done;
   there = H5Dopen2(p->out, path, H5P_DEFAULT);
   if (there < 0 || H5DSattach_scale(v->target, there, dim) < 0)
     v->status = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot attach the dimension "
                               "scale %s to %s in the output", path, v->where);
+done:
   CLOSE_ID(H5Dclose, there);
+  free(name);
   return v->status == H5G_OK ? 0 : -1;
 }
 
@@ -213,7 +241,7 @@ typedef struct {
   hobj_ref_t *refs;
   size_t next;
   const char *missing; /* the first referred object OUTPUT lacks */
-  char name[NAME_MAX_BYTES];
+  char *name;          /* its name (malloced) */
 } translate_visit;
 
 static int translate_one(void *ctx, H5R_type_t kind, const void *ref) {
@@ -223,12 +251,14 @@ static int translate_one(void *ctx, H5R_type_t kind, const void *ref) {
   H5O_info_t info;
   const char *path = NULL;
   *out = 0;
-  if (kind != H5R_OBJECT) return t->missing = "a region", 1;
+  if (kind != H5R_OBJECT) return t->missing = "a region of a dataset", 1;
   if ((obj = H5Rdereference2(t->p->in, H5P_DEFAULT, H5R_OBJECT, ref)) < 0) return 0; /* null */
-  if (H5Oget_info2(obj, &info, H5O_INFO_BASIC) >= 0 && H5Iget_name(obj, t->name, sizeof t->name) > 0)
+  free(t->name);
+  t->name = object_name(obj);
+  if (H5Oget_info2(obj, &info, H5O_INFO_BASIC) >= 0 && t->name)
     path = output_path(t->p, info.addr, t->name, info.type);
   H5Oclose(obj);
-  if (!path) return t->missing = t->name, 1;
+  if (!path) return t->missing = t->name ? t->name : "an object", 1;
   return H5Rcreate(out, t->p->out, path, H5R_OBJECT, -1) < 0 ? (t->missing = t->name, 1) : 0;
 }
 
@@ -239,7 +269,7 @@ static int translate_attribute(carry_pass *p, const removed_attribute *r) {
   const char *from = input_path(p, r->object);
   hid_t src = H5I_INVALID_HID, attr = H5I_INVALID_HID, type = H5I_INVALID_HID,
         space = H5I_INVALID_HID, dst = H5I_INVALID_HID, made = H5I_INVALID_HID;
-  translate_visit t = {p, NULL, 0, NULL, ""};
+  translate_visit t = {p, NULL, 0, NULL, NULL};
   CHECK_H5(src = H5Oopen(p->in, from, H5P_DEFAULT), "cannot open %s in the input", from);
   CHECK_H5(attr = H5Aopen(src, r->name, H5P_DEFAULT), "cannot read attribute '%s' of %s",
            r->name, from);
@@ -258,7 +288,7 @@ static int translate_attribute(carry_pass *p, const removed_attribute *r) {
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot read attribute '%s' of %s", r->name, from);
   if (t.missing) {
     warn(p, "attribute '%s' of %s not written: it refers to %s, which OUTPUT does not hold",
-         r->name, r->object, t.missing == t.name ? t.name : "a region of a dataset");
+         r->name, r->object, t.missing);
     goto done;
   }
   CHECK_H5(dst = H5Oopen(p->out, r->object, H5P_DEFAULT), "cannot open %s in the output",
@@ -268,6 +298,7 @@ static int translate_attribute(carry_pass *p, const removed_attribute *r) {
   CHECK_H5(H5Awrite(made, H5T_STD_REF_OBJ, t.refs), "cannot write attribute '%s' of %s", r->name,
            r->object);
 done:
+  free(t.name);
   free(t.refs);
   CLOSE_ID(H5Aclose, made);
   CLOSE_ID(H5Oclose, dst);
@@ -312,6 +343,8 @@ int h5g_io_carry_references(const char *input, const char *output, const h5g_io_
 done:
   CLOSE_ID(H5Fclose, p.out);
   CLOSE_ID(H5Fclose, p.in);
+  for (int i = 0; i < p.nremoved; i++) free(p.removed[i].object), free(p.removed[i].name);
+  for (int i = 0; i < p.ncopied; i++) free(p.copied[i]);
   free(p.removed);
   free(p.copied);
   free(p.copied_at);

@@ -3,6 +3,7 @@
  * order are fetched from their owners by source index (mpi/gather_rows.h), and written. */
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "mpi/gather_rows.h"
@@ -57,7 +58,7 @@ done:
 int h5g_carry_all(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
-  char target[PATH_MAX];
+  char *target = NULL;
   const h5g_key_layout *layout = &r->verdict.layout;
   if (opt->key_field || opt->nkey_columns)
     CHECK(carry_dataset(r, opt->dataset, opt->output_dataset, r->keys_in[1] ? NULL : r->keys_in[0]));
@@ -66,9 +67,12 @@ int h5g_carry_all(h5g_run *r) {
       CHECK(carry_dataset(r, h5g_options_key(opt, i).dataset, h5g_options_key_output(opt, i),
                           r->keys_in[i]));
   for (int i = 0; i < opt->ncarry; i++) {
-    h5g_options_carry_target(opt, opt->carry[i], target, sizeof target);
+    free(target);
+    target = h5g_options_carry_target(opt, opt->carry[i]);
+    CHECK_ALLOC(target, strlen(opt->carry[i]) + strlen(opt->output_dataset) + 1);
     CHECK(carry_dataset(r, opt->carry[i], target, NULL));
   }
 done:
+  free(target);
   return rc;
 }

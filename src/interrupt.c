@@ -5,23 +5,29 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 /* Read by the handler: written before the handler can see them half-done (a path is complete
  * before `temp_set` turns it on). */
 static char temp_path[PATH_MAX];
+/* What Open MPI's MPI-IO ("individual" shared file pointers, made by every rank that opens the
+ * temporary file) puts beside it: "<temp>.data.<rank>", "<temp>.metadata.<rank>". */
+static char side_path[PATH_MAX + 32];
+static int my_rank, ranks;
 static volatile sig_atomic_t temp_set, committed, is_rank0, finished, finished_rc;
 /* Around the commit: a signal that lands on another thread (the main thread blocks them, but a
  * process-directed signal goes to any thread that does not: MPI's and CUDA's) is kept in
  * `pending` and raised again on the main thread at release. */
 static volatile sig_atomic_t holding, pending;
 
-void h5g_interrupt_temp(const char *path) {
+void h5g_interrupt_temp(const char *path, int nranks) {
   temp_set = 0;
   if (!path) return;
-  strncpy(temp_path, path, sizeof temp_path - 1);
-  temp_path[sizeof temp_path - 1] = '\0';
+  if (strlen(path) >= sizeof temp_path) return; /* never: h5g_files_temp_name keeps it shorter */
+  memcpy(temp_path, path, strlen(path) + 1);
+  ranks = nranks;
   atomic_signal_fence(memory_order_seq_cst); /* the path is whole before the handler may read it */
   temp_set = 1;
 }
@@ -56,6 +62,19 @@ void h5g_interrupt_finished(int rc) {
   finished = 1;
 }
 
+/* Removes "<temp><kind><rank>" (async-signal-safe: no stdio). */
+static void unlink_side(const char *kind, int rank) {
+  char digits[16];
+  size_t len = strlen(temp_path), klen = strlen(kind), n = 0;
+  do digits[n++] = (char)('0' + rank % 10); while ((rank /= 10) > 0);
+  if (len + klen + n >= sizeof side_path) return;
+  memcpy(side_path, temp_path, len);
+  memcpy(side_path + len, kind, klen);
+  for (size_t i = 0; i < n; i++) side_path[len + klen + i] = digits[n - 1 - i];
+  side_path[len + klen + n] = '\0';
+  unlink(side_path);
+}
+
 /* Only async-signal-safe calls: unlink, write, _exit (and lock-free atomics). */
 static void on_signal(int sig) {
   if (holding) {
@@ -63,8 +82,16 @@ static void on_signal(int sig) {
     atomic_thread_fence(memory_order_seq_cst);
     if (holding) return; /* else the release has passed its look at `pending`: handle it here */
   }
+  /* A committed run goes on to MPI_Finalize and exits 0: a rank that left without it would
+   * make the launcher fail the job whose output is in place. */
+  if (committed || (finished && finished_rc == 0)) return;
   if (finished) _exit(finished_rc);
-  if (committed) _exit(0);
+  /* each rank its own; rank 0 every rank's too (mpirun may kill the others before they run
+   * this, once rank 0 has exited) */
+  for (int r = is_rank0 ? 0 : my_rank; temp_set && r < (is_rank0 ? ranks : my_rank + 1); r++) {
+    unlink_side(".data.", r);
+    unlink_side(".metadata.", r);
+  }
   if (is_rank0) {
     if (temp_set) unlink(temp_path);
     char line[64] = "h5gsort: error: interrupted (signal ";
@@ -85,6 +112,17 @@ void h5g_interrupt_install(int rank) {
   sigfillset(&sa.sa_mask); /* one handler at a time */
   sa.sa_flags = SA_RESTART; /* a handler that returns (a held signal) must not fail others' calls */
   is_rank0 = rank == 0;
+  my_rank = rank;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+}
+
+int h5g_interrupt_launcher_rank(void) {
+  static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                      "SLURM_PROCID"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const char *value = getenv(names[i]);
+    if (value && *value) return atoi(value);
+  }
+  return 0; /* started alone */
 }

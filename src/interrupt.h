@@ -5,10 +5,15 @@
 #ifndef H5G_SRC_INTERRUPT_H
 #define H5G_SRC_INTERRUPT_H
 
-/* Installs the handlers; `rank` 0 is the one that prints and removes. */
+/* Installs the handlers; `rank` 0 is the one that prints and removes. Called before MPI_Init
+ * (with h5g_interrupt_launcher_rank) and again once the rank is known. */
 void h5g_interrupt_install(int rank);
-/* The temporary file the handler removes (NULL: none yet, or no longer ours). */
-void h5g_interrupt_temp(const char *path);
+/* This process's rank as its launcher tells it (Open MPI, PMIx, PMI, Slurm), 0 if none does. */
+int h5g_interrupt_launcher_rank(void);
+/* The temporary file the handler removes (NULL: none yet, or no longer ours) and the number of
+ * ranks: rank 0 removes it and the files MPI-IO made beside it for each of the `nranks` ranks,
+ * every other rank its own. */
+void h5g_interrupt_temp(const char *path, int nranks);
 /* SIGINT/SIGTERM wait (blocked) from hold until release: around the commit, so that no rank
  * takes a signal between the rename on rank 0 and every rank learning of it; a signal that came
  * meanwhile is then handled as committed (exit 0) or, if the commit failed, as an interrupt. */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "base/backend.h"
+#include "io/files.h"
 #include "io/h5io.h"
 #include "src/check.h"
 #include "src/interrupt.h"
@@ -94,6 +95,9 @@ int main(int argc, char **argv) {
   /* h5gsort uses no shared file pointers, and Open MPI's sharedfp components (lockedfile, sm),
    * reached from MPI_File_open, overflow a fixed buffer on long paths. A user's setting wins. */
   setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0);
+  /* SIGINT/SIGTERM from the start (a job cancelled while MPI starts ends with its error line):
+   * the rank as the launcher gives it until MPI_Init tells */
+  h5g_interrupt_install(h5g_interrupt_launcher_rank());
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   rep.startup.mpi_init = now_seconds() - start;
@@ -127,11 +131,13 @@ int main(int argc, char **argv) {
   }
   h5g_interrupt_finished(rc);
   if (rc != H5G_OK && rank == 0) {
-    fprintf(stderr, "h5gsort: error: %s\n", h5g_error_message());
+    fputs("h5gsort: error: ", stderr);
+    h5g_error_put_line(h5g_error_message(), stderr);
     if (opt.verbose && h5g_error_origin()[0]) fprintf(stderr, "  at %s\n", h5g_error_origin());
   }
   /* a runtime failure leaves a report of what ran and why it failed (bad input leaves nothing) */
-  if (rc == H5G_ERR_RUNTIME && rank == 0 && opt.report && !opt.check && !opt.plan)
+  if (rc == H5G_ERR_RUNTIME && rank == 0 && opt.report && !opt.check && !opt.plan &&
+      h5g_files_check_report(opt.report, opt.input, opt.output) == H5G_OK)
     h5g_report_write_json(&rep, &opt, rc, opt.report);
   h5g_report_free(&rep);
   for (int i = 0; command && i < argc; i++) free(command[i]);

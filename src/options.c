@@ -48,14 +48,34 @@ int h5g_options_composed(const h5g_options *opt) {
   return h5g_options_key_count(opt) > 1 || opt->nkey_columns || opt->nkey_fields || opt->unique;
 }
 
-void h5g_options_carry_target(const h5g_options *opt, const char *path, char *target, size_t len) {
-  if (strcmp(opt->output_dataset, opt->dataset) == 0) {
-    snprintf(target, len, "%s", path);
-    return;
-  }
+char *h5g_options_carry_target(const h5g_options *opt, const char *path) {
+  char *target = NULL;
+  if (strcmp(opt->output_dataset, opt->dataset) == 0) return strdup(path);
   const char *group_end = strrchr(opt->output_dataset, '/');
   const char *base = strrchr(path, '/');
-  snprintf(target, len, "%.*s%s", (int)(group_end - opt->output_dataset), opt->output_dataset, base);
+  size_t group = (size_t)(group_end - opt->output_dataset), len = group + strlen(base) + 1;
+  if ((target = malloc(len)) == NULL) return NULL;
+  memcpy(target, opt->output_dataset, group);
+  memcpy(target + group, base, strlen(base) + 1);
+  return target;
+}
+
+int h5g_options_written(const h5g_options *opt, const char **written, char **targets,
+                        int *count) {
+  int rc = H5G_OK, n = 0;
+  memset(targets, 0, H5G_MAX_CARRY * sizeof *targets);
+  written[n++] = opt->output_dataset;
+  for (int i = 1; i < opt->ndatasets; i++) written[n++] = opt->datasets[i];
+  if (opt->index_out) written[n++] = opt->index_out;
+  if (opt->counts) written[n++] = opt->counts;
+  for (int i = 0; i < opt->ncarry; i++) {
+    targets[i] = h5g_options_carry_target(opt, opt->carry[i]);
+    CHECK_ALLOC(targets[i], strlen(opt->carry[i]) + strlen(opt->output_dataset) + 1);
+    written[n++] = targets[i];
+  }
+done:
+  *count = n;
+  return rc;
 }
 
 void h5g_options_usage(FILE *out) {
@@ -272,7 +292,9 @@ done:
 }
 
 int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
-  int rc = H5G_OK;
+  int rc = H5G_OK, nwritten = 0;
+  const char *written[H5G_MAX_WRITTEN];
+  char *targets[H5G_MAX_CARRY] = {0};
   static const struct option longs[] = {
       {"dataset", required_argument, NULL, 'd'},
       {"output-dataset", required_argument, NULL, OPT_OUTPUT_DATASET},
@@ -471,20 +493,11 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     H5G_FAIL(H5G_ERR_USAGE, "--counts needs an absolute dataset path, not '%s'", opt->counts);
   CHECK(check_storage(opt));
   /* Every dataset the run writes needs a path of its own, none inside another. */
-  const char *written[H5G_MAX_CARRY + H5G_MAX_KEYS + 2];
-  char targets[H5G_MAX_CARRY][1024];
-  int nwritten = 0;
-  written[nwritten++] = opt->output_dataset;
-  for (int i = 1; i < opt->ndatasets; i++) written[nwritten++] = opt->datasets[i];
-  if (opt->index_out) written[nwritten++] = opt->index_out;
-  if (opt->counts) written[nwritten++] = opt->counts;
-  for (int i = 0; i < opt->ncarry; i++) {
+  for (int i = 0; i < opt->ncarry; i++)
     for (int k = 0; k < opt->ndatasets; k++)
       if (strcmp(opt->carry[i], opt->datasets[k]) == 0)
         H5G_FAIL(H5G_ERR_USAGE, "--carry %s names a key dataset", opt->carry[i]);
-    h5g_options_carry_target(opt, opt->carry[i], targets[i], sizeof targets[i]);
-    written[nwritten++] = targets[i];
-  }
+  CHECK(h5g_options_written(opt, written, targets, &nwritten));
   for (int i = 0; i < nwritten; i++)
     for (int j = 0; j < i; j++) {
       size_t li = strlen(written[i]), lj = strlen(written[j]);
@@ -497,5 +510,6 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
     }
   if (opt->quiet && opt->verbose) opt->verbose = 0;
 done:
+  for (int i = 0; i < H5G_MAX_CARRY; i++) free(targets[i]);
   return rc;
 }

@@ -11,6 +11,7 @@
 
 #define H5G_MAX_CARRY 64
 #define H5G_MAX_KEYS 16
+#define H5G_MAX_WRITTEN (H5G_MAX_CARRY + H5G_MAX_KEYS + 2)
 
 typedef enum { H5G_BACKEND_AUTO, H5G_BACKEND_CUDA, H5G_BACKEND_CPU } h5g_backend_choice;
 
@@ -54,8 +55,13 @@ typedef struct {
  * Keeps pointers into argv (and splits --carry lists in place). */
 int h5g_options_parse(int argc, char **argv, h5g_options *opt);
 /* Where carried dataset `path` goes in OUTPUT: the same path, or, when --output-dataset moves the
- * keys, beside them under the output dataset's group. */
-void h5g_options_carry_target(const h5g_options *opt, const char *path, char *target, size_t len);
+ * keys, beside them under the output dataset's group. Allocated (free it); NULL: out of memory. */
+char *h5g_options_carry_target(const h5g_options *opt, const char *path);
+/* Every dataset path the run writes in OUTPUT, into written[H5G_MAX_WRITTEN] (*count of them):
+ * the keys, --index-out, --counts and the carried datasets' targets, which are allocated into
+ * targets[H5G_MAX_CARRY] (the rest NULL; free each, also on failure). */
+int h5g_options_written(const h5g_options *opt, const char **written, char **targets,
+                        int *count);
 /* True when records move with the keys (--carry, --index-out, --key-field or --key-column). */
 int h5g_options_moves_records(const h5g_options *opt);
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -24,7 +25,7 @@ void h5g_input_stamp(const struct stat *st, h5g_verdict *v) {
  * (io/h5io.h: h5g_io_inspect_storage). */
 static int check_storage(const h5g_options *opt, h5g_verdict *v) {
   int rc = H5G_OK, carried_filtered = 0;
-  char target[PATH_MAX];
+  char *target = NULL;
   uint64_t rows = opt->top >= 0 && (uint64_t)opt->top < v->info.n ? (uint64_t)opt->top : v->info.n;
   h5g_io_target in_copy = {NULL, rows, opt->unique}, *at = NULL;
   if (v->in_place || opt->whole_file) at = &in_copy;
@@ -42,12 +43,15 @@ static int check_storage(const h5g_options *opt, h5g_verdict *v) {
   if (opt->counts) CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, at,
                                                 &carried_filtered));
   for (int i = 0; i < opt->ncarry; i++) {
-    h5g_options_carry_target(opt, opt->carry[i], target, sizeof target);
+    free(target);
+    target = h5g_options_carry_target(opt, opt->carry[i]);
+    CHECK_ALLOC(target, strlen(opt->carry[i]) + 1);
     in_copy.path = target;
     CHECK(h5g_io_inspect_storage(opt->input, opt->carry[i], &opt->storage, 1, at,
                                  &carried_filtered));
   }
 done:
+  free(target);
   return rc;
 }
 
@@ -57,6 +61,12 @@ int h5g_validate(h5g_run *r) {
   h5g_verdict *v = &r->verdict;
   struct stat input;
   if (r->rank != 0) goto done;
+  /* the paths the run writes first: none may be an input, whatever happens next (a run that
+   * fails at run time writes its report) */
+  CHECK(h5g_files_check_output(opt->input, opt->output, opt->force, &v->in_place));
+  if (opt->report) CHECK(h5g_files_check_report(opt->report, opt->input, opt->output));
+  CHECK(h5g_files_temp_name(opt->output, v->tmp_path, sizeof v->tmp_path));
+  CHECK(h5g_files_check_temp(v->tmp_path, opt->input));
   v->composed = h5g_options_composed(opt);
   if (v->composed)
     CHECK(h5g_keyset_inspect(opt, opt->input, &v->layout, &v->info));
@@ -73,17 +83,14 @@ int h5g_validate(h5g_run *r) {
     CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n, &bytes));
     if (bytes > v->moved_row_bytes) v->moved_row_bytes = bytes;
   }
-  CHECK(h5g_files_check_output(opt->input, opt->output, opt->force, &v->in_place));
   CHECK(check_storage(opt, v));
-  if (opt->report) CHECK(h5g_files_check_report(opt->report));
   if (stat(opt->input, &input) != 0)
     H5G_FAIL(H5G_ERR_USAGE, "cannot stat the input: %s (%s)", strerror(errno), opt->input);
   if (opt->ncarry || opt->key_field || opt->nkey_columns ||
       (v->composed && h5g_keyset_by_index(&v->layout)))
     v->carried_bytes = (unsigned long long)input.st_size;
   h5g_input_stamp(&input, v);
-  CHECK(h5g_files_temp_name(opt->output, v->tmp_path, sizeof v->tmp_path));
-  int stale = h5g_files_remove_stale(opt->output);
+  int stale = h5g_files_remove_stale(opt->output, opt->input);
   if (stale && opt->verbose)
     fprintf(stderr, "h5gsort: removed %d temporary file%s left by killed runs beside %s\n", stale,
             stale == 1 ? "" : "s", opt->output);

@@ -45,8 +45,8 @@ unsigned long long h5g_write_output_bytes(const h5g_run *r) {
 int h5g_write_prepare(h5g_run *r) {
   int rc = H5G_OK;
   r->tmp_created = 1;
+  h5g_interrupt_temp(r->verdict.tmp_path, r->size);
   if (r->rank != 0) goto done;
-  h5g_interrupt_temp(r->verdict.tmp_path);
   CHECK(h5g_files_check_space(r->opt->output, h5g_write_output_bytes(r)));
   if (copies_input(r)) CHECK(h5g_files_copy(r->opt->input, r->verdict.tmp_path));
 done:
@@ -172,31 +172,24 @@ static int group_seen(const char *const *written, int i, const char *group, size
  * path of a written dataset that INPUT has at the same path (the groups HDF5 created for the
  * datasets have none). */
 static int copy_group_attributes(h5g_run *r) {
-  int rc = H5G_OK;
-  const h5g_options *opt = r->opt;
-  const char *written[H5G_MAX_CARRY + H5G_MAX_KEYS + 2];
-  static char targets[H5G_MAX_CARRY][1024];
-  char group[1024];
-  int nwritten = 0;
+  int rc = H5G_OK, nwritten = 0;
+  const char *written[H5G_MAX_WRITTEN];
+  char *targets[H5G_MAX_CARRY] = {0}, *group = NULL;
   if (copies_input(r)) goto done;
-  written[nwritten++] = opt->output_dataset;
-  for (int i = 1; i < opt->ndatasets; i++) written[nwritten++] = opt->datasets[i];
-  if (opt->index_out) written[nwritten++] = opt->index_out;
-  if (opt->counts) written[nwritten++] = opt->counts;
-  for (int i = 0; i < opt->ncarry; i++) {
-    h5g_options_carry_target(opt, opt->carry[i], targets[i], sizeof targets[i]);
-    written[nwritten++] = targets[i];
-  }
+  CHECK(h5g_options_written(r->opt, written, targets, &nwritten));
   CHECK(h5g_io_copy_group_attributes(r->in_file, r->out_file, "/"));
   for (int i = 0; i < nwritten; i++)
     for (const char *slash = strchr(written[i] + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
       size_t len = (size_t)(slash - written[i]);
-      if (len >= sizeof group || group_seen(written, i, written[i], len)) continue;
-      memcpy(group, written[i], len);
-      group[len] = '\0';
+      if (group_seen(written, i, written[i], len)) continue;
+      free(group);
+      group = strndup(written[i], len);
+      CHECK_ALLOC(group, len + 1);
       CHECK(h5g_io_copy_group_attributes(r->in_file, r->out_file, group));
     }
 done:
+  free(group);
+  for (int i = 0; i < H5G_MAX_CARRY; i++) free(targets[i]);
   return rc;
 }
 
@@ -218,18 +211,20 @@ int h5g_write_references(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
   h5g_io_written written[H5G_MAX_CARRY + H5G_MAX_KEYS];
-  static char targets[H5G_MAX_CARRY][PATH_MAX];
+  char *targets[H5G_MAX_CARRY] = {0};
   int count = 0;
   if (r->rank != 0 || copies_input(r)) goto done;
   for (int i = 0; i < opt->ndatasets; i++)
     written[count++] = (h5g_io_written){opt->datasets[i], h5g_options_key_output(opt, i)};
   for (int i = 0; i < opt->ncarry; i++) {
-    h5g_options_carry_target(opt, opt->carry[i], targets[i], sizeof targets[i]);
+    targets[i] = h5g_options_carry_target(opt, opt->carry[i]);
+    CHECK_ALLOC(targets[i], strlen(opt->carry[i]) + 1);
     written[count++] = (h5g_io_written){opt->carry[i], targets[i]};
   }
   CHECK(h5g_io_carry_references(opt->input, r->verdict.tmp_path, written, count,
                                 opt->quiet ? NULL : stderr));
 done:
+  for (int i = 0; i < H5G_MAX_CARRY; i++) free(targets[i]);
   return rc;
 }
 

@@ -74,6 +74,148 @@ case_out_dir_is_file() {
   expect_failure 2 'out\.h5|plainfile' "$IN" "$OUT" -d /keys
 }
 
+# Issue 32: no path the run writes may be an input, however it is spelled (./name, a symbolic
+# or hard link): exit 2 before any work, the input's bytes unchanged.
+case_report_is_input() {
+  cp "$IN" "$W/r.h5"
+  IN=$W/r.h5
+  ln -s "$W/r.h5" "$W/r_sym.h5"
+  ln "$W/r.h5" "$W/r_hard.h5"
+  local report
+  for report in "$W/r.h5" "$W/./r.h5" "$W/r_sym.h5" "$W/r_hard.h5"; do
+    expect_failure 2 'report.*input' "$IN" "$OUT" -d /keys --report "$report"
+  done
+  (cd "$W" && expect_failure 2 'report.*input' r.h5 "$OUT" -d /keys --report ./r.h5)
+  expect_failure 2 'report.*OUTPUT' "$IN" "$OUT" -d /keys --report "$OUTDIR/./out.h5"
+}
+
+# Issue 32: usage errors found up front, not after the sort: an empty OUTPUT, one ending in '/',
+# a --report that is a directory or empty.
+case_bad_paths() {
+  expect_failure 2 'output path is empty' "$IN" "" -d /keys
+  expect_failure 2 "ends in '/'" "$IN" "$OUTDIR/out.h5/" -d /keys
+  expect_failure 2 'report.*directory' "$IN" "$OUT" -d /keys --report "$OUTDIR"
+  expect_failure 2 'report path is empty' "$IN" "$OUT" -d /keys --report ""
+}
+
+# Issue 32: inputs must be regular files (a FIFO without a writer hung every rank); OUTPUT that
+# is a device or a FIFO is never replaced, even with --force.
+case_special_files() {
+  mkfifo "$W/fifo.h5"
+  IN=$W/fifo.h5
+  expect_failure 2 'FIFO.*not a regular file' "$IN" "$OUT" -d /keys
+  expect_failure 2 'directory.*not a regular file' "$OUTDIR" "$OUT" -d /keys
+  IN=$W/fixtures.h5
+  ln -s /dev/null "$OUTDIR/null.h5"
+  OUT=$OUTDIR/null.h5
+  expect_failure 2 'character device' "$IN" "$OUT" -d /keys --force
+  [ -L "$OUT" ] && [ "$(readlink "$OUT")" = /dev/null ] || die "the link to /dev/null was replaced"
+  [ -c /dev/null ] || die "/dev/null is no longer a device"
+  # a FIFO at OUTPUT: not with expect_failure, whose copy of OUTPUT would block on it
+  rm "$OUT"
+  mkfifo "$OUT"
+  for p in 1 3; do
+    local rc=0
+    mpirun "$p" "$BIN/h5gsort" "$IN" "$OUT" -d /keys --force >"$W/log" 2>&1 || rc=$?
+    cat "$W/log"
+    [ "$rc" -eq 2 ] || die "a FIFO at OUTPUT: exit $rc, expected 2"
+    [ "$(grep -c '^h5gsort: error: output is a FIFO' "$W/log")" -eq 1 ] || die "no error line"
+    [ -p "$OUT" ] || die "the FIFO at OUTPUT was replaced"
+    [ "$(ls -A "$OUTDIR")" = null.h5 ] || die "files left beside OUTPUT: $(ls -A "$OUTDIR")"
+  done
+}
+
+# Issue 32: an input named like the temporary file of a killed run is never removed as stale.
+case_input_named_stale() {
+  IN=$OUTDIR/.out.h5.h5gsort-$(hostname)-4194303.tmp
+  cp "$W/fixtures.h5" "$IN"
+  sha256sum "$IN" >"$W/in.sum"
+  sort_ok 1 "$IN" "$OUT" -d /keys
+  sha256sum -c --quiet "$W/in.sum" || die "the input named like a stale temporary file changed"
+  check "$IN" -d /keys "$OUT" -o /keys
+}
+
+# Issue 32: --key-field on an integer dataset names its type.
+case_key_field_integer() {
+  expect_failure 2 'compound dataset, not one of integer type' "$IN" "$OUT" -d /keys --key-field a
+}
+
+# Issue 32: OUTPUT base names up to the file-name limit (255 bytes): the temporary file's name
+# must fit it too (it failed with exit 1 after the whole sort), and a rerun after a killed run
+# still finds and removes what it left.
+case_long_output_names() {
+  local len base
+  for len in 230 245 255; do
+    base=$(printf 'o%.0s' $(seq "$len"))
+    OUT=$OUTDIR/$base
+    sort_ok 2 "$IN" "$OUT" -d /keys
+    check "$IN" -d /keys "$OUT" -o /keys
+    [ "$(ls -A "$OUTDIR")" = "$base" ] || die "files left beside OUTPUT: $(ls -A "$OUTDIR")"
+    rm "$OUT"
+  done
+  # every rank killed: a rank left alive would be signalled by mpiexec and clean up itself
+  H5GSORT_TEST_KILL=write-data mpirun 2 "$BIN/h5gsort" "$IN" "$OUT" -d /keys >/dev/null 2>&1 &&
+    die "the killed run exited 0"
+  sleep 1
+  [ -n "$(ls -A "$OUTDIR")" ] || die "the killed run left nothing: the test tests nothing"
+  sort_ok 1 "$IN" "$OUT" -d /keys
+  [ "$(ls -A "$OUTDIR")" = "$base" ] || die "the rerun left: $(ls -A "$OUTDIR")"
+}
+
+# Issue 32: a --carry path over 4095 bytes was written under a name cut to 4094 (exit 0). Paths
+# of any length are written whole, with their groups' attributes.
+case_long_carry_path() {
+  IN=$W/long.h5
+  /usr/bin/python3 - "$IN" <<'PY' || die "could not make the input"
+import sys, h5py, numpy as np
+group = "/" + "/".join(["g" * 250] * 20)  # 5020 bytes
+with h5py.File(sys.argv[1], "w") as f:
+    keys = np.random.default_rng(1).permutation(1000).astype("i8")
+    f["keys"] = keys
+    f[group + "/c"] = keys * 10
+    f[group].attrs["note"] = 7
+PY
+  local group
+  group=$(/usr/bin/python3 -c 'print("/" + "/".join(["g" * 250] * 20))')
+  for p in 1 3; do
+    rm -f "$OUT"
+    sort_ok "$p" "$IN" "$OUT" -d /keys --carry "$group/c"
+    /usr/bin/python3 - "$OUT" "$group" <<'PY' || die "the carried dataset is not at its whole path"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    keys, carried = f["keys"][...], f[sys.argv[2] + "/c"][...]
+    assert (keys == np.arange(1000)).all() and (carried == keys * 10).all()
+    assert f[sys.argv[2]].attrs["note"] == 7
+    names = []
+    f.visit(names.append)
+    assert max(len(n) for n in names) == len(sys.argv[2]) + 1, max(len(n) for n in names)
+PY
+  done
+}
+
+# Issue 32: a file cut short before its groups' metadata (its superblock agreeing with the cut,
+# so HDF5 opens it) said "no such dataset"; it is truncated or corrupt.
+case_truncated_metadata() {
+  IN=$W/cut.h5
+  /usr/bin/python3 - "$IN" <<'PY' || die "could not make the input"
+import struct, sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w", libver="earliest") as f:
+    f["keys"] = np.arange(100000)
+with open(sys.argv[1], "r+b") as f:
+    assert f.read(9)[8] == 0  # superblock version 0: end-of-file address at byte 40
+    f.truncate(900)
+    f.seek(40)
+    f.write(struct.pack("<Q", 900))
+PY
+  expect_failure 2 'truncated or corrupt.*cut\.h5:/keys' "$IN" "$OUT" -d /keys
+}
+
+# Issue 32: a newline or other control character in a path is escaped in the one error line.
+case_control_chars() {
+  OUT=$OUTDIR/$'new\nline\x1b'/out.h5
+  expect_failure 2 'new\\nline\\x1b' "$IN" "$OUT" -d /keys
+}
+
 case_unknown_option() { expect_failure 2 'frobnicate' --frobnicate "$IN" "$OUT" -d /keys; }
 case_missing_dataset_option() { expect_failure 2 'dataset|-d' "$IN" "$OUT"; }
 
