@@ -1,0 +1,62 @@
+/* h5gsort-manpage: prints the man page h5gsort(1) in roff, made from the option table that
+ * --help prints (src/option_table.c), so the two never drift. The build runs it; cmake --install
+ * puts its output in share/man/man1. */
+#include <stdio.h>
+#include <string.h>
+
+#include "src/option_table.h"
+
+/* roff text: a leading '.' or '\'' would be a request, a backslash an escape, '-' a hyphen. */
+static void roff(const char *text) {
+  for (const char *p = text; *p; p++) {
+    if (p == text && (*p == '.' || *p == '\'')) fputs("\\&", stdout);
+    if (*p == '\\') fputs("\\e", stdout);
+    else if (*p == '-') fputs("\\-", stdout);
+    else putchar(*p);
+  }
+}
+
+int main(void) {
+  printf(".TH H5GSORT 1 \"\" \"h5gsort %s\" \"User Commands\"\n", H5G_VERSION);
+  printf(".SH NAME\nh5gsort \\- sort an HDF5 dataset larger than one GPU across MPI ranks\n");
+  printf(".SH SYNOPSIS\n");
+  for (int i = 0; h5g_option_synopsis[i]; i++) {
+    printf(".B ");
+    roff(h5g_option_synopsis[i]);
+    printf("\n.br\n");
+  }
+  printf(".SH DESCRIPTION\n");
+  roff(h5g_option_summary);
+  printf(" Each rank reads one slice of INPUT, sorts it on its GPU (or CPU), the ranks agree on "
+         "exact splitters, exchange data and write one globally sorted dataset to a temporary "
+         "file beside OUTPUT, renamed into place once every rank succeeded.\n");
+  printf(".SH OPTIONS\n");
+  for (int i = 0; i < h5g_option_count; i++) {
+    const h5g_option_spec *o = &h5g_option_table[i];
+    printf(".TP\n");
+    if (o->short_name) printf("\\fB\\-%c\\fR, ", o->short_name);
+    printf("\\fB\\-\\-");
+    roff(o->name);
+    printf("\\fR");
+    if (o->value) {
+      printf(" \\fI");
+      roff(o->value);
+      printf("\\fR");
+    }
+    printf("\n");
+    roff(o->help);
+    printf("\n");
+  }
+  printf(".SH EXIT STATUS\n");
+  roff(h5g_option_exit_codes);
+  printf(" Every rank exits with the same code; rank 0 prints one line "
+         "\\fBh5gsort: error:\\fR \\fIwhat\\fR (\\fIfile\\fR:\\fIdataset\\fR).\n");
+  printf(".SH ENVIRONMENT\n.TP\n\\fBH5GSORT_IO\\fR\n\\fBmpio\\fR: HDF5 and collective MPI\\-IO "
+         "throughout; \\fBpwrite\\fR: direct writes with pwrite instead of a mapping.\n"
+         ".TP\n\\fBH5GSORT_HDF5_ERRORS\\fR\n1: print HDF5's own error stack.\n");
+  printf(".SH EXAMPLES\n.nf\nmpiexec \\-n 4 \\-\\-bind\\-to none h5gsort in.h5 out.h5 \\-d "
+         "/particles/id \\-\\-verify\nsrun h5gsort \\-\\-plan in.h5 out.h5 \\-d /keys\n.fi\n");
+  printf(".SH SEE ALSO\n.BR h5dump (1),\n.BR h5diff (1),\n.BR mpiexec (1),\n.BR srun (1);\n"
+         "the README in share/h5gsort.\n");
+  return 0;
+}

@@ -1,0 +1,32 @@
+/* The option table of h5gsort (src/option_table.c): what the parser, --help and the man page
+ * h5gsort(1) are made from. Internal to src/. */
+#ifndef H5G_SRC_OPTION_TABLE_H
+#define H5G_SRC_OPTION_TABLE_H
+
+#include <stdio.h>
+
+#include "src/options.h"
+
+typedef struct {
+  const char *name;  /* the long name, without "--" */
+  char short_name;   /* 'd', or 0 */
+  const char *value; /* what the value looks like ("PATH"); NULL: a flag */
+  int (*set)(h5g_options *opt, char *value); /* an h5g status; a usage error names the option */
+  const char *help;  /* one paragraph */
+} h5g_option_spec;
+
+extern const h5g_option_spec h5g_option_table[];
+extern const int h5g_option_count;
+extern const char *const h5g_option_synopsis[]; /* NULL-terminated */
+extern const char *const h5g_option_summary;
+extern const char *const h5g_option_exit_codes;
+
+/* An absolute HDF5 path resolved lexically, in place, as os.path.normpath would: empty and "."
+ * components dropped, ".." takes away the component before it ("/.." is "/"). HDF5 itself would
+ * look for links named "." and "..", and create a group named ".." for an output path. */
+void h5g_options_normalize_path(char *path);
+
+/* src/option_rules.c: the rules between options, once all are parsed (usage errors). */
+int h5g_options_check(h5g_options *opt);
+
+#endif
