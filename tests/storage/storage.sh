@@ -288,5 +288,28 @@ case_tiny_chunks() {
   same_chunked_output "$W/out_2.h5" "$W/out_3.h5"
 }
 
+# Issue 32 #7: attributes over 64 KiB (10,000 float64) on the key dataset, the root and a group
+# on the path are kept with their values; such an output takes the 1.8 format (superblock 2), any
+# other keeps the earliest (superblock 0).
+case_large_attrs() {
+  gen 1 "$W/in0.h5" -d /g/keys --count 20011 --type f4 --dist special --attrs
+  # (a new layout makes h5repack rebuild the dataset: a plain copy keeps its earliest header)
+  h5repack --low=1 --high=1 -l /g/keys:CHUNK=1000 -f /g/keys:GZIP=1 "$W/in0.h5" "$W/in.h5" ||
+    die "h5repack --low=1 failed"
+  "$BIN/h5gsort_group_attrs" --large "$W/in.h5" /g/keys / /g || die "h5gsort_group_attrs failed"
+  for p in 1 2; do
+    sort_check "$p" "$W/in.h5" /g/keys "$W/out_$p.h5" /g/keys --verify
+    for a in /g/keys/large /large /g/large; do
+      h5dump -a "$a" "$W/in.h5" | tail -n +2 >"$WORK/a.txt" || die "in.h5 has no attribute $a"
+      h5dump -a "$a" "$W/out_$p.h5" | tail -n +2 >"$WORK/b.txt" 2>&1 || die "no attribute $a"
+      grep -q '9999.25' "$WORK/a.txt" || die "the fixture's $a lacks its last value"
+      cmp -s "$WORK/a.txt" "$WORK/b.txt" || die "attribute $a differs on $p ranks"
+    done
+    h5dump -B -H "$W/out_$p.h5" | grep -q 'SUPERBLOCK_VERSION 2' || die "not in the 1.8 format"
+  done
+  sort_check 2 "$W/in0.h5" /g/keys "$W/small.h5" /g/keys
+  h5dump -B -H "$W/small.h5" | grep -q 'SUPERBLOCK_VERSION 0' || die "small attributes: not earliest"
+}
+
 "case_$CASE"
 passed
