@@ -1,6 +1,7 @@
-/* Direct transfers of chunked datasets (internal to io/). Reading, the chunks that overlap a
- * rank's rows are read with pread and decoded (io/filters.h) by several threads, each straight
- * into the slice buffer where the chunk lies inside it; chunks HDF5 never wrote are left to HDF5
+/* Direct transfers of chunked datasets (internal to io/). Reading, the calling thread fetches
+ * the stored bytes of the chunks that overlap a rank's rows (H5Dread_chunk, in order) and several
+ * threads decode them (io/filters.h) as they arrive, each straight into the slice buffer where
+ * the chunk lies inside it; chunks HDF5 never wrote are left to HDF5
  * (its fill value rules), through `fallback`. Writing, threads encode the chunks. HDF5's own
  * chunked transfers run the filters on one thread per rank (HDF5 is not thread-safe): for gzip
  * that thread, not the disk, sets the time. */
@@ -17,7 +18,7 @@
 typedef struct {
   hid_t dset;             /* for the chunk look-ups, made on the calling thread only */
   const char *path;       /* the file the chunks are read from */
-  haddr_t eoa;            /* where HDF5 takes that file to end: no chunk lies past it */
+  haddr_t eoa;            /* where HDF5 takes that file to end (HDF5 reads no chunk past it) */
   uint64_t rows_total;    /* the dataset's first dimension */
   uint64_t chunk_rows;    /* rows per chunk (every chunk holds whole rows) */
   size_t row_bytes;       /* bytes of one row, in memory and in the file alike */
@@ -28,8 +29,8 @@ typedef struct {
   const char *where;
 } h5g_chunked_source;
 
-/* Where the chunks overlapping rows [row, row + rows) are stored, looked up on the calling
- * thread (HDF5's chunk index, checked against the file's size). *counted: those of them whose
+/* How many bytes each chunk overlapping rows [row, row + rows) has stored (0: never written),
+ * looked up on the calling thread in HDF5's chunk index, one search per chunk. *counted: those of them whose
  * first row lies in [row, row + rows), so that the counts of ranks holding a partition of the
  * rows add up to the dataset's allocated chunks (h5g_chunked_allocated): a chunk index that
  * answers look-ups but does not add up is damaged, and HDF5 is left to read it. */

@@ -10,6 +10,14 @@ foreach(case keep contiguous chunked gzip none usage carry whole_file group_attr
                    "${H5G_MPIEXEC_STR}" ${case})
   set_tests_properties(storage.${case} PROPERTIES LABELS storage TIMEOUT 300)
 endforeach()
+# Issue 32: many chunks read (#4) and written by several ranks (#5), each run timed by the script;
+# attributes over 64 KiB (#7).
+foreach(case many_chunks tiny_chunks large_attrs)
+  add_test(NAME storage.${case}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/storage/storage.sh ${H5G_BIN_DIR}
+                   "${H5G_MPIEXEC_STR}" ${case})
+  set_tests_properties(storage.${case} PROPERTIES LABELS storage TIMEOUT 180)
+endforeach()
 # The cases that sort again on the GPU backend (label gpu; skipped where no GPU is usable).
 if(H5G_HAVE_CUDA)
   foreach(case keep contiguous chunked gzip none carry whole_file group_attrs)

@@ -227,6 +227,29 @@ case_out_of_core() {
   sort_check 2 "$W/b.h5" /keys "$W/b_out.h5" /keys --backend cpu --device-memory 4K --descending
 }
 
+# Issue 32 #8: a cap below the floor of --device-memory (64 KiB) is raised to it, with a warning
+# on rank 0, and still sorts out of core: 20k keys at 1 byte took over 60 s (one run per key).
+case_device_memory_floor() {
+  gen 1 "$W/in.h5" -d /keys --count 20000 --type u4 --dist uniform
+  gen 1 "$W/f8.h5" -d /keys --count 100003 --type f8 --dist special
+  for p in 1 2; do
+    local start=$SECONDS
+    sort_check "$p" "$W/in.h5" /keys "$W/out_$p.h5" /keys --backend cpu --device-memory 1 --verify
+    [ $((SECONDS - start)) -le 30 ] || die "--device-memory 1 took $((SECONDS - start)) s"
+    [ "$(grep -c 'warning: --device-memory 1 bytes is below the floor of 65536' \
+      "$WORK/last.log")" = 1 ] || die "no single floor warning: $(cat "$WORK/last.log")"
+    # still out of core: runs of 4,096 keys (100k f8 keys, 16 bytes per key in a run)
+    sort_check "$p" "$W/f8.h5" /keys "$W/f8_$p.h5" /keys --backend cpu --device-memory 1K \
+      --report "$W/r_$p.json"
+    local runs
+    runs=$(sed -n 's/.*"runs_per_rank": \([0-9]*\).*/\1/p' "$W/r_$p.json")
+    [ "${runs:-0}" -ge 10 ] || die "--device-memory 1K on $p ranks: ${runs:-?} runs, expected >= 10"
+  done
+  # at the floor itself: no warning
+  sort_check 2 "$W/in.h5" /keys "$W/at_floor.h5" /keys --backend cpu --device-memory 64K
+  if grep -q warning "$WORK/last.log"; then die "a warning at the floor: $(cat "$WORK/last.log")"; fi
+}
+
 # The exchange split into many 7-element messages.
 case_small_messages() {
   export H5GSORT_MAX_MESSAGE_ELEMS=7

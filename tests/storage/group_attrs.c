@@ -1,7 +1,10 @@
 /* h5gsort_group_attrs FILE GROUP...: adds to each GROUP of FILE (created when missing; "/" is the
  * root) a string attribute "title" naming the group and an int32 array attribute "version", for
  * the storage tests: h5gsort copies the attributes of the root and of the groups on a written
- * dataset's path. Serial HDF5; exit 1 on any failure. */
+ * dataset's path. h5gsort_group_attrs --large FILE OBJECT...: adds to each existing OBJECT (group
+ * or dataset, made in the 1.8 format or later, e.g. by h5repack --low=1) an attribute "large" of
+ * 10,000 float64 values i + 0.25 (80 kB: too large for the earliest format). Serial HDF5; exit 1
+ * on any failure. */
 #include <hdf5.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,15 +50,34 @@ static int add_attributes(hid_t file, const char *path) {
   return 0;
 }
 
+static int add_large_attribute(hid_t file, const char *path) {
+  static double values[10000];
+  hsize_t n = sizeof values / sizeof values[0];
+  hid_t obj, space, attr;
+  for (hsize_t i = 0; i < n; i++) values[i] = (double)i + 0.25;
+  CHECK_H5(obj = H5Oopen(file, path, H5P_DEFAULT));
+  CHECK_H5(space = H5Screate_simple(1, &n, NULL));
+  CHECK_H5(attr = H5Acreate2(obj, "large", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT));
+  CHECK_H5(H5Awrite(attr, H5T_NATIVE_DOUBLE, values));
+  CHECK_H5(H5Aclose(attr));
+  CHECK_H5(H5Sclose(space));
+  CHECK_H5(H5Oclose(obj));
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  hid_t file;
-  if (argc < 3) {
-    fprintf(stderr, "usage: h5gsort_group_attrs FILE GROUP...\n");
+  hid_t file, fapl;
+  int large = argc > 1 && strcmp(argv[1], "--large") == 0;
+  if (argc < 3 + large) {
+    fprintf(stderr, "usage: h5gsort_group_attrs [--large] FILE GROUP...\n");
     return 1;
   }
-  CHECK_H5(file = H5Fopen(argv[1], H5F_ACC_RDWR, H5P_DEFAULT));
-  for (int i = 2; i < argc; i++)
-    if (add_attributes(file, argv[i])) return 1;
+  CHECK_H5(fapl = H5Pcreate(H5P_FILE_ACCESS));
+  if (large) CHECK_H5(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18));
+  CHECK_H5(file = H5Fopen(argv[1 + large], H5F_ACC_RDWR, fapl));
+  for (int i = 2 + large; i < argc; i++)
+    if (large ? add_large_attribute(file, argv[i]) : add_attributes(file, argv[i])) return 1;
   CHECK_H5(H5Fclose(file));
+  CHECK_H5(H5Pclose(fapl));
   return 0;
 }
