@@ -302,8 +302,8 @@ static int move_pieces(const h5g_chunked_source *src, h5g_chunk_index *index, ui
   int rc = H5G_OK;
   size_t raw_bytes = raw_chunk_bytes(src);
   size_t encoded_cap = h5g_filters_bound(&src->pipeline, raw_bytes);
-  uint64_t piece_bytes = h5g_io_piece_bytes() < H5G_DIRECT_PIECE_BYTES ? h5g_io_piece_bytes()
-                                                                       : H5G_DIRECT_PIECE_BYTES;
+  uint64_t piece_bytes = src->max_piece_bytes < H5G_DIRECT_PIECE_BYTES ? src->max_piece_bytes
+                                                                     : H5G_DIRECT_PIECE_BYTES;
   size_t piece_chunks = piece_bytes / raw_bytes ? (size_t)(piece_bytes / raw_bytes) : 1;
   size_t per_thread = 3 * raw_bytes, stored_cap = (size_t)piece_bytes + stored_max(src);
   char *encoded = NULL, *stored = NULL;

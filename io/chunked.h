@@ -27,6 +27,7 @@ typedef struct {
   int (*fallback)(void *ctx, uint64_t row, uint64_t rows, void *buf);
   void *fallback_ctx;
   const char *where;
+  uint64_t max_piece_bytes; /* the caller's piece: pieces are H5G_DIRECT_PIECE_BYTES or this */
 } h5g_chunked_source;
 
 /* How many bytes each chunk overlapping rows [row, row + rows) has stored (0: never written),

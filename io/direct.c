@@ -147,11 +147,11 @@ static int map_for_writing(int fd, off_t offset, size_t bytes, file_mapping *m) 
 }
 
 int h5g_direct_transfer(const char *path, off_t offset, char *buf, uint64_t rows, size_t row_bytes,
-                        h5g_direct_how how, int threads, h5g_io_piece_fn each, void *ctx,
-                        const char *where) {
+                        h5g_direct_how how, int threads, uint64_t max_piece_bytes,
+                        h5g_io_piece_fn each, void *ctx, const char *where) {
   int rc = H5G_OK, error = 0, writing = how != H5G_DIRECT_READ;
-  uint64_t piece_bytes = h5g_io_piece_bytes() < H5G_DIRECT_PIECE_BYTES ? h5g_io_piece_bytes()
-                                                                       : H5G_DIRECT_PIECE_BYTES;
+  uint64_t piece_bytes = max_piece_bytes < H5G_DIRECT_PIECE_BYTES ? max_piece_bytes
+                                                                  : H5G_DIRECT_PIECE_BYTES;
   uint64_t piece = piece_bytes / row_bytes ? piece_bytes / row_bytes : 1;
   int fd = -1;
   file_mapping map = {NULL, 0, 0};

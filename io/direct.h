@@ -23,10 +23,11 @@
 typedef enum { H5G_DIRECT_READ, H5G_DIRECT_PWRITE, H5G_DIRECT_MAPPED } h5g_direct_how;
 
 /* Moves rows [0, rows) of `row_bytes` each between buf and the file at `offset`, in pieces of
- * about H5G_DIRECT_PIECE_BYTES (or h5g_io_piece_bytes() when the tests shrink it) split among `threads` threads, calling `each` before (moved 0)
- * and after (moved 1) each piece as h5g_io_read_each does. Local: no MPI. */
+ * about H5G_DIRECT_PIECE_BYTES (or `max_piece_bytes`, the caller's piece, when smaller: tests
+ * shrink it) split among `threads` threads, calling `each` before (moved 0) and after (moved 1)
+ * each piece as h5g_io_read_each does. Local: no MPI. */
 int h5g_direct_transfer(const char *path, off_t offset, char *buf, uint64_t rows, size_t row_bytes,
-                        h5g_direct_how how, int threads, h5g_io_piece_fn each, void *ctx,
-                        const char *where);
+                        h5g_direct_how how, int threads, uint64_t max_piece_bytes,
+                        h5g_io_piece_fn each, void *ctx, const char *where);
 
 #endif

@@ -1,6 +1,6 @@
 /* fallocate(2) and FALLOC_FL_KEEP_SIZE are Linux calls */
 #define _GNU_SOURCE
-#include "io/files.h"
+#include "io/h5io.h"
 
 #include <dirent.h>
 #include <errno.h>

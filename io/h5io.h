@@ -1,5 +1,7 @@
-/* HDF5 access for h5gsort: validate inputs, open and create files and datasets, read and write
- * row ranges collectively, copy attributes. Knows nothing of CUDA. Every function returns an h5g
+/* io/, h5gsort's HDF5 and file-system layer: its one public header, all that src/, tools/ and
+ * bench/ use (io/'s own files share io/h5io_pkg.h). Validate inputs, open and create files and
+ * datasets, read and write row ranges collectively, copy attributes, the atomic output's file
+ * steps. Knows nothing of CUDA. Every function returns an h5g
  * status (base/error.h); HDF5's own error stack is silenced and turned into one message.
  *
  * A dataset is read and written by rows (the first dimension): row i of an N-D dataset is the
@@ -114,42 +116,12 @@ typedef struct {
  * left out, with one line on `warnings` (NULL: none) naming it. io/scales.c. */
 int h5g_io_carry_references(const char *input, const char *output, const h5g_io_written *written,
                             int count, FILE *warnings);
-/* Internal to io/ (io/inspect.c): 1 when every prefix of `path` exists as a link in `loc`
- * (H5Lexists fails on missing parents); paths have no length limit, as HDF5's names have none. */
-int h5g_io_path_exists_internal(hid_t loc, const char *path);
-/* Internal to io/ (io/storage.c): dataset creation properties (*dcpl) and maximum dimensions
- * for an output of shape dims[0..rank) and elements of elem_bytes, `choice` resolved against the
- * source's creation properties `like_dcpl` (H5I_INVALID_HID: none); file_type (or
- * H5I_INVALID_HID) is the source's type, for its fill value; value_filters as above. */
-int h5g_io_storage_plist_internal(const h5g_io_storage_choice *choice, hid_t like_dcpl,
-                                  hid_t file_type, size_t elem_bytes, int value_filters, int rank,
-                                  const hsize_t *dims, const char *where, hid_t *dcpl,
-                                  hsize_t *maxdims);
-/* Internal to io/ (io/replace.c): 1 when the dataset `existing` of `file` can take rows of
- * `file_type` and shape dims[0..rank) (dims[0] rows; any count up to it with rows_change) in
- * place, stored as `dcpl` asks: same type, shape, layout, chunk and filters, in this file, not
- * external, and a length that can become dims[0]. */
-int h5g_io_takes_in_place_internal(hid_t file, hid_t existing, hid_t file_type, int rank,
-                                   const hsize_t *dims, int rows_change, hid_t dcpl);
-/* Internal to io/ (io/replace.c): h5g_io_inspect_storage's check of its target in `file`. */
-int h5g_io_inspect_target_internal(hid_t file, const char *target, hid_t file_type, int rank,
-                                   const hsize_t *dims, int rows_change, hid_t dcpl,
-                                   const char *where);
-/* Storage of a dataset that h5g_io_create makes: contiguous, or chunks of chunk_rows rows (fewer
- * when the dataset has fewer; the other dimensions whole), optionally filtered by shuffle and
- * deflate (gzip_level 1-9; 0: none). */
-typedef enum { H5G_IO_CONTIGUOUS = 0, H5G_IO_CHUNKED } h5g_io_layout;
-typedef struct {
-  h5g_io_layout layout;
-  uint64_t chunk_rows;
-  int shuffle;
-  int gzip_level;
-} h5g_io_storage;
 /* Collective: creates `dataset` in `f` (intermediate groups created; an error when it exists) of
  * HDF5 type `file_type` and shape dims[0..rank) (rows first), stored as `storage` says (NULL:
- * contiguous); h5g_io_write takes its rows in `mem_type`. No fill values, no timestamps. */
+ * contiguous; "keep" has nothing to keep: contiguous unless chunks or gzip are asked for);
+ * h5g_io_write takes its rows in `mem_type`. No fill values, no timestamps. */
 int h5g_io_create(h5g_file *f, const char *dataset, hid_t file_type, hid_t mem_type, int rank,
-                  const hsize_t *dims, const h5g_io_storage *storage, h5g_dset **d);
+                  const hsize_t *dims, const h5g_io_storage_choice *storage, h5g_dset **d);
 /* Collective: adds attribute `name` to `d`, of HDF5 type `file_type`, scalar (n == 0) or 1-D of n
  * elements, its values `buf` in `mem_type`. */
 int h5g_io_write_attribute(h5g_dset *d, const char *name, hid_t file_type, hid_t mem_type,
@@ -189,6 +161,45 @@ int h5g_io_plain_field(const h5g_dset *d, const char *name, size_t *offset, int 
 int h5g_io_unconverted(const h5g_dset *d);
 /* Collective close; an error if closing failed. Safe with NULL. */
 int h5g_io_close(h5g_dset *d);
+
+/* ---- the file system steps of the atomic output (io/files.c), called by one rank ---------- */
+/* NULL for a regular file (or none at all), else what `path` is ("directory", "FIFO (named
+ * pipe)", ...): inputs must be regular files, checked before anything opens them. */
+const char *h5g_files_kind(const char *path);
+/* Usage errors for an OUTPUT that cannot be produced: an empty name or one ending in '/', exists
+ * without --force, is not a regular file (a directory, a device, a FIFO: never replaced, even
+ * with --force), its directory is missing or not writable. Sets *same_as_input when OUTPUT is
+ * INPUT (the same file by device and inode, however named). */
+int h5g_files_check_output(const char *input, const char *output, int force, int *same_as_input);
+/* Usage error when the --report file cannot be created (checked before any work): an empty
+ * name, a directory or socket, a missing or unwritable directory, or the input or OUTPUT. */
+int h5g_files_check_report(const char *report, const char *input, const char *output);
+/* Usage error when the temporary file's name is the input's (it would be overwritten). */
+int h5g_files_check_temp(const char *temp, const char *input);
+/* A name beside `output` that no other run uses: "<dir>/.<base>.h5gsort-<host>-<pid>.tmp",
+ * within the directory's file-name limit (a long base is cut and a hash of it added). */
+int h5g_files_temp_name(const char *output, char *name, size_t len);
+/* Removes temporary files of `output` left by runs that were killed: those named for this host
+ * whose process no longer exists, and the files MPI-IO made beside them ("<temp>.data.0", ...);
+ * never `input`. Returns how many were removed. */
+int h5g_files_remove_stale(const char *output, const char *input);
+/* Byte copy of src to a new file dst (fsynced). */
+int h5g_files_copy(const char *src, const char *dst);
+/* Fails early (runtime error) when `bytes` more cannot be written beside `output`: over the
+ * process's file-size limit or the free space of its file system. Writing past either would
+ * fail inside HDF5, whose 1.10 library cannot then close the file cleanly. */
+int h5g_files_check_space(const char *output, unsigned long long bytes);
+/* Bytes free (for an unprivileged writer) on the file system OUTPUT is written to; 0 if unknown. */
+unsigned long long h5g_files_free_bytes(const char *output);
+/* Reserves disk blocks for the first `bytes` of `path` without changing its size, so the writes
+ * that follow cannot run out of space half-way (a shared scratch file system may fill up during
+ * a long write). Where the file system has no such call nothing is reserved. Runtime error when
+ * the space is not there. */
+int h5g_files_reserve(const char *path, unsigned long long bytes);
+/* Atomically replaces `output` with `tmp` (blocks reserved past its end given back, rename,
+ * then fsync of the directory). With `durable`, tmp's data reaches the disk before the rename:
+ * in-place sorts use it, so a crash can never leave the input replaced by unwritten data. */
+int h5g_files_commit(const char *tmp, const char *output, int durable);
 
 /* HDF5 objects (files, datasets, types, ...) still open in this process: 0 after a clean run. */
 long h5g_io_open_objects(void);

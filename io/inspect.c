@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "io/files.h"
+#include "io/h5io_pkg.h"
 #include "io/h5check.h"
-#include "io/h5io.h"
+#include "io/h5io_pkg.h"
 
 static const char *class_name(H5T_class_t c) {
   switch (c) {

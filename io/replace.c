@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "io/h5check.h"
-#include "io/h5io.h"
+#include "io/h5io_pkg.h"
 #include "io/references.h"
 
 /* 1 when both pipelines have the same filters in the same order with the same flags; deflate's

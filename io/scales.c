@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 #include "io/h5check.h"
-#include "io/h5io.h"
+#include "io/h5io_pkg.h"
 #include "io/references.h"
 
 /* An attribute of OUTPUT that held references, taken out: to be made anew or told about. */

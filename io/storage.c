@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "io/h5check.h"
-#include "io/h5io.h"
+#include "io/h5io_pkg.h"
 
 /* Chunk length when the source has none to keep: about 1 MiB per chunk (HDF5's default chunk
  * cache size, so a chunk being filtered fits in it). */

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "base/backend.h"
-#include "io/files.h"
+#include "io/h5io.h"
 #include "io/h5io.h"
 #include "src/check.h"
 #include "src/interrupt.h"

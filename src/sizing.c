@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "base/memory_limits.h"
-#include "io/files.h"
+#include "io/h5io.h"
 #include "mpi/agree.h"
 #include "src/run.h"
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
-#include "io/files.h"
+#include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/topology.h"
 #include "src/run.h"

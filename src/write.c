@@ -9,7 +9,7 @@
 
 #include "base/compose.h"
 #include "base/error.h"
-#include "io/files.h"
+#include "io/h5io.h"
 #include "mpi/agree.h"
 #include "src/interrupt.h"
 #include "src/run.h"

@@ -43,8 +43,8 @@ static void round_trip(h5g_direct_how how, off_t offset, uint64_t rows, size_t r
   uint64_t state = rows * 31 + (uint64_t)offset;
   for (size_t i = 0; i < bytes; i++) data[i] = (unsigned char)test_rand(&state);
   fill_file(total, 0xEE);
-  int rc = h5g_direct_transfer(path, offset, (char *)data, rows, row_bytes, how, threads, NULL,
-                               NULL, "test");
+  int rc = h5g_direct_transfer(path, offset, (char *)data, rows, row_bytes, how, threads,
+                               h5g_io_piece_bytes(), NULL, NULL, "test");
   EXPECT(rc == H5G_OK, "write (how %d, offset %lld, %llu rows, %d threads): %s", (int)how,
          (long long)offset, (unsigned long long)rows, threads, h5g_error_message());
   EXPECT(read_file(file, total), "file shorter than %zu bytes", total);
@@ -58,7 +58,7 @@ static void round_trip(h5g_direct_how how, off_t offset, uint64_t rows, size_t r
          row_bytes, threads);
   memset(back, 0, bytes);
   rc = h5g_direct_transfer(path, offset, (char *)back, rows, row_bytes, H5G_DIRECT_READ, threads,
-                           NULL, NULL, "test");
+                           h5g_io_piece_bytes(), NULL, NULL, "test");
   EXPECT(rc == H5G_OK && memcmp(back, data, bytes) == 0,
          "read back differs (offset %lld, %llu rows of %zu, %d threads)", (long long)offset,
          (unsigned long long)rows, row_bytes, threads);
@@ -86,7 +86,7 @@ static void cut_short_under_mapping(void) {
   fill_file(4096, 0);
   sigaction(SIGBUS, NULL, &before);
   int rc = h5g_direct_transfer(path, 4096, (char *)data, rows, sizeof *data, H5G_DIRECT_MAPPED, 4,
-                               cut_after_first, NULL, "test");
+                               h5g_io_piece_bytes(), cut_after_first, NULL, "test");
   EXPECT(rc != H5G_OK && strstr(h5g_error_message(), "cannot write the dataset"),
          "a file cut short under the mapping: rc %d, \"%s\"", rc, h5g_error_message());
   sigaction(SIGBUS, NULL, &after);

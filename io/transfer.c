@@ -1,0 +1,259 @@
+/* Moving rows (io/h5io.h: h5g_io_read, h5g_io_write): by the rank's threads straight from and to
+ * the file where the storage allows (contiguous bytes, io/direct.h; chunks, io/chunked.h), else
+ * through HDF5 in collective pieces, every piece agreed. */
+#include "io/h5io_pkg.h"
+
+#include <hdf5.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "io/h5check.h"
+#include "mpi/agree.h"
+#include <sys/types.h>
+
+#include "io/chunked.h"
+#include "io/direct.h"
+#include "io/superblock.h"
+#include "mpi/topology.h"
+
+void h5g_io_allow_direct(h5g_dset *d) { d->direct = 1; }
+
+/* What every direct transfer of `d` needs (io/h5io.h: h5g_io_allow_direct): allowed, rows stored
+ * exactly as in memory, in this file (through an external link the data lie in another one),
+ * which has no user block. */
+static int direct_allowed(const h5g_dset *d) {
+  hid_t fcpl = H5I_INVALID_HID;
+  hsize_t userblock = 1;
+  H5O_info_t in_dset, in_file;
+  int allowed = d->direct && h5g_io_config_internal.direct &&
+                H5Tequal(d->file_type, d->mem_type) > 0 &&
+                H5Oget_info2(d->id, &in_dset, H5O_INFO_BASIC) >= 0 &&
+                H5Oget_info2(d->file->id, &in_file, H5O_INFO_BASIC) >= 0 &&
+                in_dset.fileno == in_file.fileno && (fcpl = H5Fget_create_plist(d->file->id)) >= 0 &&
+                H5Pget_userblock(fcpl, &userblock) >= 0 && userblock == 0;
+  CLOSE_ID(H5Pclose, fcpl);
+  return allowed;
+}
+
+/* 1 when bytes [address, address + bytes) lie inside the end of file HDF5 reads up to (the
+ * superblock's): past it HDF5 reads nothing, and neither may we. */
+int h5g_io_inside_file_end_internal(const h5g_dset *d, haddr_t address, hsize_t bytes) {
+  haddr_t eoa = 0;
+  return address != HADDR_UNDEF && h5g_superblock_eoa(d->file->path, &eoa) == 0 &&
+         address <= eoa && bytes <= eoa - address;
+}
+
+/* The file offset of a contiguous dataset that a direct transfer may move, or -1. A file being
+ * written has its end in the superblock only once HDF5 flushes it: that bound is for reads. */
+static off_t direct_offset(const h5g_dset *d, int writing) {
+  hid_t dcpl = H5I_INVALID_HID;
+  haddr_t address = HADDR_UNDEF;
+  if (direct_allowed(d) && (dcpl = H5Dget_create_plist(d->id)) >= 0 &&
+      H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
+      H5Pget_nfilters(dcpl) == 0)
+    address = H5Dget_offset(d->id);
+  if (!writing && !h5g_io_inside_file_end_internal(d, address, H5Dget_storage_size(d->id))) address = HADDR_UNDEF;
+  CLOSE_ID(H5Pclose, dcpl);
+  return address == HADDR_UNDEF ? (off_t)-1 : (off_t)address;
+}
+
+/* Rows [row, row + rows) through HDF5, independently: a direct chunked read's chunks that HDF5
+ * never wrote (their fill value is HDF5's to give). */
+static int read_rows_independent(void *ctx, uint64_t row, uint64_t rows, void *buf) {
+  int rc = H5G_OK;
+  h5g_dset *d = ctx;
+  hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
+  hsize_t start[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK], mem_len = rows * d->row_elems;
+  start[0] = row;
+  count[0] = rows;
+  for (int k = 1; k < d->rank; k++) count[k] = d->dims[k];
+  CHECK_H5(file_space = H5Dget_space(d->id), "cannot read the shape (%s)", d->where);
+  CHECK_H5(mem_space = H5Screate_simple(1, &mem_len, NULL), "cannot read the dataset (%s)", d->where);
+  CHECK_H5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL),
+           "cannot read the dataset (%s)", d->where);
+  CHECK_H5(H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, buf),
+           "cannot read the dataset (%s)", d->where);
+done:
+  CLOSE_ID(H5Sclose, mem_space);
+  CLOSE_ID(H5Sclose, file_space);
+  return rc;
+}
+
+/* 1 when the transfers of `d` may go through io/chunked.h, *src filled: a chunked dataset of
+ * this file (no user block) moved with no conversion, whose chunks hold whole rows and whose
+ * filters io/filters.h knows (h5g_io_allow_direct, as for contiguous data). Anything else, or
+ * any HDF5 query that fails, leaves the transfer to HDF5. */
+static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
+  hid_t dcpl = H5I_INVALID_HID;
+  hsize_t chunk[H5S_MAX_RANK];
+  unsigned chunk_opts = 0;
+  int had_error = h5g_error_code() != H5G_OK, ours = 0, eligible =
+      d->dims[0] > 0 && direct_allowed(d) &&
+      (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+      H5Pget_chunk(dcpl, d->rank, chunk) == d->rank &&
+      /* an edge chunk stored unfiltered says so in the layout, not in its filter mask */
+      H5Pget_chunk_opts(dcpl, &chunk_opts) >= 0 && !(chunk_opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) &&
+      (writing || h5g_superblock_eoa(d->file->path, &src->eoa) == 0) &&
+      h5g_filters_from_dcpl(dcpl, d->elem_size, &src->pipeline, &ours, d->where) == H5G_OK && ours;
+  for (int k = 1; eligible && k < d->rank; k++) eligible = chunk[k] == d->dims[k];
+  if (eligible) {
+    src->dset = d->id;
+    src->path = d->file->path;
+    src->rows_total = d->dims[0];
+    src->chunk_rows = chunk[0];
+    src->row_bytes = h5g_io_row_bytes(d);
+    src->fallback = read_rows_independent;
+    src->fallback_ctx = d;
+    src->where = d->where;
+    src->max_piece_bytes = h5g_io_piece_bytes();
+  }
+  CLOSE_ID(H5Pclose, dcpl);
+  if (!had_error) h5g_error_clear(); /* a failed query above only means: HDF5 reads it */
+  return eligible;
+}
+
+/* 1 when rows [row, row + rows) are whole chunks of `src` (the last one may end the dataset). */
+static int whole_chunks(const h5g_chunked_source *src, uint64_t row, uint64_t rows) {
+  uint64_t end = row + rows;
+  return row % src->chunk_rows == 0 && (end == src->rows_total || end % src->chunk_rows == 0);
+}
+
+/* Collective, once per dataset read by chunks: 1 when its chunk index adds up (io/chunked.h),
+ * each rank looking up the chunks that start in an even share of the rows. */
+static int chunk_index_adds_up(h5g_dset *d, const h5g_chunked_source *src) {
+  int rc = H5G_OK, size, rank;
+  h5g_chunk_index *index = NULL;
+  uint64_t counted = 0, total = 0;
+  MPI_Comm comm = d->file->comm;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  uint64_t begin = h5g_share_begin((uint64_t)rank, d->dims[0], (uint64_t)size);
+  uint64_t share = h5g_share_begin((uint64_t)rank + 1, d->dims[0], (uint64_t)size) - begin;
+  int had_error = h5g_error_code() != H5G_OK;
+  int looked_up = h5g_chunked_index(src, begin, share, &index, &counted) == H5G_OK, all_looked_up;
+  if (!had_error) h5g_error_clear(); /* a failed look-up only means: HDF5 reads it */
+  CHECK_MPI(MPI_Allreduce(&looked_up, &all_looked_up, 1, MPI_INT, MPI_MIN, comm));
+  CHECK_MPI(MPI_Allreduce(&counted, &total, 1, MPI_UINT64_T, MPI_SUM, comm));
+  int adds_up = all_looked_up && (int64_t)total == h5g_chunked_allocated(src), all_add_up;
+  CHECK_MPI(MPI_Allreduce(&adds_up, &all_add_up, 1, MPI_INT, MPI_MIN, comm));
+  d->chunk_index = all_add_up ? 1 : -1;
+done:
+  h5g_chunked_index_free(index);
+  return rc;
+}
+
+/* Collective transfer of rows [row, row + rows) in pieces of at most h5g_io_piece_bytes().
+ * Every rank makes the same number of H5Dread/H5Dwrite calls (empty selections where it has
+ * nothing left) and the ranks agree after each piece, so a failure on one rank never leaves the
+ * others waiting inside the next collective call; every rank then holds the failing rank's error. */
+/* One rank's status for a piece: the caller's own error (already recorded), else HDF5's. */
+static int piece_status(int failed, int piece_rc, int writing, const char *where) {
+  if (!failed) return H5G_OK;
+  return h5g_error_set(piece_rc != H5G_OK ? piece_rc : H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                       "cannot %s the dataset (%s)", writing ? "write" : "read", where);
+}
+
+static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int writing,
+                    h5g_io_piece_fn each, void *ctx) {
+  int rc = H5G_OK;
+  MPI_Comm comm = d->file->comm;
+  hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
+  h5g_chunk_index *index = NULL;
+  size_t row_bytes = h5g_io_row_bytes(d);
+  const h5g_io_config *cfg = &h5g_io_config_internal;
+  if (row_bytes == 0) goto done; /* rows of zero elements: nothing to move, on every rank */
+  /* direct transfers when every rank can make them: no collective call inside, one agreement
+   * at the end. Chunks are written directly by a run of one rank only (io/chunked.h). */
+  enum { THROUGH_HDF5, CONTIGUOUS_BYTES, CHUNKS };
+  h5g_chunked_source chunked;
+  int ranks;
+  CHECK_MPI(MPI_Comm_size(comm, &ranks));
+  off_t offset = direct_offset(d, writing);
+  int chunks = chunked_source(d, writing, &chunked) &&
+               (!writing || (ranks == 1 && chunked.pipeline.count > 0 &&
+                             whole_chunks(&chunked, row, rows)));
+  int mode = offset >= 0 ? CONTIGUOUS_BYTES : chunks ? CHUNKS : THROUGH_HDF5;
+  int modes[2] = {mode, -mode}, agreed[2];
+  CHECK_MPI(MPI_Allreduce(modes, agreed, 2, MPI_INT, MPI_MIN, comm));
+  if (agreed[0] != -agreed[1]) mode = THROUGH_HDF5;
+  if (mode == CONTIGUOUS_BYTES) {
+    h5g_direct_how how = writing ? cfg->write : H5G_DIRECT_READ;
+    CHECK(h5g_agree(comm, h5g_direct_transfer(d->file->path, offset + (off_t)(row * row_bytes),
+                                              buf, rows, row_bytes, how, cfg->threads,
+                                              h5g_io_piece_bytes(), each, ctx, d->where)));
+    goto done;
+  }
+  if (mode == CHUNKS && writing) {
+    CHECK(h5g_agree(comm, h5g_chunked_write(&chunked, row, rows, buf, cfg->threads, each, ctx)));
+    goto done;
+  }
+  if (mode == CHUNKS && d->chunk_index == 0) CHECK(chunk_index_adds_up(d, &chunked));
+  if (mode == CHUNKS && d->chunk_index > 0) {
+    uint64_t counted;
+    int status = h5g_chunked_index(&chunked, row, rows, &index, &counted);
+    if (status == H5G_OK)
+      status = h5g_chunked_read(&chunked, index, row, rows, buf, cfg->threads, each, ctx);
+    CHECK(h5g_agree(comm, status));
+    goto done;
+  }
+  uint64_t piece = h5g_io_piece_bytes() / row_bytes;
+  if (piece == 0) piece = 1;
+  uint64_t my_pieces = (rows + piece - 1) / piece, pieces = 0;
+  CHECK_MPI(MPI_Allreduce(&my_pieces, &pieces, 1, MPI_UINT64_T, MPI_MAX, comm));
+  file_space = H5Dget_space(d->id);
+  CHECK(h5g_agree(comm, piece_status(file_space < 0, H5G_OK, writing, d->where)));
+  for (uint64_t i = 0; i < pieces; i++) {
+    uint64_t done_rows = i * piece;
+    uint64_t len = done_rows < rows ? (rows - done_rows < piece ? rows - done_rows : piece) : 0;
+    hsize_t start[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK];
+    start[0] = row + done_rows;
+    count[0] = len;
+    for (int k = 1; k < d->rank; k++) count[k] = d->dims[k];
+    hsize_t mem_len = len ? len * d->row_elems : 1;
+    int failed = 0;
+    mem_space = H5Screate_simple(1, &mem_len, NULL);
+    if (mem_space < 0) failed = 1;
+    if (!failed && len == 0)
+      failed = H5Sselect_none(mem_space) < 0 || H5Sselect_none(file_space) < 0;
+    if (!failed && len > 0)
+      failed = H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL) < 0;
+    char *ptr = (char *)buf + (len ? done_rows * row_bytes : 0);
+    static char dummy[64];
+    int piece_rc = H5G_OK; /* the caller's own status for this piece, its error already recorded */
+    if (!failed && each && len) failed = (piece_rc = each(ctx, done_rows, len, 0)) != H5G_OK;
+    /* every rank, or none, makes the collective call */
+    CHECK(h5g_agree(comm, piece_status(failed, piece_rc, writing, d->where)));
+    herr_t st = writing ? H5Dwrite(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy)
+                        : H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy);
+    failed = st < 0;
+    if (!failed && each && len) failed = (piece_rc = each(ctx, done_rows, len, 1)) != H5G_OK;
+    H5Sclose(mem_space);
+    mem_space = H5I_INVALID_HID;
+    CHECK(h5g_agree(comm, piece_status(failed, piece_rc, writing, d->where)));
+  }
+done:
+  h5g_chunked_index_free(index);
+  CLOSE_ID(H5Sclose, mem_space);
+  CLOSE_ID(H5Sclose, file_space);
+  return rc;
+}
+
+int h5g_io_read(h5g_dset *d, uint64_t row, uint64_t rows, void *buf) {
+  return transfer(d, row, rows, buf, 0, NULL, NULL);
+}
+
+int h5g_io_write(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf) {
+  return transfer(d, row, rows, (void *)buf, 1, NULL, NULL);
+}
+
+int h5g_io_read_each(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, h5g_io_piece_fn each,
+                     void *ctx) {
+  return transfer(d, row, rows, buf, 0, each, ctx);
+}
+
+int h5g_io_write_each(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf,
+                      h5g_io_piece_fn each, void *ctx) {
+  return transfer(d, row, rows, (void *)buf, 1, each, ctx);
+}
