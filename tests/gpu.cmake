@@ -2,7 +2,7 @@
 # through base/backend.h. Built wherever nvcc is (CI compiles them); where no GPU is visible a
 # test prints "SKIP: no CUDA device" and exits 77, which CTest reports as skipped.
 if(H5G_HAVE_CUDA)
-  foreach(name sort transform scan_merge backend pairs)
+  foreach(name sort transform scan_merge backend pairs fused)
     add_executable(test_gpu_${name} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/test_gpu_${name}.cu)
     target_link_libraries(test_gpu_${name} PRIVATE h5g_cuda h5g_test_support)
     add_test(NAME gpu.${name} COMMAND test_gpu_${name})
@@ -14,4 +14,9 @@ if(H5G_HAVE_CUDA)
   # (the 128-bit keys and their ping-pong buffer) and ~9 GB of host memory.
   add_test(NAME gpu.large COMMAND test_gpu_sort large)
   set_tests_properties(gpu.large PROPERTIES LABELS "gpu;gpu_large" SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # Raw float32 keys over two onesweep portions and raw int64 keys, transforms fused (~3 GB of
+  # device memory, ~6 GB of host memory).
+  add_test(NAME gpu.fused_large COMMAND test_gpu_fused large)
+  set_tests_properties(gpu.fused_large PROPERTIES LABELS "gpu;gpu_large" SKIP_RETURN_CODE 77
+                       TIMEOUT 600)
 endif()
