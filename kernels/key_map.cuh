@@ -13,7 +13,8 @@
  * out_flip = all ones, the bitwise NOT of the ascending bits. The inverse undoes the three steps
  * in reverse order (after the bias, the top bit is set exactly for keys that were non-negative).
  * The map of unsigned ascending keys is the identity (all constants 0): kernels then take their
- * instances without map code. */
+ * instances without map code. Host code too, so that tests can check it against base/keys.c on
+ * every float32 bit pattern without a GPU (test_key_map). */
 #ifndef H5G_KEY_MAP_CUH
 #define H5G_KEY_MAP_CUH
 
@@ -25,7 +26,7 @@
 namespace h5g {
 
 /* All ones when key's top bit is set, else 0 (an arithmetic shift of the top bit). */
-template <typename K> __device__ __forceinline__ K all_if_negative(K k) {
+template <typename K> __host__ __device__ __forceinline__ K all_if_negative(K k) {
   constexpr int TOP = 8 * (int)sizeof(K) - 1;
   if constexpr (sizeof(K) == 16) return (K)((__int128)k >> TOP);
   else if constexpr (sizeof(K) == 8) return (K)((int64_t)k >> TOP);
@@ -39,12 +40,12 @@ template <typename K> struct KeyMap {
     return flip == 0 && neg_flip == 0 && bias == 0 && out_flip == 0;
   }
   /* Raw key -> ordered bits. */
-  __device__ __forceinline__ K forward(K k) const {
+  __host__ __device__ __forceinline__ K forward(K k) const {
     const K mixed = (K)(k ^ flip ^ (all_if_negative(k) & neg_flip));
     return (K)((K)(mixed - bias) ^ out_flip);
   }
   /* Ordered bits -> raw key. */
-  __device__ __forceinline__ K inverse(K u) const {
+  __host__ __device__ __forceinline__ K inverse(K u) const {
     const K v = (K)((K)(u ^ out_flip) + bias);
     return (K)(v ^ flip ^ ((K)~all_if_negative(v) & neg_flip));
   }
