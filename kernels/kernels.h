@@ -4,7 +4,8 @@
  * - routines that need device scratch take (temp, temp_bytes): with temp == NULL they only store
  *   the scratch size in *temp_bytes, so a caller can budget memory before allocating;
  * - all pointers other than the documented host ones are device pointers; sizes are 64-bit.
- * Keys are unsigned "ordered bits" of `width` bytes (1, 2, 4, 8 or 16), see base/keys.h; a
+ * Keys are unsigned "ordered bits" of `width` bytes (1, 2, 4, 8 or 16), see base/keys.h (the
+ * _typed sorts and merge also take and give raw keys of any class, transformed inside); a
  * 16-byte key is an unsigned __int128 in host byte order (several keys composed, base/compose.h),
  * and its device arrays must be 16-byte aligned (cudaMalloc's are; offsets of whole keys keep it).
  * Nothing here knows of MPI or HDF5. */
