@@ -16,6 +16,7 @@
 #include "kernels/kernels.h"
 #include "kernels/tuning.cuh"
 #include "tests/support/check_cuda.h"
+#include "tests/support/device_pairs.hpp"
 #include "tests/support/keys.hpp"
 #include "tests/support/typed_keys.hpp"
 
@@ -23,55 +24,6 @@ static const char *io_name(unsigned raw) {
   static const char *names[4] = {"bits->bits", "raw->bits", "bits->raw", "raw->raw"};
   return names[raw & 3];
 }
-
-/* Device keys, values and their ping-pong buffers for n elements; alt is poisoned and keys[n] is
- * a guard, so that an unwritten key or a write past the end shows. */
-template <typename K> struct Device {
-  size_t n;
-  K *keys = NULL, *alt = NULL;
-  uint64_t *vals = NULL, *alt_vals = NULL;
-  void *temp = NULL;
-  size_t temp_bytes = 0;
-
-  explicit Device(size_t count) : n(count) {
-    MUST_CUDA(cudaMalloc(&keys, (n + 1) * sizeof(K)));
-    MUST_CUDA(cudaMalloc(&alt, (n + 1) * sizeof(K)));
-    MUST_CUDA(cudaMalloc(&vals, (n + 1) * 8));
-    MUST_CUDA(cudaMalloc(&alt_vals, (n + 1) * 8));
-  }
-  ~Device() {
-    cudaFree(temp);
-    cudaFree(alt_vals);
-    cudaFree(vals);
-    cudaFree(alt);
-    cudaFree(keys);
-  }
-  void reserve(size_t bytes) {
-    if (bytes <= temp_bytes && temp) return;
-    cudaFree(temp);
-    temp_bytes = bytes;
-    MUST_CUDA(cudaMalloc(&temp, bytes + 1));
-  }
-  void upload(const std::vector<K> &k, const std::vector<uint64_t> &v) {
-    MUST_CUDA(cudaMemcpy(keys, k.data(), n * sizeof(K), cudaMemcpyHostToDevice));
-    MUST_CUDA(cudaMemcpy(vals, v.data(), n * 8, cudaMemcpyHostToDevice));
-    MUST_CUDA(cudaMemset(keys + n, 0x5a, sizeof(K)));
-    MUST_CUDA(cudaMemset(alt, 0xa5, (n + 1) * sizeof(K)));
-    MUST_CUDA(cudaMemset(alt_vals, 0xa5, (n + 1) * 8));
-  }
-  /* The keys and values, once the stream is done; false when keys[n] was written. */
-  bool download(Records<K> &got, cudaStream_t stream) {
-    K guard = 0, want;
-    memset(&want, 0x5a, sizeof want);
-    MUST_CUDA(cudaStreamSynchronize(stream));
-    got.keys.resize(n);
-    got.values.resize(n);
-    MUST_CUDA(cudaMemcpy(got.keys.data(), keys, n * sizeof(K), cudaMemcpyDeviceToHost));
-    MUST_CUDA(cudaMemcpy(got.values.data(), vals, n * 8, cudaMemcpyDeviceToHost));
-    MUST_CUDA(cudaMemcpy(&guard, keys + n, sizeof(K), cudaMemcpyDeviceToHost));
-    return guard == want;
-  }
-};
 
 /* What a typed sort or merge must give: the records sorted by ordered bits (stable), as ordered
  * bits (bits) and as raw keys (raw); the input's values are ~position. */
@@ -88,18 +40,18 @@ Expected<K> expected(const std::vector<K> &ordered, const std::vector<uint64_t> 
   return e;
 }
 
-/* got against the expected records of the `raw` form; values only when they moved. */
+/* got (Device::download checked the guards) against the expected records of the `raw` form;
+ * values only when they moved. */
 template <typename K>
-void expect_records(const Records<K> &got, bool guard_kept, const Expected<K> &e, unsigned raw,
-                    bool values, const h5g_keyspec *ks, const char *what, size_t n, int dist) {
+void expect_records(const Pairs<K> &got, const Expected<K> &e, unsigned raw, bool values,
+                    const h5g_keyspec *ks, const char *what, size_t n, int dist) {
   const Records<K> &want = raw & H5G_CUDA_RAW_OUT ? e.raw : e.bits;
   const size_t wrong_order = raw & H5G_CUDA_RAW_OUT ? out_of_order(got.keys.data(), n, ks) : 0;
-  EXPECT(guard_kept && got.keys == want.keys && (!values || got.values == want.values) &&
-             wrong_order == 0,
-         "%s %s, class %d %u-byte desc %d, n %zu %s%s: %s%s%s%s", what, io_name(raw), ks->cls,
+  const bool keys_equal = got.keys == want.keys, values_equal = got.vals == want.values;
+  EXPECT(keys_equal && (!values || values_equal) && wrong_order == 0,
+         "%s %s, class %d %u-byte desc %d, n %zu %s%s: %s%s%s", what, io_name(raw), ks->cls,
          ks->width, ks->descending, n, typed_dist_name(dist), values ? ", values" : "",
-         guard_kept ? "" : "written past the end; ", got.keys == want.keys ? "" : "keys differ; ",
-         !values || got.values == want.values ? "" : "values differ; ",
+         keys_equal ? "" : "keys differ; ", !values || values_equal ? "" : "values differ; ",
          wrong_order ? "out of numpy order" : "");
 }
 
@@ -115,22 +67,24 @@ void check_sort(const h5g_keyspec *ks, size_t n, int dist, bool values, cudaStre
   for (size_t i = 0; i < n; ++i) source[i] = ~(uint64_t)i;
   const Expected<K> e = expected(ordered, source, ks);
   Device<K> d(n);
-  Records<K> got;
+  uint64_t *vals = values ? d.vals : NULL, *alt_vals = values ? d.alt_vals : NULL;
+  size_t scratch = 0;
+  /* each routine sizes its scratch, as callers do (the same: the dispatcher's is the radix's) */
+  for (const auto sort : {h5g_cuda_radix_sort_typed, h5g_cuda_sort_typed}) {
+    size_t bytes = 0;
+    MUST_OK(sort(NULL, &bytes, NULL, NULL, vals, NULL, n, ks, 0, stream));
+    scratch = std::max(scratch, bytes);
+  }
+  d.reserve(scratch);
   for (Routine routine : {RADIX, DISPATCH}) {
     /* the dispatcher is the radix sort with values and above twice the bitonic limit */
     if (routine == DISPATCH && (values || n > 2 * h5g_cuda_bitonic_max(sizeof(K)))) continue;
     const auto sort = routine == RADIX ? h5g_cuda_radix_sort_typed : h5g_cuda_sort_typed;
-    uint64_t *vals = values ? d.vals : NULL, *alt_vals = values ? d.alt_vals : NULL;
-    size_t bytes = 0;
-    MUST_OK(sort(NULL, &bytes, NULL, NULL, values ? H5G_CUDA_QUERY_VALUES : NULL, NULL, n, ks, 0,
-                 stream));
-    d.reserve(bytes);
     for (unsigned raw = 0; raw < 4; ++raw) {
-      d.upload(raw & H5G_CUDA_RAW_IN ? raw_keys : ordered, source);
-      bytes = d.temp_bytes;
+      d.upload(Pairs<K>{raw & H5G_CUDA_RAW_IN ? raw_keys : ordered, source}, stream);
+      size_t bytes = scratch;
       MUST_OK(sort(d.temp, &bytes, d.keys, d.alt, vals, alt_vals, n, ks, raw, stream));
-      const bool guard = d.download(got, stream);
-      expect_records(got, guard, e, raw, values, ks,
+      expect_records(d.download(stream), e, raw, values, ks,
                      routine == RADIX ? "radix sort" : "dispatched sort", n, dist);
     }
   }
@@ -158,21 +112,19 @@ void check_merge(const h5g_keyspec *ks, size_t n, int dist, size_t nruns, bool v
   }
   const Expected<K> e = expected(runs.keys, runs.values, ks);
   Device<K> d(n);
-  Records<K> got;
   uint64_t *vals = values ? d.vals : NULL, *alt_vals = values ? d.alt_vals : NULL;
-  size_t bytes = 0;
-  MUST_OK(h5g_cuda_merge_runs_typed(NULL, &bytes, NULL, NULL, vals, NULL, n, ks, 0, NULL, nruns,
+  size_t scratch = 0;
+  MUST_OK(h5g_cuda_merge_runs_typed(NULL, &scratch, NULL, NULL, vals, NULL, n, ks, 0, NULL, nruns,
                                     stream));
-  d.reserve(bytes);
+  d.reserve(scratch);
   for (unsigned raw : {0u, H5G_CUDA_RAW_OUT}) {
-    d.upload(runs.keys, runs.values);
-    bytes = d.temp_bytes;
+    d.upload(Pairs<K>{runs.keys, runs.values}, stream);
+    size_t bytes = scratch;
     MUST_OK(h5g_cuda_merge_runs_typed(d.temp, &bytes, d.keys, d.alt, vals, alt_vals, n, ks, raw,
                                       offsets.data(), nruns, stream));
-    const bool guard = d.download(got, stream);
     char what[48];
     snprintf(what, sizeof what, "merge of %zu runs", nruns);
-    expect_records(got, guard, e, raw, values, ks, what, n, dist);
+    expect_records(d.download(stream), e, raw, values, ks, what, n, dist);
   }
 }
 
