@@ -90,15 +90,18 @@ static float time_median(cudaStream_t stream, int reps, Setup setup, F f) {
 
 template <typename T> struct KeyInfo;
 template <> struct KeyInfo<uint32_t> { static constexpr h5g_key_class cls = H5G_KEY_UNSIGNED; static constexpr const char *name = "uint32"; };
-template <> struct KeyInfo<int32_t> { static constexpr h5g_key_class cls = H5G_KEY_SIGNED; static constexpr const char *name = "int32"; };
+template <> struct KeyInfo<int32_t> {
+  static constexpr h5g_key_class cls = H5G_KEY_SIGNED;
+  static constexpr const char *name = "int32";
+};
 template <> struct KeyInfo<float> { static constexpr h5g_key_class cls = H5G_KEY_FLOAT; static constexpr const char *name = "float32"; };
 template <> struct KeyInfo<uint64_t> { static constexpr h5g_key_class cls = H5G_KEY_UNSIGNED; static constexpr const char *name = "uint64"; };
 template <> struct KeyInfo<int64_t> { static constexpr h5g_key_class cls = H5G_KEY_SIGNED; static constexpr const char *name = "int64"; };
 template <> struct KeyInfo<double> { static constexpr h5g_key_class cls = H5G_KEY_FLOAT; static constexpr const char *name = "float64"; };
 template <> struct KeyInfo<u128> { static constexpr h5g_key_class cls = H5G_KEY_UNSIGNED; static constexpr const char *name = "uint128"; };
 
-static unsigned long long count_diff(const void *a, const void *b, size_t bytes, unsigned long long *diff,
-                                     cudaStream_t stream) {
+static unsigned long long count_diff(const void *a, const void *b, size_t bytes,
+                                     unsigned long long *diff, cudaStream_t stream) {
   unsigned long long host_diff = 0;
   MUST_CUDA(cudaMemsetAsync(diff, 0, sizeof(*diff), stream));
   count_diff_kernel<<<1024, 256, 0, stream>>>((const uint8_t *)a, (const uint8_t *)b, bytes, diff);

@@ -117,7 +117,8 @@ template <typename K> std::vector<K> typed_keys(size_t n, int dist, const h5g_ke
   }
   if (dist == ALL_EQUAL) return v;
   const std::vector<K> special = special_keys<K>(ks);
-  for (size_t i = 0; i < n && i < 2 * special.size(); ++i) v[i * 7 % n] = special[i % special.size()];
+  for (size_t i = 0; i < n && i < 2 * special.size(); ++i)
+    v[i * 7 % n] = special[i % special.size()];
   return v;
 }
 
