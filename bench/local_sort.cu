@@ -1,6 +1,8 @@
 /* bench_local_sort: the local GPU sort of kernels/ against cub::DeviceRadixSort::SortKeys, in one
  * process, on the same data (device-generated), timed with CUDA events: 2 warm-up runs, then the
- * median of REPS. Our float and signed sorts include the forward and inverse key transforms.
+ * median of REPS. Our sorts take the raw keys (signed, float, descending) and give raw keys back:
+ * the key transforms fused into the sort's kernels, and timed beside it the older way with a
+ * transform pass before and after the sort ("unfused").
  * Every configuration's output is compared with CUB's (exact bits) before it is timed.
  * Also times the bitonic / radix crossover and merge path against a re-sort.
  * "pairs": the stable key+value sort (uint64 values) two ways, the product's (values moved every
@@ -88,24 +90,49 @@ static float time_median(cudaStream_t stream, int reps, Setup setup, F f) {
 
 template <typename T> struct KeyInfo;
 template <> struct KeyInfo<uint32_t> { static constexpr h5g_key_class cls = H5G_KEY_UNSIGNED; static constexpr const char *name = "uint32"; };
+template <> struct KeyInfo<int32_t> {
+  static constexpr h5g_key_class cls = H5G_KEY_SIGNED;
+  static constexpr const char *name = "int32";
+};
 template <> struct KeyInfo<float> { static constexpr h5g_key_class cls = H5G_KEY_FLOAT; static constexpr const char *name = "float32"; };
 template <> struct KeyInfo<uint64_t> { static constexpr h5g_key_class cls = H5G_KEY_UNSIGNED; static constexpr const char *name = "uint64"; };
 template <> struct KeyInfo<int64_t> { static constexpr h5g_key_class cls = H5G_KEY_SIGNED; static constexpr const char *name = "int64"; };
 template <> struct KeyInfo<double> { static constexpr h5g_key_class cls = H5G_KEY_FLOAT; static constexpr const char *name = "float64"; };
 template <> struct KeyInfo<u128> { static constexpr h5g_key_class cls = H5G_KEY_UNSIGNED; static constexpr const char *name = "uint128"; };
 
-/* One row of the main table: our sort and CUB's on the same 2^log2n keys. */
-template <typename T> static void bench_type(int log2n, cudaStream_t stream, bool *mismatch) {
+static unsigned long long count_diff(const void *a, const void *b, size_t bytes,
+                                     unsigned long long *diff, cudaStream_t stream) {
+  unsigned long long host_diff = 0;
+  MUST_CUDA(cudaMemsetAsync(diff, 0, sizeof(*diff), stream));
+  count_diff_kernel<<<1024, 256, 0, stream>>>((const uint8_t *)a, (const uint8_t *)b, bytes, diff);
+  MUST_CUDA(cudaMemcpyAsync(&host_diff, diff, sizeof(host_diff), cudaMemcpyDeviceToHost, stream));
+  MUST_CUDA(cudaStreamSynchronize(stream));
+  return host_diff;
+}
+
+/* One row of the main table: our sort and CUB's on the same 2^log2n raw keys, ascending or
+ * descending (CUB's SortKeysDescending). Ours is the product's: h5g_cuda_radix_sort_typed with
+ * raw keys in and out, the key transforms fused into its kernels; "unfused" is the sort as it was
+ * before (#30): a transform pass to ordered bits, the sort of the bits, a pass back (signed, float
+ * and descending keys only; "-" where no transform is needed). */
+template <typename T>
+static void bench_type(int log2n, bool descending, cudaStream_t stream, bool *mismatch) {
   const size_t n = (size_t)1 << log2n, bytes = n * sizeof(T);
   const unsigned width = sizeof(T);
-  const h5g_keyspec ks = {KeyInfo<T>::cls, width, 0};
+  const h5g_keyspec ks = {KeyInfo<T>::cls, width, descending};
+  const bool transformed = ks.cls != H5G_KEY_UNSIGNED || descending;
+  const unsigned raw = H5G_CUDA_RAW_IN | H5G_CUDA_RAW_OUT;
+  char name[16];
+  snprintf(name, sizeof name, "%s%s", KeyInfo<T>::name, descending ? " desc" : "");
   size_t free_bytes, total;
   MUST_CUDA(cudaMemGetInfo(&free_bytes, &total));
   size_t our_temp_bytes = 0, cub_temp_bytes = 0;
-  MUST_OK(h5g_cuda_radix_sort(NULL, &our_temp_bytes, NULL, NULL, NULL, NULL, n, width, stream));
-  MUST_CUDA(cub::DeviceRadixSort::SortKeys(NULL, cub_temp_bytes, (const T *)NULL, (T *)NULL, n, 0, 8 * width, stream));
+  MUST_OK(h5g_cuda_radix_sort_typed(NULL, &our_temp_bytes, NULL, NULL, NULL, NULL, n, &ks, raw,
+                                    stream));
+  MUST_CUDA(cub::DeviceRadixSort::SortKeys(NULL, cub_temp_bytes, (const T *)NULL, (T *)NULL, n, 0,
+                                           8 * width, stream));
   if (3 * bytes + std::max(our_temp_bytes, cub_temp_bytes) + (256 << 20) > free_bytes) {
-    printf("%-8s 2^%-3d  (skipped: needs more device memory)\n", KeyInfo<T>::name, log2n);
+    printf("%-12s 2^%-3d  (skipped: needs more device memory)\n", name, log2n);
     return;
   }
   T *src, *keys, *alt;
@@ -119,30 +146,45 @@ template <typename T> static void bench_type(int log2n, cudaStream_t stream, boo
   fill_kernel<T><<<1024, 256, 0, stream>>>(src, n, 12345 + log2n);
   MUST_CUDA(cudaGetLastError());
 
-  auto reset = [&] { MUST_CUDA(cudaMemcpyAsync(keys, src, bytes, cudaMemcpyDeviceToDevice, stream)); };
+  auto reset = [&] {
+    MUST_CUDA(cudaMemcpyAsync(keys, src, bytes, cudaMemcpyDeviceToDevice, stream));
+  };
   auto ours = [&] {
+    MUST_OK(h5g_cuda_radix_sort_typed(temp, &our_temp_bytes, keys, alt, NULL, NULL, n, &ks, raw,
+                                      stream));
+  };
+  auto unfused = [&] {
     MUST_OK(h5g_cuda_keys_transform(keys, n, &ks, 0, stream));
     MUST_OK(h5g_cuda_radix_sort(temp, &our_temp_bytes, keys, alt, NULL, NULL, n, width, stream));
     MUST_OK(h5g_cuda_keys_transform(keys, n, &ks, 1, stream));
   };
   auto cub_sort = [&] {
-    MUST_CUDA(cub::DeviceRadixSort::SortKeys(temp, cub_temp_bytes, (const T *)src, alt, n, 0, 8 * width, stream));
+    if (descending)
+      MUST_CUDA(cub::DeviceRadixSort::SortKeysDescending(temp, cub_temp_bytes, (const T *)src,
+                                                         alt, n, 0, 8 * width, stream));
+    else
+      MUST_CUDA(cub::DeviceRadixSort::SortKeys(temp, cub_temp_bytes, (const T *)src, alt, n, 0,
+                                               8 * width, stream));
   };
-  /* Correctness first: ours (in keys) against CUB (in alt), bit for bit. */
-  reset();
-  ours();
-  cub_sort();
-  MUST_CUDA(cudaMemsetAsync(diff, 0, sizeof(*diff), stream));
-  count_diff_kernel<<<1024, 256, 0, stream>>>((const uint8_t *)keys, (const uint8_t *)alt, bytes, diff);
+  /* Correctness first: ours and the unfused sort (in keys) against CUB (in alt), bit for bit. */
   unsigned long long host_diff = 0;
-  MUST_CUDA(cudaMemcpyAsync(&host_diff, diff, sizeof(host_diff), cudaMemcpyDeviceToHost, stream));
-  MUST_CUDA(cudaStreamSynchronize(stream));
+  for (int way = 0; way < (transformed ? 2 : 1); ++way) {
+    reset();
+    if (way == 0) ours();
+    else unfused();
+    cub_sort();
+    host_diff += count_diff(keys, alt, bytes, diff, stream);
+  }
   if (host_diff) *mismatch = true;
 
   const float ours_ms = time_median(stream, REPS, reset, ours);
+  const float unfused_ms = transformed ? time_median(stream, REPS, reset, unfused) : 0;
   const float cub_ms = time_median(stream, REPS, [] {}, cub_sort);
-  printf("%-8s 2^%-3d %10.3f %10.3f %9.2f %9.2f %7.2f%s\n", KeyInfo<T>::name, log2n, ours_ms, cub_ms,
-         n / ours_ms / 1e6, n / cub_ms / 1e6, cub_ms / ours_ms, host_diff ? "  MISMATCH" : "");
+  char unfused_text[16] = "-";
+  if (transformed) snprintf(unfused_text, sizeof unfused_text, "%.3f", unfused_ms);
+  printf("%-12s 2^%-3d %10.3f %10s %10.3f %9.2f %9.2f %7.2f%s\n", name, log2n, ours_ms,
+         unfused_text, cub_ms, n / ours_ms / 1e6, n / cub_ms / 1e6, cub_ms / ours_ms,
+         host_diff ? "  MISMATCH" : "");
   fflush(stdout);
   cudaFree(diff);
   cudaFree(temp);
@@ -218,15 +260,6 @@ template <typename T> __global__ void mask_kernel(T *keys, uint64_t n, T mask) {
     keys[i] &= mask;
 }
 
-static unsigned long long count_diff(const void *a, const void *b, size_t bytes, unsigned long long *diff,
-                                     cudaStream_t stream) {
-  unsigned long long host_diff = 0;
-  MUST_CUDA(cudaMemsetAsync(diff, 0, sizeof(*diff), stream));
-  count_diff_kernel<<<1024, 256, 0, stream>>>((const uint8_t *)a, (const uint8_t *)b, bytes, diff);
-  MUST_CUDA(cudaMemcpyAsync(&host_diff, diff, sizeof(host_diff), cudaMemcpyDeviceToHost, stream));
-  MUST_CUDA(cudaStreamSynchronize(stream));
-  return host_diff;
-}
 
 /* The other way of a stable key+value sort, measured against the product's (which moves the
  * uint64 values with the keys every pass, 8 + 8 bytes of value traffic per pass): the onesweep
@@ -610,19 +643,23 @@ int main(int argc, char **argv) {
   if (!strstr(sections, "main")) return 0;
 
   bool mismatch = false;
-  printf("\nlocal sort: ours vs cub::DeviceRadixSort::SortKeys\n");
-  printf("%-8s %-5s %10s %10s %9s %9s %7s\n", "type", "n", "ours ms", "cub ms", "ours G/s", "cub G/s", "ratio");
-  for (int t = 0; t < 6; ++t)
-    for (int log2n = 20; log2n <= max_log2; ++log2n) {
-      switch (t) {
-      case 0: bench_type<uint32_t>(log2n, stream, &mismatch); break;
-      case 1: bench_type<float>(log2n, stream, &mismatch); break;
-      case 2: bench_type<uint64_t>(log2n, stream, &mismatch); break;
-      case 3: bench_type<int64_t>(log2n, stream, &mismatch); break;
-      case 4: bench_type<double>(log2n, stream, &mismatch); break;
-      default: bench_type<u128>(log2n, stream, &mismatch); break;
-      }
-    }
+  printf("\nlocal sort of raw keys: ours (key transforms fused; unfused: a transform pass each way)"
+         "\nvs cub::DeviceRadixSort::SortKeys (SortKeysDescending for desc)\n");
+  printf("%-12s %-5s %10s %10s %10s %9s %9s %7s\n", "type", "n", "ours ms", "unfused ms", "cub ms",
+         "ours G/s", "cub G/s", "ratio");
+  const auto rows = [&](auto type, bool descending) {
+    for (int log2n = 20; log2n <= max_log2; ++log2n)
+      bench_type<decltype(type)>(log2n, descending, stream, &mismatch);
+  };
+  rows(uint32_t(), false);
+  rows(int32_t(), false);
+  rows(float(), false);
+  rows(float(), true);
+  rows(uint64_t(), false);
+  rows(int64_t(), false);
+  rows(double(), false);
+  rows(double(), true);
+  rows(u128(), false);
   printf("ratio = cub ms / ours ms (> 1: ours faster). %s\n",
          mismatch ? "MISMATCH: some output differs from CUB's" : "every output equals CUB's bit for bit");
   return mismatch ? 1 : 0;

@@ -252,17 +252,23 @@ done:
 /* On the device: sorts keys[0..n) (vals moving with them, when not NULL), or with run_offsets
  * merges the nruns sorted runs there; alt and alt_vals are the ping-pong buffers. Many runs are
  * re-sorted instead: faster than their rounds of merges (tuning.cuh), and as stable (the sort
- * with values is, so equal keys of earlier runs stay first). */
+ * with values is, so equal keys of earlier runs stay first). Keys of class ks come in and leave
+ * raw or as ordered bits as `raw` says (kernels.h: the transforms fused into the kernels; a
+ * merge takes ordered bits); ks NULL: ordered bits of `width` bytes in and out. */
 int sort_or_merge(cudaStream_t stream, void *temp, size_t temp_bytes, void *keys, void *alt,
                   uint64_t *vals, uint64_t *alt_vals, size_t n, unsigned width,
-                  const uint64_t *run_offsets, size_t nruns) {
+                  const uint64_t *run_offsets, size_t nruns, const h5g_keyspec *ks = NULL,
+                  unsigned raw = 0) {
   int rc = H5G_OK;
-  if (n < 2 || (run_offsets && nruns < 2)) goto done;
+  const h5g_keyspec bits = {H5G_KEY_UNSIGNED, width, 0};
+  if (!ks) ks = &bits;
+  /* one key or one run: the _typed routines still transform the keys as asked */
+  if (n == 0) goto done;
   if (run_offsets && h5g_cuda_merge_rounds(nruns) <= (size_t)h5g::merge_max_rounds(width))
-    CHECK(h5g_cuda_merge_runs(temp, &temp_bytes, keys, alt, vals, alt_vals, n, width, run_offsets,
-                              nruns, stream));
+    CHECK(h5g_cuda_merge_runs_typed(temp, &temp_bytes, keys, alt, vals, alt_vals, n, ks, raw,
+                                    run_offsets, nruns, stream));
   else
-    CHECK(h5g_cuda_sort(temp, &temp_bytes, keys, alt, vals, alt_vals, n, width, stream));
+    CHECK(h5g_cuda_sort_typed(temp, &temp_bytes, keys, alt, vals, alt_vals, n, ks, raw, stream));
 done:
   return rc;
 }
@@ -481,10 +487,6 @@ done:
   return rc;
 }
 
-bool transform_is_identity(const h5g_keyspec *ks) {
-  return ks->cls == H5G_KEY_UNSIGNED && !ks->descending;
-}
-
 int cuda_load(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,
               unsigned width, int with_values) {
   int rc = H5G_OK;
@@ -533,13 +535,11 @@ int cuda_sort_loaded(h5g_backend *be, void *keys, uint64_t *values, uint64_t fir
   if (n == 0) goto done;
   CHECK(check_run(cb, n, width, values, 1, false));
   CHECK(op_begin(cb, OP_KERNELS, &op, cb->stream));
-  if (!transform_is_identity(ks))
-    CHECK(h5g_cuda_keys_transform(run.keys, n, ks, 0, cb->stream));
   if (run.vals) CHECK(h5g_cuda_iota(run.vals, n, first_index, cb->stream));
+  /* the raw keys loaded leave the sort as ordered bits, or as the raw output when final */
   CHECK(sort_or_merge(cb->stream, run.temp, run.temp_bytes, run.keys, run.alt, run.vals,
-                    run.alt_vals, n, width, NULL, 0));
-  if (final && !transform_is_identity(ks))
-    CHECK(h5g_cuda_keys_transform(run.keys, n, ks, 1, cb->stream));
+                      run.alt_vals, n, width, NULL, 0, ks,
+                      H5G_CUDA_RAW_IN | (final ? H5G_CUDA_RAW_OUT : 0)));
   CHECK(op_end(cb, op, cb->stream));
   CHECK(copy_back(cb, keys, run.keys, values, run.vals, n, width));
 done:
@@ -568,11 +568,10 @@ int cuda_merge_received(h5g_backend *be, void *keys, uint64_t *values, size_t n,
   if (n == 0) goto done;
   CHECK(check_run(cb, n, width, values, nruns, true));
   CHECK(op_begin(cb, OP_KERNELS, &op, cb->stream));
-  /* received into the spare buffers; the kept run, sent away, is now the ping-pong buffer */
+  /* received into the spare buffers; the kept run, sent away, is now the ping-pong buffer; runs
+   * of ordered bits, merged into the raw output */
   CHECK(sort_or_merge(cb->stream, run.temp, run.temp_bytes, run.alt, run.keys, run.alt_vals,
-                    run.vals, n, width, run_offsets, nruns));
-  if (!transform_is_identity(ks))
-    CHECK(h5g_cuda_keys_transform(run.alt, n, ks, 1, cb->stream));
+                      run.vals, n, width, run_offsets, nruns, ks, H5G_CUDA_RAW_OUT));
   CHECK(op_end(cb, op, cb->stream));
   CHECK(copy_back(cb, keys, run.alt, values, run.alt_vals, n, width));
 done:

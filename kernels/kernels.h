@@ -4,7 +4,8 @@
  * - routines that need device scratch take (temp, temp_bytes): with temp == NULL they only store
  *   the scratch size in *temp_bytes, so a caller can budget memory before allocating;
  * - all pointers other than the documented host ones are device pointers; sizes are 64-bit.
- * Keys are unsigned "ordered bits" of `width` bytes (1, 2, 4, 8 or 16), see base/keys.h; a
+ * Keys are unsigned "ordered bits" of `width` bytes (1, 2, 4, 8 or 16), see base/keys.h (the
+ * _typed sorts and merge also take and give raw keys of any class, transformed inside); a
  * 16-byte key is an unsigned __int128 in host byte order (several keys composed, base/compose.h),
  * and its device arrays must be 16-byte aligned (cudaMalloc's are; offsets of whole keys keep it).
  * Nothing here knows of MPI or HDF5. */
@@ -43,6 +44,19 @@ int h5g_cuda_radix_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, u
  * never reads it (as CUDA's cudaStreamPerThread, a marker, not an address). */
 #define H5G_CUDA_QUERY_VALUES ((uint64_t *)sizeof(uint64_t))
 
+/* The `raw` flags of the _typed sorts and merge: keys of class ks (signed, float, descending)
+ * come in as raw keys (H5G_CUDA_RAW_IN; else as their ordered bits) and leave as raw keys
+ * (H5G_CUDA_RAW_OUT; else as ordered bits), in the order of their ordered bits either way. The
+ * transforms happen inside the kernels that load and store the keys anyway, not in passes of
+ * their own (kernels/key_map.cuh); flags without effect for unsigned ascending keys. */
+#define H5G_CUDA_RAW_IN 1u
+#define H5G_CUDA_RAW_OUT 2u
+
+/* h5g_cuda_radix_sort of keys of class ks (width: ks->width), raw or not as `raw` says. */
+int h5g_cuda_radix_sort_typed(void *temp, size_t *temp_bytes, void *keys, void *alt,
+                              uint64_t *vals, uint64_t *alt_vals, size_t n,
+                              const h5g_keyspec *ks, unsigned raw, cudaStream_t stream);
+
 /* Largest n that h5g_cuda_bitonic_sort accepts (one thread block, keys in shared memory): 4096,
  * 2048 for 16-byte keys; 0 for an unsupported width. */
 size_t h5g_cuda_bitonic_max(unsigned width);
@@ -54,6 +68,10 @@ int h5g_cuda_bitonic_sort(void *keys, size_t n, unsigned width, cudaStream_t str
  * sort is not stable). */
 int h5g_cuda_sort(void *temp, size_t *temp_bytes, void *keys, void *alt, uint64_t *vals,
                   uint64_t *alt_vals, size_t n, unsigned width, cudaStream_t stream);
+/* h5g_cuda_sort of keys of class ks, raw or not as `raw` says (h5g_cuda_radix_sort_typed). */
+int h5g_cuda_sort_typed(void *temp, size_t *temp_bytes, void *keys, void *alt, uint64_t *vals,
+                        uint64_t *alt_vals, size_t n, const h5g_keyspec *ks, unsigned raw,
+                        cudaStream_t stream);
 
 /* values[i] = first + i for i < n (the source indices of a run's keys). No scratch. */
 int h5g_cuda_iota(uint64_t *values, size_t n, uint64_t first, cudaStream_t stream);
@@ -76,6 +94,13 @@ int h5g_cuda_cut_points(const void *keys, size_t n, unsigned width, const void *
 int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt, uint64_t *vals,
                         uint64_t *alt_vals, size_t n, unsigned width, const uint64_t *run_offsets,
                         size_t nruns, cudaStream_t stream);
+
+/* h5g_cuda_merge_runs of runs of ordered bits of class ks, the result raw keys with
+ * H5G_CUDA_RAW_OUT (H5G_CUDA_RAW_IN is refused: a usage error). */
+int h5g_cuda_merge_runs_typed(void *temp, size_t *temp_bytes, void *keys, void *alt,
+                              uint64_t *vals, uint64_t *alt_vals, size_t n, const h5g_keyspec *ks,
+                              unsigned raw, const uint64_t *run_offsets, size_t nruns,
+                              cudaStream_t stream);
 
 /* Pairwise merge rounds h5g_cuda_merge_runs makes for nruns runs: ceil(log2 nruns). */
 size_t h5g_cuda_merge_rounds(size_t nruns);

@@ -6,11 +6,14 @@
  * so the merge is stable. An unpaired last run is copied by the same kernel (its right run is
  * empty).
  * With values (V = uint64_t), each output key records where in the staged tile it came from, and
- * its value is read from the same run position: values follow keys, ties still left first. */
+ * its value is read from the same run position: values follow keys, ties still left first.
+ * Runs are ordered bits; the last round maps the merged keys back to raw keys as it writes them
+ * when the caller asks for raw keys (key_map.cuh: no pass of its own over the keys). */
 #include <stdlib.h>
 
 #include "kernels/check_cuda.cuh"
 #include "kernels/kernels.h"
+#include "kernels/key_map.cuh"
 #include "kernels/tuning.cuh"
 #include "kernels/util.cuh"
 
@@ -37,12 +40,13 @@ __device__ __forceinline__ uint64_t merge_path(const K *a, uint64_t na, const K 
 
 /* Round descriptor: pairs[k] = first tile of pair k (pairs[npairs] = total tiles); the runs of
  * pair k are [off[2k*s], off[(2k+1)*s]) and [off[(2k+1)*s], off[(2k+2)*s]) with run indices
- * clamped to nruns, s = 2^round. */
-template <typename K, typename V>
+ * clamped to nruns, s = 2^round. MAPPED: store.inverse maps the keys written. */
+template <typename K, typename V, bool MAPPED = false>
 __global__ void __launch_bounds__(MERGE_BLOCK)
     merge_round_kernel(const K *__restrict__ src, K *__restrict__ dst, const uint64_t *off,
                        uint64_t nruns, uint64_t stride, const uint64_t *pair_tiles, uint64_t npairs,
-                       const V *__restrict__ src_vals, V *__restrict__ dst_vals) {
+                       const V *__restrict__ src_vals, V *__restrict__ dst_vals,
+                       KeyMap<K> store) {
   constexpr int MERGE_ITEMS = merge_items(sizeof(K)), MERGE_TILE = merge_tile<K>();
   static_assert(MERGE_TILE <= 65536, "out_from holds staged indices in 16 bits");
   __shared__ K in_keys[MERGE_TILE];
@@ -83,7 +87,10 @@ __global__ void __launch_bounds__(MERGE_BLOCK)
     out_keys[o] = take_a ? sa[i++] : sb[j++];
   }
   __syncthreads();
-  for (uint32_t o = threadIdx.x; o < la + lb; o += MERGE_BLOCK) dst[a_begin + diag0 + o] = out_keys[o];
+  for (uint32_t o = threadIdx.x; o < la + lb; o += MERGE_BLOCK) {
+    if constexpr (MAPPED) dst[a_begin + diag0 + o] = store.inverse(out_keys[o]);
+    else dst[a_begin + diag0 + o] = out_keys[o];
+  }
   if constexpr (has_values<V>) {
     const V *va = src_vals + a_begin, *vb = src_vals + b_begin;
     for (uint32_t o = threadIdx.x; o < la + lb; o += MERGE_BLOCK) {
@@ -93,10 +100,11 @@ __global__ void __launch_bounds__(MERGE_BLOCK)
   }
 }
 
+/* io.raw_in is not taken (the runs are ordered bits); io.raw_out: the result is raw keys. */
 template <typename K, typename V = NoValue>
 int merge_runs(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n,
-               const uint64_t *run_offsets, size_t nruns, cudaStream_t stream, V *vals = nullptr,
-               V *alt_vals = nullptr) {
+               const uint64_t *run_offsets, size_t nruns, const KeyIO<K> &io, cudaStream_t stream,
+               V *vals = nullptr, V *alt_vals = nullptr) {
   constexpr int MERGE_TILE = merge_tile<K>();
   int rc = H5G_OK;
   const size_t rounds = h5g_cuda_merge_rounds(nruns);
@@ -118,7 +126,10 @@ int merge_runs(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n,
   if (run_offsets[nruns] != n)
     H5G_FAIL(H5G_ERR_USAGE, "run offsets end at %llu, not at n = %zu",
              (unsigned long long)run_offsets[nruns], n);
-  if (rounds == 0 || n == 0) goto done;
+  if (rounds == 0 || n < 2) { /* one run, or one key: merged as they are */
+    CHECK(io.untouched(keys, n, stream));
+    goto done;
+  }
 
   /* Host plan: tiles per pair for every round, uploaded once. */
   host = (uint64_t *)malloc(entries * sizeof(uint64_t));
@@ -142,13 +153,18 @@ int merge_runs(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n,
   /* The copies above read pageable host memory; wait before freeing it. */
   CHECK_CUDA(cudaStreamSynchronize(stream));
   {
-    size_t e = 0, stride = 1;
-    for (size_t runs = nruns; runs > 1; runs = (runs + 1) / 2, stride *= 2) {
+    size_t e = 0, stride = 1, round = 0;
+    for (size_t runs = nruns; runs > 1; runs = (runs + 1) / 2, stride *= 2, ++round) {
       const size_t npairs = (runs + 1) / 2;
       const uint64_t tiles = host[e + npairs];
+      /* every round writes all n keys: the last one leaves them in the form asked for */
+      const KeyMap<K> store = io.on_store(round + 1 == rounds);
+      const auto kernel = store.identity() ? merge_round_kernel<K, V, false>
+                                           : merge_round_kernel<K, V, true>;
       if (tiles > 0) {
-        merge_round_kernel<K, V><<<(unsigned)tiles, MERGE_BLOCK, 0, stream>>>(
-            src, dst, off, nruns, stride, pair_tiles + e, npairs, vsrc, vdst);
+        kernel<<<(unsigned)tiles, MERGE_BLOCK, 0, stream>>>(src, dst, off, nruns, stride,
+                                                            pair_tiles + e, npairs, vsrc, vdst,
+                                                            store);
         CHECK_CUDA(cudaGetLastError());
       }
       e += npairs + 1;
@@ -170,17 +186,34 @@ extern "C" size_t h5g_cuda_merge_rounds(size_t nruns) {
   return rounds;
 }
 
-extern "C" int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt,
-                                   uint64_t *vals, uint64_t *alt_vals, size_t n, unsigned width,
-                                   const uint64_t *run_offsets, size_t nruns, cudaStream_t stream) {
-  const int rc = h5g::check_width(width, "the merge");
-  if (rc != H5G_OK) return rc;
-  return h5g::dispatch_width(width, [&](auto tag) {
+extern "C" int h5g_cuda_merge_runs_typed(void *temp, size_t *temp_bytes, void *keys, void *alt,
+                                         uint64_t *vals, uint64_t *alt_vals, size_t n,
+                                         const h5g_keyspec *ks, unsigned raw,
+                                         const uint64_t *run_offsets, size_t nruns,
+                                         cudaStream_t stream) {
+  int rc = H5G_OK;
+  CHECK(h5g::check_keyspec(ks, "the merge"));
+  if (raw & H5G_CUDA_RAW_IN)
+    H5G_FAIL(H5G_ERR_USAGE, "the merge takes sorted runs of ordered bits, not raw keys");
+  rc = h5g::dispatch_width(ks->width, [&](auto tag) {
     using K = decltype(tag);
+    const h5g::KeyIO<K> io{h5g::key_map<K>(ks->cls, ks->descending != 0), false,
+                           (raw & H5G_CUDA_RAW_OUT) != 0};
     /* a host-side choice between two instances: the keys-only kernel holds no value code */
     if (vals)
       return h5g::merge_runs<K, uint64_t>(temp, temp_bytes, (K *)keys, (K *)alt, n, run_offsets,
-                                          nruns, stream, vals, alt_vals);
-    return h5g::merge_runs<K>(temp, temp_bytes, (K *)keys, (K *)alt, n, run_offsets, nruns, stream);
+                                          nruns, io, stream, vals, alt_vals);
+    return h5g::merge_runs<K>(temp, temp_bytes, (K *)keys, (K *)alt, n, run_offsets, nruns, io,
+                              stream);
   });
+done:
+  return rc;
+}
+
+extern "C" int h5g_cuda_merge_runs(void *temp, size_t *temp_bytes, void *keys, void *alt,
+                                   uint64_t *vals, uint64_t *alt_vals, size_t n, unsigned width,
+                                   const uint64_t *run_offsets, size_t nruns, cudaStream_t stream) {
+  const h5g_keyspec bits = {H5G_KEY_UNSIGNED, width, 0};
+  return h5g_cuda_merge_runs_typed(temp, temp_bytes, keys, alt, vals, alt_vals, n, &bits, 0,
+                                   run_offsets, nruns, stream);
 }

@@ -15,12 +15,19 @@
  * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back.
  * Key+value sorts (V other than NoValue) load each key's value right after ranking, park it in
  * the tile's own value area at the key's rank, and write it where the key goes: the pass stays
- * stable, so the sort is. With V == NoValue every value statement compiles away. */
+ * stable, so the sort is. With V == NoValue every value statement compiles away.
+ * Signed, float and descending keys (key_map.cuh) are transformed inside the kernels, never in a
+ * pass of their own: raw input keys are mapped to ordered bits as the histogram kernel and the
+ * first pass that runs load them (digits, trivial passes and the ranking all see ordered bits),
+ * passes between hold ordered bits, and the last pass that runs maps them back as it scatters
+ * them, when the result is to be raw keys. Only those kernels take the MAPPED instance; with no
+ * pass to run (n < 2, every digit constant) a separate map makes the form the caller asked for. */
 #ifndef H5G_RADIX_SORT_CUH
 #define H5G_RADIX_SORT_CUH
 
 #include "kernels/block_radix_rank.cuh"
 #include "kernels/check_cuda.cuh"
+#include "kernels/key_map.cuh"
 #include "kernels/tuning.cuh"
 #include "kernels/util.cuh"
 
@@ -44,9 +51,11 @@ template <typename K> __host__ __device__ constexpr int hist_copies() {
   return sizeof(K) <= 4 ? 8 : 32 / (int)sizeof(K);
 }
 
-template <typename K>
+/* MAPPED: the keys are raw, load.forward gives their ordered bits. */
+template <typename K, bool MAPPED>
 __global__ void __launch_bounds__(HIST_BLOCK)
-    histogram_kernel(const K *__restrict__ keys, uint64_t n, unsigned long long *counts) {
+    histogram_kernel(const K *__restrict__ keys, uint64_t n, unsigned long long *counts,
+                     KeyMap<K> load) {
   constexpr int PASSES = sizeof(K), COPIES = hist_copies<K>();
   static_assert(PASSES * RADIX * COPIES * sizeof(uint32_t) <= 32768, "histogram over 32 KB");
   __shared__ uint32_t hist[PASSES][RADIX * COPIES];
@@ -62,6 +71,7 @@ __global__ void __launch_bounds__(HIST_BLOCK)
     for (int j = 0; j < HIST_ITEMS; ++j) {
       const uint64_t i = base + (uint64_t)j * HIST_BLOCK;
       k[j] = i < n ? keys[i] : (K)0;
+      if constexpr (MAPPED) k[j] = load.forward(k[j]);
     }
 #pragma unroll
     for (int j = 0; j < HIST_ITEMS; ++j) {
@@ -113,13 +123,16 @@ struct Pass {
   };
 };
 
+/* MAPPED: load.forward maps the keys read to ordered bits and store.inverse maps the ordered
+ * bits written (identity maps where a side needs none); without it no map code is compiled. */
 template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, WarpMatch MATCH, typename Index,
-          typename V = NoValue>
+          typename V = NoValue, bool MAPPED = false>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     pass_kernel(const K *__restrict__ in, K *__restrict__ out, uint64_t portion_begin,
                 uint64_t portion_end, uint32_t *tile_counter, uint32_t *lookback,
                 const uint64_t *bins_in, uint64_t *bins_out, int shift,
-                const V *__restrict__ in_vals, V *__restrict__ out_vals) {
+                const V *__restrict__ in_vals, V *__restrict__ out_vals, KeyMap<K> load,
+                KeyMap<K> store) {
   using P = Pass<K, BLOCK, ITEMS, MATCH, Index, V>;
   constexpr int TILE = P::TILE;
   extern __shared__ __align__(16) char smem_raw[];
@@ -135,17 +148,26 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
   const uint64_t tile_begin = portion_begin + (uint64_t)tile * TILE;
   const uint32_t valid = (uint32_t)min((uint64_t)TILE, portion_end - tile_begin);
 
-  /* Warp-striped load; keys past the end read as all ones, so they rank last in digit 255 and
-   * land at tile positions >= valid, which are never written out. */
+  const auto loaded = [&](K k) {
+    if constexpr (MAPPED) return load.forward(k);
+    else return k;
+  };
+  const auto stored = [&](K k) {
+    if constexpr (MAPPED) return store.inverse(k);
+    else return k;
+  };
+  /* Warp-striped load; keys past the end are all ones (ordered bits, not mapped), so they rank
+   * last in digit 255 and land at tile positions >= valid, which are never written out. */
   K keys[ITEMS];
   const uint32_t first = warp * ITEMS * 32 + lane;
   const K *src = in + tile_begin + first;
   if (valid == TILE) {
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) keys[i] = src[i * 32];
+    for (int i = 0; i < ITEMS; ++i) keys[i] = loaded(src[i * 32]);
   } else {
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) keys[i] = first + i * 32 < valid ? src[i * 32] : (K)~(K)0;
+    for (int i = 0; i < ITEMS; ++i)
+      keys[i] = first + i * 32 < valid ? loaded(src[i * 32]) : (K)~(K)0;
   }
 
   /* Publish the tile's digit counts as soon as they are known ("early counts"). */
@@ -206,7 +228,8 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) k[i] = s.tile_keys[tid + i * BLOCK];
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) (out + s.out_base[digit_of(k[i], shift)])[tid + i * BLOCK] = k[i];
+    for (int i = 0; i < ITEMS; ++i)
+      (out + s.out_base[digit_of(k[i], shift)])[tid + i * BLOCK] = stored(k[i]);
     if constexpr (has_values<V>) {
 #pragma unroll
       for (int i = 0; i < ITEMS; ++i)
@@ -215,7 +238,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
   } else {
     for (uint32_t j = tid; j < valid; j += BLOCK) {
       const K k = s.tile_keys[j];
-      (out + s.out_base[digit_of(k, shift)])[j] = k;
+      (out + s.out_base[digit_of(k, shift)])[j] = stored(k);
       if constexpr (has_values<V>) (out_vals + s.out_base[digit_of(k, shift)])[j] = s.tile_vals[j];
     }
   }
@@ -243,8 +266,11 @@ struct Scratch {
   }
 };
 
-/* Launches the upfront histogram of all passes into s.counts. */
-template <typename K> int launch_histogram(const K *keys, size_t n, Scratch &s, cudaStream_t stream) {
+/* Launches the upfront histogram of all passes into s.counts, of ordered bits: load maps the
+ * keys read to them. */
+template <typename K>
+int launch_histogram(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
+                     cudaStream_t stream) {
   int rc = H5G_OK;
   int device = 0, sms = 0;
   CHECK_CUDA(cudaGetDevice(&device));
@@ -253,8 +279,9 @@ template <typename K> int launch_histogram(const K *keys, size_t n, Scratch &s, 
   {
     const uint64_t blocks_needed = (n + HIST_BLOCK * HIST_ITEMS - 1) / (HIST_BLOCK * HIST_ITEMS);
     const uint64_t most = (uint64_t)sms * HIST_BLOCKS_PER_SM;
-    histogram_kernel<K><<<(unsigned)(blocks_needed < most ? blocks_needed : most), HIST_BLOCK, 0,
-                          stream>>>(keys, n, s.counts);
+    const auto kernel = load.identity() ? histogram_kernel<K, false> : histogram_kernel<K, true>;
+    kernel<<<(unsigned)(blocks_needed < most ? blocks_needed : most), HIST_BLOCK, 0, stream>>>(
+        keys, n, s.counts, load);
   }
   CHECK_CUDA(cudaGetLastError());
 done:
@@ -262,12 +289,13 @@ done:
 }
 
 /* Sorts keys[0..n) (alt: n keys of scratch); with values, vals[i] moves with keys[i] (alt_vals:
- * n values of scratch) and equal keys keep their order. WIDE_INDEX forces 64-bit output indices
- * (bench_local_sort measures what 32-bit ones save). */
+ * n values of scratch) and equal keys keep their order. `io` says whether the keys come and go
+ * as raw keys or as ordered bits (key_map.cuh; the order is always that of the ordered bits).
+ * WIDE_INDEX forces 64-bit output indices (bench_local_sort measures what 32-bit ones save). */
 template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, typename V = NoValue,
           WarpMatch MATCH = ONESWEEP_MATCH, bool WIDE_INDEX = false>
 int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t stream,
-         V *vals = nullptr, V *alt_vals = nullptr) {
+         V *vals = nullptr, V *alt_vals = nullptr, const KeyIO<K> &io = KeyIO<K>::ordered()) {
   using Narrow = Pass<K, BLOCK, ITEMS, MATCH, uint32_t, V>;
   using Wide = Pass<K, BLOCK, ITEMS, MATCH, uint64_t, V>;
   constexpr size_t TILE = Narrow::TILE;
@@ -275,14 +303,17 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   static_assert(PASSES <= MAX_PASSES, "one pass per key byte");
   /* 32-bit output indices whenever they address every key. */
   const bool narrow = !WIDE_INDEX && n <= ((size_t)1 << 32);
-  const auto kernel = narrow ? pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint32_t, V>
-                             : pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint64_t, V>;
+  const auto plain = narrow ? pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint32_t, V>
+                            : pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint64_t, V>;
+  const auto mapped = narrow ? pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint32_t, V, true>
+                             : pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint64_t, V, true>;
   const size_t smem = narrow ? sizeof(typename Narrow::Storage) : sizeof(typename Wide::Storage);
   int rc = H5G_OK;
   Scratch s;
   const size_t bytes = s.layout(temp, n, TILE);
   const size_t portion = n < ONESWEEP_PORTION ? n : ONESWEEP_PORTION / TILE * TILE;
   uint32_t trivial[MAX_PASSES];
+  int first = -1, last = -1; /* the first and last passes that run */
   K *src = keys, *dst = alt;
   V *vsrc = vals, *vdst = alt_vals;
   if (!temp) {
@@ -292,27 +323,45 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   if (*temp_bytes < bytes)
     H5G_FAIL(H5G_ERR_USAGE, "radix sort scratch of %zu bytes is smaller than the %zu needed",
              *temp_bytes, bytes);
-  if (n < 2) goto done;
+  if (n < 2) {
+    CHECK(io.untouched(keys, n, stream));
+    goto done;
+  }
 
-  CHECK(launch_histogram(keys, n, s, stream));
+  CHECK(launch_histogram(keys, n, io.on_load(true), s, stream));
   bins_kernel<<<PASSES, RADIX, 0, stream>>>(s.counts, n, s.bins, s.trivial);
   CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaMemcpyAsync(trivial, s.trivial, PASSES * sizeof(uint32_t), cudaMemcpyDeviceToHost,
                              stream));
-  CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  CHECK_CUDA(cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   CHECK_CUDA(cudaStreamSynchronize(stream));
-
   for (int pass = 0; pass < PASSES; ++pass) {
     if (trivial[pass]) continue;
+    if (first < 0) first = pass;
+    last = pass;
+  }
+  if (first < 0) { /* one key value: the keys are sorted as they are */
+    CHECK(io.untouched(keys, n, stream));
+    goto done;
+  }
+
+  for (int pass = first; pass <= last; ++pass) {
+    if (trivial[pass]) continue;
+    const KeyMap<K> load = io.on_load(pass == first), store = io.on_store(pass == last);
+    const bool maps = !load.identity() || !store.identity();
+    const auto kernel = maps ? mapped : plain;
     const uint64_t *bins_in = s.bins + pass * RADIX;
     int p = 0;
+    if (maps)
+      CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)smem));
     for (size_t begin = 0; begin < n; begin += portion, ++p) {
       const size_t end = n - begin < portion ? n : begin + portion;
       uint64_t *bins_out = s.portion_bins + (p & 1) * RADIX;
       CHECK_CUDA(cudaMemsetAsync(s.tile_counter, 0, s.lookback_words * sizeof(uint32_t), stream));
       kernel<<<(unsigned)((end - begin + TILE - 1) / TILE), BLOCK, smem, stream>>>(
           src, dst, begin, end, s.tile_counter, s.lookback, bins_in, bins_out, pass * RADIX_BITS,
-          vsrc, vdst);
+          vsrc, vdst, load, store);
       CHECK_CUDA(cudaGetLastError());
       bins_in = bins_out;
     }

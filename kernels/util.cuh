@@ -34,6 +34,16 @@ done:
   return rc;
 }
 
+/* check_width, and floats of 4 or 8 bytes only: a usage error naming `routine` otherwise. */
+inline int check_keyspec(const h5g_keyspec *ks, const char *routine) {
+  int rc = H5G_OK;
+  CHECK(check_width(ks->width, routine));
+  if (ks->cls == H5G_KEY_FLOAT && ks->width != 4 && ks->width != 8)
+    H5G_FAIL(H5G_ERR_USAGE, "unsupported float width %u for %s", ks->width, routine);
+done:
+  return rc;
+}
+
 /* Calls f(K()) with K the unsigned type of `width` bytes and returns its status; callers check
  * the width first (check_width): for any other width nothing is called and -1 returned. */
 template <typename F> int dispatch_width(unsigned width, F &&f) {

@@ -3,12 +3,16 @@
  * received runs, copy back waited for piece by piece), keys alone and with values (the source
  * indices made on the device, against a stable CPU reference), pinning host buffers, capacity
  * under a small mem_budget (calls at capacity succeed, calls above it are refused), the merge
- * streamed in chunks under it, and the device count; keys of 1 to 16 bytes (16: composed keys). */
+ * streamed in chunks under it, and the device count; keys of 1 to 16 bytes (16: composed keys).
+ * The resident sort and merge transform keys inside their kernels (kernels.h, H5G_CUDA_RAW_IN/OUT):
+ * signed, float and descending keys of every width there, special values among them
+ * (typed_keys.hpp: NaN payloads, -0.0, infinities, extremes), against base/keys.c + std::sort. */
 #include "base/backend.h"
 #include "base/host_memory.h"
 #include "kernels/kernels.h"
 #include "tests/support/check_cuda.h"
 #include "tests/support/keys.hpp"
+#include "tests/support/typed_keys.hpp"
 
 /* A pinned host buffer as the pipeline makes one: resident memory the backend pins. */
 template <typename K> K *pinned_keys(h5g_backend *be, size_t n) {
@@ -76,7 +80,8 @@ template <typename K> void check_resident(h5g_backend *be, size_t n, Dist dist, 
                                           int descending) {
   const unsigned width = sizeof(K);
   const h5g_keyspec ks = {cls, width, descending};
-  const std::vector<K> input = make_keys<K>(n, dist, 33), other = make_keys<K>(n, dist, 34);
+  const std::vector<K> input = typed_keys<K>(n, dist, &ks, 33);
+  const std::vector<K> other = typed_keys<K>(n, dist, &ks, 34);
   K *host = pinned_keys<K>(be, n);
   if (n) memcpy(host, input.data(), n * width);
   load_in_pieces(be, host, n, 3);
@@ -120,28 +125,6 @@ template <typename K> void check_resident(h5g_backend *be, size_t n, Dist dist, 
   free_pinned(be, host);
 }
 
-/* Keys (ordered bits) with the values they carry, as the resident path with values returns them. */
-template <typename K> struct Records {
-  std::vector<K> keys;
-  std::vector<uint64_t> values;
-};
-
-/* The CPU reference with values: keys[begin, end) (ordered bits) stably sorted, each with its
- * value; std::stable_sort shares no code with the kernels. */
-template <typename K>
-Records<K> stable_sorted(const std::vector<K> &keys, const std::vector<uint64_t> &values,
-                         size_t begin, size_t end) {
-  std::vector<size_t> order(end - begin);
-  for (size_t i = 0; i < order.size(); ++i) order[i] = begin + i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
-  Records<K> r{std::vector<K>(order.size()), std::vector<uint64_t>(order.size())};
-  for (size_t i = 0; i < order.size(); ++i) {
-    r.keys[i] = keys[order[i]];
-    r.values[i] = values[order[i]];
-  }
-  return r;
-}
-
 /* Equal neighbours whose values (here growing with the source position) do not increase. */
 template <typename K> size_t unstable_pairs(const K *keys, const uint64_t *values, size_t n) {
   size_t unstable = 0;
@@ -166,7 +149,8 @@ void check_resident_values(h5g_backend *be, size_t n, Dist dist, h5g_key_class c
   const unsigned width = sizeof(K);
   const h5g_keyspec ks = {cls, width, descending};
   const uint64_t first_index = ((uint64_t)3 << 33) + 12345;
-  const std::vector<K> input = make_keys<K>(n, dist, 35), other = make_keys<K>(n, dist, 36);
+  const std::vector<K> input = typed_keys<K>(n, dist, &ks, 35);
+  const std::vector<K> other = typed_keys<K>(n, dist, &ks, 36);
   std::vector<K> bits(input);
   std::vector<uint64_t> source(n);
   for (size_t i = 0; i < n; ++i) source[i] = first_index + i;
@@ -336,10 +320,15 @@ int main(void) {
       check_resident<uint32_t>(be, n, (Dist)d, H5G_KEY_FLOAT, 0);
       check_resident<uint64_t>(be, n, (Dist)d, H5G_KEY_FLOAT, 1);
       check_resident<uint64_t>(be, n, (Dist)d, H5G_KEY_SIGNED, 0);
+      check_resident<uint32_t>(be, n, (Dist)d, H5G_KEY_FLOAT, 1);
+      check_resident<uint32_t>(be, n, (Dist)d, H5G_KEY_SIGNED, 1);
+      check_resident<uint64_t>(be, n, (Dist)d, H5G_KEY_FLOAT, 0);
       check_resident_values<uint8_t>(be, n, (Dist)d, H5G_KEY_UNSIGNED, 0);
       check_resident_values<uint16_t>(be, n, (Dist)d, H5G_KEY_SIGNED, 1);
       check_resident_values<uint32_t>(be, n, (Dist)d, H5G_KEY_FLOAT, 0);
       check_resident_values<uint64_t>(be, n, (Dist)d, H5G_KEY_SIGNED, 0);
+      check_resident_values<uint32_t>(be, n, (Dist)d, H5G_KEY_FLOAT, 1);
+      check_resident_values<uint64_t>(be, n, (Dist)d, H5G_KEY_FLOAT, 0);
       check_resident<u128>(be, n, (Dist)d, H5G_KEY_SIGNED, 1);
       check_resident_values<u128>(be, n, (Dist)d, H5G_KEY_UNSIGNED, 1);
     }

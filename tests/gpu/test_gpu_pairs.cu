@@ -16,16 +16,12 @@
 #include "base/backend.h"
 #include "kernels/kernels.h"
 #include "tests/support/check_cuda.h"
+#include "tests/support/device_pairs.hpp"
 #include "tests/support/keys.hpp"
 
 /* The value of source position i: not i itself, and all 64 bits in use. */
 static uint64_t value_of(size_t i) { return ~(uint64_t)i; }
 static size_t position_of(uint64_t value) { return (size_t)~value; }
-
-template <typename K> struct Pairs {
-  std::vector<K> keys;
-  std::vector<uint64_t> vals;
-};
 
 template <typename K> Pairs<K> make_pairs(size_t n, int dist, uint64_t seed) {
   Pairs<K> p{gpu_keys<K>(n, dist, seed), std::vector<uint64_t>(n)};
@@ -76,55 +72,6 @@ void expect_equal(const Pairs<K> &got, const Pairs<K> &ref, const char *what, si
   EXPECT(got.vals == ref.vals, "%s %zu-byte n %zu %s: values differ from the reference", what,
          sizeof(K), n, gpu_dist_name(dist));
 }
-
-/* Device buffers of one test: keys, values, their ping-pong buffers and scratch (allocated
- * after the size queries, which take the value buffer to say that values move). The spare
- * byte/word past n catches a kernel that writes one element too many. */
-template <typename K> struct Device {
-  K *keys = NULL, *alt = NULL;
-  uint64_t *vals = NULL, *alt_vals = NULL;
-  void *temp = NULL;
-  size_t temp_bytes = 0, n = 0;
-
-  explicit Device(size_t count) : n(count) {
-    MUST_CUDA(cudaMalloc(&keys, (n + 1) * sizeof(K)));
-    MUST_CUDA(cudaMalloc(&alt, (n + 1) * sizeof(K)));
-    MUST_CUDA(cudaMalloc(&vals, (n + 1) * 8));
-    MUST_CUDA(cudaMalloc(&alt_vals, (n + 1) * 8));
-  }
-  void reserve(size_t scratch) {
-    temp_bytes = scratch;
-    MUST_CUDA(cudaMalloc(&temp, scratch + 1));
-  }
-  ~Device() {
-    cudaFree(temp);
-    cudaFree(alt_vals);
-    cudaFree(vals);
-    cudaFree(alt);
-    cudaFree(keys);
-  }
-  void upload(const Pairs<K> &p, cudaStream_t stream) {
-    MUST_CUDA(cudaMemcpyAsync(keys, p.keys.data(), n * sizeof(K), cudaMemcpyHostToDevice, stream));
-    MUST_CUDA(cudaMemcpyAsync(vals, p.vals.data(), n * 8, cudaMemcpyHostToDevice, stream));
-    MUST_CUDA(cudaMemsetAsync(keys + n, 0x5a, sizeof(K), stream)); /* guards */
-    MUST_CUDA(cudaMemsetAsync(vals + n, 0x5a, 8, stream));
-  }
-  Pairs<K> download(cudaStream_t stream) {
-    Pairs<K> p{std::vector<K>(n), std::vector<uint64_t>(n)};
-    K key_guard = 0;
-    uint64_t val_guard = 0;
-    MUST_CUDA(cudaMemcpyAsync(p.keys.data(), keys, n * sizeof(K), cudaMemcpyDeviceToHost, stream));
-    MUST_CUDA(cudaMemcpyAsync(p.vals.data(), vals, n * 8, cudaMemcpyDeviceToHost, stream));
-    MUST_CUDA(cudaMemcpyAsync(&key_guard, keys + n, sizeof(K), cudaMemcpyDeviceToHost, stream));
-    MUST_CUDA(cudaMemcpyAsync(&val_guard, vals + n, 8, cudaMemcpyDeviceToHost, stream));
-    MUST_CUDA(cudaStreamSynchronize(stream));
-    K want_key;
-    memset(&want_key, 0x5a, sizeof want_key);
-    EXPECT(key_guard == want_key && val_guard == 0x5a5a5a5a5a5a5a5aull,
-           "%zu-byte n %zu: written past the end", sizeof(K), n);
-    return p;
-  }
-};
 
 enum Way { RADIX, DISPATCH, NWAYS };
 static const char *way_name[NWAYS] = {"h5g_cuda_radix_sort", "h5g_cuda_sort"};

@@ -5,11 +5,10 @@
  * - sorting the ordered bits and transforming back gives numpy.sort's order (NaNs last,
  *   -0.0 before +0.0) or its exact reverse,
  * - the inverse gives back every input bit pattern (NaN payloads, -0.0). */
-#include <math.h>
-
 #include "kernels/kernels.h"
 #include "tests/support/check_cuda.h"
 #include "tests/support/keys.hpp"
+#include "tests/support/typed_keys.hpp"
 
 /* Ordered bits as the spec defines them, in the key's own width; bits is the raw key. */
 template <typename K> static K reference_ordered(K bits, const h5g_keyspec *ks) {
@@ -20,60 +19,6 @@ template <typename K> static K reference_ordered(K bits, const h5g_keyspec *ks) 
     bits -= (K)(ks->width == 4 ? (1ull << 23) - 1 : (1ull << 52) - 1);
   }
   return ks->descending ? (K)~bits : bits;
-}
-
-/* A float key's value (4 or 8 bytes of bits), NaN for NaN. */
-static double float_value(uint64_t bits, const h5g_keyspec *ks) {
-  if (ks->width == 4) {
-    float f;
-    uint32_t b = (uint32_t)bits;
-    memcpy(&f, &b, 4);
-    return f;
-  }
-  double d;
-  memcpy(&d, &bits, 8);
-  return d;
-}
-
-/* A signed integer key's value, sign-extended to 128 bits (exact at every width). */
-template <typename K> static __int128 signed_value(K bits) {
-  const u128 wide = bits;
-  if constexpr (sizeof(K) < 16) {
-    if ((wide >> (8 * sizeof(K) - 1)) & 1) return (__int128)(wide | ~(u128)0 << (8 * sizeof(K)));
-  }
-  return (__int128)wide;
-}
-
-/* numpy order: a strictly after b? NaN after everything but NaN; -0.0 before +0.0. */
-static int after(double a, double b) {
-  if (isnan(b)) return 0;
-  if (isnan(a)) return 1;
-  if (a == 0 && b == 0) return !signbit(a) && signbit(b);
-  return a > b;
-}
-
-/* The same for two keys of class ks->cls given by their bits: integers compared exactly. */
-template <typename K> static int key_after(K a, K b, const h5g_keyspec *ks) {
-  if (ks->cls == H5G_KEY_FLOAT)
-    return after(float_value((uint64_t)a, ks), float_value((uint64_t)b, ks));
-  if (ks->cls == H5G_KEY_SIGNED) return signed_value(a) > signed_value(b);
-  return a > b;
-}
-
-template <typename K> std::vector<K> special_keys(const h5g_keyspec *ks) {
-  std::vector<K> v;
-  const K max = (K)~(K)0, sign = (K)((K)1 << (8 * sizeof(K) - 1));
-  for (K k : {(K)0, (K)1, (K)(sign - 1), sign, (K)(sign + 1), (K)(max - 1), max}) v.push_back(k);
-  if (ks->cls == H5G_KEY_FLOAT) {
-    const int mant = sizeof(K) == 4 ? 23 : 52; /* 64-bit arithmetic: K may be narrower */
-    const int ebits = sizeof(K) == 4 ? 8 : 11;
-    const uint64_t inf = ((1ull << ebits) - 1) << mant, quiet = 1ull << (mant - 1);
-    const uint64_t s = (uint64_t)sign; /* floats are 4 or 8 bytes: no bits lost */
-    for (uint64_t k : {inf, inf | s, inf + 1, inf | s | 1, inf | quiet, inf | s | quiet,
-                       (uint64_t)(K)(max ^ sign), (uint64_t)1, s | 1})
-      v.push_back((K)k);
-  }
-  return v;
 }
 
 /* Sorts the ordered bits on the CPU and transforms them back on the GPU: the values must come
@@ -89,21 +34,16 @@ void check_order(const std::vector<K> &input, const std::vector<K> &ordered, con
   MUST_OK(h5g_cuda_keys_transform(d, n, ks, 1, stream));
   MUST_CUDA(cudaMemcpyAsync(back.data(), d, n * sizeof(K), cudaMemcpyDeviceToHost, stream));
   MUST_CUDA(cudaStreamSynchronize(stream));
-  size_t out_of_order = 0;
-  for (size_t i = 1; i < n; ++i)
-    out_of_order += ks->descending ? key_after(back[i], back[i - 1], ks)
-                                   : key_after(back[i - 1], back[i], ks);
-  EXPECT(out_of_order == 0, "class %d width %u desc %d n %zu: %zu pairs out of order", ks->cls,
-         ks->width, ks->descending, n, out_of_order);
+  const size_t wrong = out_of_order(back.data(), n, ks);
+  EXPECT(wrong == 0, "class %d width %u desc %d n %zu: %zu pairs out of order", ks->cls,
+         ks->width, ks->descending, n, wrong);
   EXPECT(multiset_checksum(back.data(), n) == multiset_checksum(input.data(), n),
          "class %d width %u desc %d n %zu: inverse lost bit patterns", ks->cls, ks->width,
          ks->descending, n);
 }
 
 template <typename K> void check_spec(const h5g_keyspec *ks, size_t n, cudaStream_t stream) {
-  std::vector<K> input = make_keys<K>(n, RANDOM, n + 3 * ks->cls + ks->descending);
-  const std::vector<K> special = special_keys<K>(ks);
-  for (size_t i = 0; i < n && i < 2 * special.size(); ++i) input[i * 7 % n] = special[i % special.size()];
+  const std::vector<K> input = typed_keys<K>(n, RANDOM, ks, n + 3 * ks->cls + ks->descending);
   std::vector<K> ordered(n), back(n);
   K *d = NULL;
   MUST_CUDA(cudaMalloc(&d, n * sizeof(K) + 1));

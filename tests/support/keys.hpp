@@ -153,6 +153,29 @@ template <typename K> std::vector<K> gpu_keys(size_t n, int dist, uint64_t seed)
   return v;
 }
 
+/* Keys with the values they carry (a record sort's result). */
+template <typename K> struct Records {
+  std::vector<K> keys;
+  std::vector<uint64_t> values;
+};
+
+/* The CPU reference with values: keys[begin, end) (unsigned, ordered bits) stably sorted, each
+ * with its value; std::stable_sort shares no code with the kernels. */
+template <typename K>
+Records<K> stable_sorted(const std::vector<K> &keys, const std::vector<uint64_t> &values,
+                         size_t begin, size_t end) {
+  std::vector<size_t> order(end - begin);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = begin + i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  Records<K> r{std::vector<K>(order.size()), std::vector<uint64_t>(order.size())};
+  for (size_t i = 0; i < order.size(); ++i) {
+    r.keys[i] = keys[order[i]];
+    r.values[i] = values[order[i]];
+  }
+  return r;
+}
+
 /* A key as text, for failure messages: hexadecimal, all its bytes. */
 template <typename K> const char *key_text(K key, char (&buf)[40]) {
   if constexpr (sizeof(K) > 8)
