@@ -293,3 +293,24 @@ unsigned long long h5g_files_free_bytes(const char *output) {
   directory_of(output, dir, sizeof dir);
   return statvfs(dir, &fs) == 0 ? (unsigned long long)fs.f_bavail * fs.f_frsize : 0;
 }
+
+int h5g_files_check_growth(const char *path, unsigned long long bytes) {
+  int rc = H5G_OK;
+  char dir[PATH_MAX];
+  struct rlimit limit;
+  struct statvfs fs;
+  struct stat now;
+  unsigned long long size = stat(path, &now) == 0 ? (unsigned long long)now.st_size : 0;
+  directory_of(path, dir, sizeof dir);
+  if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      size + bytes > (unsigned long long)limit.rlim_cur)
+    H5G_FAIL(H5G_ERR_RUNTIME, "the output would grow past the file size limit of %llu bytes "
+             "(ulimit -f): %llu written, up to %llu more to come (%s)",
+             (unsigned long long)limit.rlim_cur, size, bytes, path);
+  if (statvfs(dir, &fs) == 0 && (unsigned long long)fs.f_bavail * fs.f_frsize < bytes)
+    H5G_FAIL(H5G_ERR_RUNTIME, "the disk is full: the output needs up to %llu more bytes, %llu "
+             "are free in %s (%s)", bytes, (unsigned long long)fs.f_bavail * fs.f_frsize, dir,
+             path);
+done:
+  return rc;
+}

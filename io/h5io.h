@@ -189,6 +189,9 @@ int h5g_files_copy(const char *src, const char *dst);
  * process's file-size limit or the free space of its file system. Writing past either would
  * fail inside HDF5, whose 1.10 library cannot then close the file cleanly. */
 int h5g_files_check_space(const char *output, unsigned long long bytes);
+/* Fails (runtime error, naming a full disk or the file-size limit) when `path` cannot grow by
+ * `bytes` more: checked as a filtered output is written, whose size is known only then. */
+int h5g_files_check_growth(const char *path, unsigned long long bytes);
 /* Bytes free (for an unprivileged writer) on the file system OUTPUT is written to; 0 if unknown. */
 unsigned long long h5g_files_free_bytes(const char *output);
 /* Reserves disk blocks for the first `bytes` of `path` without changing its size, so the writes

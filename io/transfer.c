@@ -155,6 +155,33 @@ static int piece_status(int failed, int piece_rc, int writing, const char *where
                        "cannot %s the dataset (%s)", writing ? "write" : "read", where);
 }
 
+/* A filtered output's size is known only as its chunks are written, and HDF5 1.10 cannot close
+ * a file whose write failed for want of room (the library then crashes at exit, in
+ * H5F__close_cb: a segfault under ulimit -f). So before each piece of such a write the room it
+ * may take is checked (its raw bytes, plus 1 MiB for metadata): a full disk or the
+ * file-size limit fails the run there, named, with the file still whole. */
+typedef struct {
+  h5g_io_piece_fn each;
+  void *ctx;
+  const char *path;
+  size_t row_bytes;
+} room_check;
+
+static int check_room(void *arg, uint64_t first, uint64_t count, int moved) {
+  room_check *c = arg;
+  unsigned long long need = (unsigned long long)count * c->row_bytes + (1ull << 20);
+  int rc = moved ? H5G_OK : h5g_files_check_growth(c->path, need);
+  return rc == H5G_OK && c->each ? c->each(c->ctx, first, count, moved) : rc;
+}
+
+/* 1 when `d` has filters (its size is known once written). */
+static int filtered(const h5g_dset *d) {
+  hid_t dcpl = H5Dget_create_plist(d->id);
+  int yes = dcpl >= 0 && H5Pget_nfilters(dcpl) > 0;
+  CLOSE_ID(H5Pclose, dcpl);
+  return yes;
+}
+
 static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int writing,
                     h5g_io_piece_fn each, void *ctx) {
   int rc = H5G_OK;
@@ -170,6 +197,11 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   h5g_chunked_source chunked;
   int ranks;
   CHECK_MPI(MPI_Comm_size(comm, &ranks));
+  room_check room = {each, ctx, d->file->path, row_bytes};
+  if (writing && filtered(d)) {
+    each = check_room;
+    ctx = &room;
+  }
   off_t offset = direct_offset(d, writing);
   int chunks = chunked_source(d, writing, &chunked) &&
                (!writing || (ranks == 1 && chunked.pipeline.count > 0 &&
