@@ -311,6 +311,18 @@ done:
   return rc;
 }
 
+/* The end of a create whose creation properties are made: the dataset, its memory type. */
+static int create_made(h5g_file *out, const char *dataset, hid_t file_type, hid_t mem_type,
+                       int rank, const hsize_t *dims, hid_t dcpl, const hsize_t *maxdims,
+                       int replace, h5g_dset *d, h5g_dset **result) {
+  int rc = H5G_OK;
+  CHECK(create_dataset(out, dataset, file_type, rank, dims, dcpl, maxdims, replace, d));
+  CHECK(finish_created(d, mem_type));
+  *result = d;
+done:
+  return rc;
+}
+
 int h5g_io_create_index_like(h5g_file *out, const char *dataset, uint64_t n, const h5g_dset *keys,
                              const h5g_io_storage_choice *storage, h5g_dset **result) {
   int rc = H5G_OK;
@@ -319,9 +331,8 @@ int h5g_io_create_index_like(h5g_file *out, const char *dataset, uint64_t n, con
   hsize_t maxdims[H5S_MAX_RANK], dims = n;
   CHECK(new_dset(out, dataset, &d));
   CHECK(like_properties(d, keys, storage, 0, H5T_STD_U64LE, 1, &dims, &dcpl, maxdims));
-  CHECK(create_dataset(out, dataset, H5T_STD_U64LE, 1, &dims, dcpl, maxdims, 1, d));
-  CHECK(finish_created(d, H5T_NATIVE_UINT64));
-  *result = d;
+  CHECK(create_made(out, dataset, H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &dims, dcpl, maxdims, 1,
+                    d, result));
   d = NULL;
 done:
   CLOSE_ID(H5Pclose, dcpl);
@@ -364,9 +375,7 @@ int h5g_io_create(h5g_file *f, const char *dataset, hid_t file_type, hid_t mem_t
                                                          H5I_INVALID_HID, H5I_INVALID_HID,
                                                          H5Tget_size(mem_type), 1, rank, dims,
                                                          d->where, &dcpl, maxdims)));
-  CHECK(create_dataset(f, dataset, file_type, rank, dims, dcpl, maxdims, 0, d));
-  CHECK(finish_created(d, mem_type));
-  *result = d;
+  CHECK(create_made(f, dataset, file_type, mem_type, rank, dims, dcpl, maxdims, 0, d, result));
   d = NULL;
 done:
   CLOSE_ID(H5Pclose, dcpl);

@@ -98,6 +98,22 @@ def references_kept(inp, out):
     check(r_in == r_out, f"{out}: references changed: {r_in} -> {r_out}")
 
 
+def refused(src, out, mode, args, message):
+    """A run refused before any work (exit 2, one line holding `message`): in place the file is
+    unchanged, else no OUTPUT."""
+    if os.path.exists(out):
+        os.remove(out)
+    before = open(src, "rb").read()
+    err = sort(src, out, *args, mode=mode, expect=2)
+    check(message in err, f"expected '{message}': {err}")
+    lines = [line for line in err.splitlines() if line.startswith("h5gsort")]
+    check(len(lines) == 1, f"one line expected: {err}")
+    if mode == "inplace":
+        check(open(out, "rb").read() == before, "the refused in-place input changed")
+    else:
+        check(not os.path.exists(out), "a refused run left OUTPUT")
+
+
 def perm_of(keys):
     return np.argsort(keys, kind="stable")
 
@@ -160,18 +176,8 @@ def case_nc4fixed():
     # a contiguous variable cannot change its length in place, and a new object would lose the
     # scale's reference to it: refused before any work, the file untouched
     for mode in ("whole", "inplace"):
-        out = f"{W}/fixed_top_{mode}.nc"
-        if os.path.exists(out):
-            os.remove(out)
-        before = open(src, "rb").read()
-        err = sort(src, out, "-d", "/temp", "--top", "10", mode=mode, expect=2)
-        check("REFERENCE_LIST" in err and "/temp" in err, f"--top on a fixed netCDF variable: {err}")
-        lines = [line for line in err.splitlines() if line.startswith("h5gsort")]
-        check(len(lines) == 1, f"one line expected: {err}")
-        if mode == "inplace":
-            check(open(out, "rb").read() == before, "the refused in-place input changed")
-        else:
-            check(not os.path.exists(out), "a refused run left OUTPUT")
+        refused(src, f"{W}/fixed_top_{mode}.nc", mode, ["-d", "/temp", "--top", "10"],
+                "cannot keep the reference to /temp in attribute 'REFERENCE_LIST'")
     # default mode writes a new file: --top is fine there
     out = f"{W}/fixed_top_new.nc"
     sort(src, out, "-d", "/temp", "--carry", "/obs", "--top", "10")
@@ -238,17 +244,10 @@ def case_links():
     # a dataset path never replaces a group (issue 32): refused before any work, nothing changed
     for mode in ("whole", "inplace"):
         out = f"{W}/links_group_{mode}.h5"
-        if os.path.exists(out):
-            os.remove(out)
-        before = open(src, "rb").read()
-        err = sort(src, out, "-d", "/g1/extra", "--output-dataset", "/g2", mode=mode, expect=2)
-        check("/g2 is a group" in err, f"--output-dataset naming a group: {err}")
+        refused(src, out, mode, ["-d", "/g1/extra", "--output-dataset", "/g2"], "/g2 is a group")
         if mode == "inplace":
             with h5py.File(out, "r") as b:
                 check("g2/data" in b, "--output-dataset deleted a group")
-            check(open(out, "rb").read() == before, "the refused in-place input changed")
-        else:
-            check(not os.path.exists(out), "a refused run left OUTPUT")
 
 
 def case_pytables():
