@@ -16,7 +16,6 @@ import warnings
 import h5py
 import netCDF4
 import numpy as np
-import tables
 import xarray
 
 BIN, MPIEXEC, RANKS, CASE = sys.argv[1], shlex.split(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -251,6 +250,7 @@ def case_links():
 
 
 def case_pytables():
+    import tables  # only this case needs PyTables
     src = f"{W}/pytables.h5"
     for mode in MODES:
         out = f"{W}/pt_{mode}.h5"

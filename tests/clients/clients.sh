@@ -6,10 +6,12 @@
 source "$(dirname "$0")/../e2e/lib.sh" --backend-only
 test_backend
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+modules="h5py, netCDF4, xarray"
+[ "$4" = pytables ] && modules="$modules, tables"
 for py in python3 /usr/bin/python3; do
-  if "$py" -c 'import h5py, netCDF4, xarray, tables' 2>/dev/null; then
+  if "$py" -c "import $modules" 2>/dev/null; then
     exec "$py" "$(dirname "$0")/clients.py" "$@"
   fi
 done
-echo "FAIL: no python3 with h5py, netCDF4, xarray and tables (run .ci/deps)" >&2
+echo "FAIL: no python3 with $modules (run .ci/deps)" >&2
 exit 1
