@@ -38,7 +38,7 @@ const char *h5g_files_kind(const char *path) {
 
 /* One file, however spelled: both exist and are one inode (hard or symbolic links, "./x"), or
  * neither exists and both name one entry of one directory. */
-static int same_file(const char *a, const char *b) {
+int h5g_files_same(const char *a, const char *b) {
   struct stat sa, sb;
   int has_a = stat(a, &sa) == 0, has_b = stat(b, &sb) == 0;
   if (has_a || has_b) return has_a && has_b && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
@@ -81,9 +81,9 @@ int h5g_files_check_report(const char *report, const char *input, const char *ou
   if ((kind = h5g_files_kind(report)) && (strcmp(kind, "directory") == 0 ||
                                           strcmp(kind, "socket") == 0))
     H5G_FAIL(H5G_ERR_USAGE, "--report names a %s, not a file (%s)", kind, report);
-  if (same_file(report, input))
+  if (h5g_files_same(report, input))
     H5G_FAIL(H5G_ERR_USAGE, "--report names the input file, which it would overwrite (%s)", report);
-  if (same_file(report, output))
+  if (h5g_files_same(report, output))
     H5G_FAIL(H5G_ERR_USAGE, "--report names OUTPUT: give the report a file of its own (%s)",
              report);
 done:
@@ -106,7 +106,7 @@ int h5g_files_check_output(const char *input, const char *output, int force, int
       H5G_FAIL(H5G_ERR_USAGE, "output is a %s, not a regular file: it is never replaced (%s)",
                kind, output);
     if (!force) H5G_FAIL(H5G_ERR_USAGE, "output exists; use --force to replace it (%s)", output);
-    *same_as_input = same_file(input, output);
+    *same_as_input = h5g_files_same(input, output);
   }
 done:
   return rc;
@@ -114,7 +114,7 @@ done:
 
 int h5g_files_check_temp(const char *temp, const char *input) {
   int rc = H5G_OK;
-  if (same_file(temp, input))
+  if (h5g_files_same(temp, input))
     H5G_FAIL(H5G_ERR_USAGE, "the input has the temporary file's name, which the run would "
              "overwrite: rename the input (%s)", input);
 done:
@@ -198,7 +198,7 @@ int h5g_files_remove_stale(const char *output, const char *input) {
     if (pid <= 0 || strncmp(end, ".tmp", 4) != 0 || (end[4] != '\0' && end[4] != '.')) continue;
     if (process_alive(pid)) continue; /* its run may still be going */
     if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) continue;
-    if (!same_file(path, input) && unlink(path) == 0) removed++;
+    if (!h5g_files_same(path, input) && unlink(path) == 0) removed++;
     free(path);
   }
   closedir(d);

@@ -189,6 +189,14 @@ int h5g_files_copy(const char *src, const char *dst);
  * process's file-size limit or the free space of its file system. Writing past either would
  * fail inside HDF5, whose 1.10 library cannot then close the file cleanly. */
 int h5g_files_check_space(const char *output, unsigned long long bytes);
+/* 1 when a and b name the same file (device and inode; links and ./ spellings alike). */
+int h5g_files_same(const char *a, const char *b);
+/* Serial (one rank, before any work): usage error when one of the files that file:dataset's
+ * data lie in (the file itself, an external link's target, a virtual dataset's sources) is one
+ * of `written` (count paths the run writes: OUTPUT unless in place, the report, the temporary
+ * file; NULL entries skipped): writing it would change the input. */
+int h5g_io_inspect_sources(const char *file, const char *dataset, const char *const *written,
+                           int count);
 /* Fails (runtime error, naming a full disk or the file-size limit) when `path` cannot grow by
  * `bytes` more: checked as a filtered output is written, whose size is known only then. */
 int h5g_files_check_growth(const char *path, unsigned long long bytes);

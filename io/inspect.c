@@ -436,3 +436,50 @@ done:
   return rc;
 }
 
+/* Usage error when `source` (a file `where`'s data lie in) is one of written[0..count). */
+static int not_written(const char *source, const char *kind, const char *const *written, int count,
+                       const char *where) {
+  int rc = H5G_OK;
+  for (int i = 0; i < count; i++)
+    if (written[i] && h5g_files_same(source, written[i]))
+      H5G_FAIL(H5G_ERR_USAGE, "%s holds the input's data (%s), which the run would "
+               "overwrite: write to another file (%s)", written[i], kind, where);
+done:
+  return rc;
+}
+
+int h5g_io_inspect_sources(const char *file, const char *dataset, const char *const *written,
+                           int count) {
+  int rc = H5G_OK;
+  hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+  char where[WHERE_MAX], dir[PATH_MAX], source[PATH_MAX];
+  size_t virtuals = 0;
+  snprintf(where, sizeof where, "%s:%s", file, dataset);
+  CHECK(inspect_open(file, dataset, where, &fid, &did));
+  /* through an external link the dataset lies in another file, named as HDF5 opened it */
+  ssize_t len = H5Fget_name(did, source, sizeof source);
+  if (len > 0 && (size_t)len < sizeof source && !h5g_files_same(source, file))
+    CHECK(not_written(source, "the target of an external link", written, count,
+                      where));
+  CHECK_H5(dcpl = H5Dget_create_plist(did), "cannot read the storage (%s)", where);
+  if (H5Pget_layout(dcpl) == H5D_VIRTUAL) CHECK_H5(H5Pget_virtual_count(dcpl, &virtuals),
+                                                   "cannot read the virtual mappings (%s)", where);
+  snprintf(dir, sizeof dir, "%s", file);
+  char *slash = strrchr(dir, '/');
+  if (slash) slash[1] = '\0';
+  else snprintf(dir, sizeof dir, "./");
+  for (size_t i = 0; i < virtuals; i++) {
+    char name[PATH_MAX];
+    ssize_t n = H5Pget_virtual_filename(dcpl, i, name, sizeof name);
+    if (n <= 0 || (size_t)n >= sizeof name || strcmp(name, ".") == 0) continue; /* this file */
+    /* HDF5 looks for a relative source beside the virtual dataset's file */
+    int used = snprintf(source, sizeof source, "%s%s", name[0] == '/' ? "" : dir, name);
+    if (used < 0 || (size_t)used >= sizeof source) continue; /* no such file can exist */
+    CHECK(not_written(source, "a source of a virtual dataset", written, count, where));
+  }
+done:
+  CLOSE_ID(H5Pclose, dcpl);
+  CLOSE_ID(H5Dclose, did);
+  CLOSE_ID(H5Fclose, fid);
+  return rc;
+}

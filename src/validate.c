@@ -55,6 +55,20 @@ done:
   return rc;
 }
 
+/* No path the run writes is a file an input dataset's data lie in (an external link's target,
+ * a virtual dataset's source): OUTPUT (unless in place, where INPUT is OUTPUT), the report and
+ * the temporary file. */
+static int check_sources(const h5g_options *opt, const h5g_verdict *v) {
+  int rc = H5G_OK;
+  const char *written[] = {v->in_place ? NULL : opt->output, opt->report, v->tmp_path};
+  for (int i = 0; i < opt->ndatasets; i++)
+    CHECK(h5g_io_inspect_sources(opt->input, opt->datasets[i], written, 3));
+  for (int i = 0; i < opt->ncarry; i++)
+    CHECK(h5g_io_inspect_sources(opt->input, opt->carry[i], written, 3));
+done:
+  return rc;
+}
+
 int h5g_validate(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
@@ -84,6 +98,7 @@ int h5g_validate(h5g_run *r) {
     if (bytes > v->moved_row_bytes) v->moved_row_bytes = bytes;
   }
   CHECK(check_storage(opt, v));
+  CHECK(check_sources(opt, v));
   if (stat(opt->input, &input) != 0)
     H5G_FAIL(H5G_ERR_USAGE, "cannot stat the input: %s (%s)", strerror(errno), opt->input);
   if (opt->ncarry || opt->key_field || opt->nkey_columns ||

@@ -37,7 +37,7 @@ set(H5G_BADINPUT_CASES
     unknown_option missing_dataset_option bad_option_value write_failure help version
     report_is_input bad_paths special_files input_named_stale key_field_integer
     long_output_names long_carry_path
-    truncated_metadata control_chars compressed_write_limit)
+    truncated_metadata control_chars compressed_write_limit written_is_source)
 foreach(case ${H5G_BADINPUT_CASES})
   add_test(NAME badinput.${case}
            COMMAND bash ${H5G_E2E_DIR}/badinput.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})

@@ -245,6 +245,32 @@ case_compressed_write_limit() {
   expect_failure 1 'file size limit' "$IN" "$OUT" -d /keys --compress gzip=1
 }
 
+# Issue 32: a path the run writes is a file the input's data lie in, through an external link
+# or a virtual dataset's source: refused before any work, the file unchanged.
+case_written_is_source() {
+  local D=$W/src
+  mkdir -p "$D"
+  /usr/bin/python3 - "$D" <<'PY' || die "could not make the input"
+import sys, h5py, numpy as np
+w = sys.argv[1]
+with h5py.File(f"{w}/target.h5", "w") as f: f["k"] = np.arange(100, 0, -1, dtype="u4")
+with h5py.File(f"{w}/main.h5", "w") as f:
+    f["k"] = h5py.ExternalLink("target.h5", "/k"); f["own"] = np.arange(100, dtype="u4")
+    lay = h5py.VirtualLayout(shape=(100,), dtype="u4")
+    lay[:] = h5py.VirtualSource("target.h5", "k", shape=(100,))
+    f.create_virtual_dataset("v", lay)
+PY
+  IN=$D/main.h5
+  sha256sum "$D/target.h5" >"$W/target.sum"
+  OUT=$D/target.h5
+  expect_failure 2 "holds the input's data \\(the target of an external link\\)" "$IN" "$OUT" -d /k --force
+  expect_failure 2 "holds the input's data \\(a source of a virtual dataset\\)" "$IN" "$OUT" -d /v --force
+  OUT=$D/out.h5
+  expect_failure 2 "target.h5 holds the input's data" "$IN" "$OUT" -d /own --carry /k \
+    --report "$D/target.h5"
+  sha256sum -c --quiet "$W/target.sum" || die "the external link's target changed"
+}
+
 # --help and --version: exit 0, printed once (by rank 0): 3 ranks print what 1 rank prints.
 expect_info() {
   local option=$1 pattern=$2
