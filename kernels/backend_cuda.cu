@@ -622,7 +622,7 @@ int g_context_device = -1;
 
 /* Makes (or takes) the context of `device`: the first call on a device creates it, which needs
  * device memory of its own. cudaSetDevice creates it since CUDA 12; cudaFree(0) before. */
-int start_context(int device) {
+int make_current_context(int device) {
   int rc = H5G_OK;
   const cudaError_t err = cudaSetDevice(device);
   if (err == cudaErrorMemoryAllocation)
@@ -647,11 +647,12 @@ struct h5g_cuda_warmup {
 
 namespace {
 
-void *make_context(void *arg) {
+void *warmup_thread(void *arg) {
   h5g_cuda_warmup *w = (h5g_cuda_warmup *)arg;
   const double start = now_seconds();
   const int count = h5g_cuda_device_count();
-  if (count > 0) w->rc = start_context(w->local_rank % count); /* the device the backend picks */
+  /* the device the backend picks */
+  if (count > 0) w->rc = make_current_context(w->local_rank % count);
   if (w->rc != H5G_OK) snprintf(w->error, sizeof w->error, "%s", h5g_error_message());
   w->seconds = now_seconds() - start;
   return NULL;
@@ -665,7 +666,7 @@ extern "C" int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **out) {
   *out = NULL;
   CHECK_ALLOC(w, sizeof(*w));
   w->local_rank = local_rank < 0 ? 0 : local_rank;
-  if (pthread_create(&w->thread, NULL, make_context, w) != 0) goto done; /* the backend makes it */
+  if (pthread_create(&w->thread, NULL, warmup_thread, w) != 0) goto done; /* the backend makes it */
   *out = w;
   w = NULL;
 done:
@@ -729,7 +730,7 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   CHECK_ALLOC(cb, sizeof(*cb));
   be->impl = cb;
   cb->device = (local_rank < 0 ? 0 : local_rank) % count;
-  CHECK(start_context(cb->device)); /* made already when h5g_cuda_warmup_start ran */
+  CHECK(make_current_context(cb->device)); /* made already when h5g_cuda_warmup_start ran */
   CHECK_CUDA(cudaGetDeviceProperties(&props, cb->device));
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
