@@ -82,7 +82,8 @@ void settle_ops(h5g_backend *be, size_t count) {
   CudaBackend *cb = impl_of(be);
   for (size_t i = 0; i < count; i++) {
     float ms = 0;
-    if (cb->ops[i].ended && cudaEventElapsedTime(&ms, cb->ops[i].start, cb->ops[i].stop) == cudaSuccess) {
+    if (cb->ops[i].ended &&
+        cudaEventElapsedTime(&ms, cb->ops[i].start, cb->ops[i].stop) == cudaSuccess) {
       double *sum = cb->ops[i].kind == OP_H2D   ? &be->h2d_seconds
                     : cb->ops[i].kind == OP_D2H ? &be->d2h_seconds
                                                 : &be->kernel_seconds;

@@ -54,8 +54,9 @@ int reserve(h5g_backend *be, size_t bytes) {
   CudaBackend *cb = impl_of(be);
   if (bytes <= cb->pool_bytes) goto done;
   if (bytes > be->mem_budget)
-    H5G_FAIL(H5G_ERR_RUNTIME, "a GPU call needs %zu bytes of device memory, over the budget of %llu",
-             bytes, (unsigned long long)be->mem_budget);
+    H5G_FAIL(H5G_ERR_RUNTIME,
+             "a GPU call needs %zu bytes of device memory, over the budget of %llu", bytes,
+             (unsigned long long)be->mem_budget);
   CHECK_CUDA(cudaStreamSynchronize(cb->stream));
   if (cb->side_stream) CHECK_CUDA(cudaStreamSynchronize(cb->side_stream));
   CHECK_CUDA(cudaFree(cb->pool));
