@@ -1,0 +1,126 @@
+/* The CUDA backend's device-resident run (backend_cuda_internal.cuh, base/backend.h: load ...
+ * wait_copied): keys loaded in pieces, sorted where they lie, exchanged from and received into
+ * its buffers, merged, and copied back in pieces the host waits for one at a time. */
+#include "kernels/backend_cuda_internal.cuh"
+
+namespace h5g {
+namespace detail {
+
+int cuda_load(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,
+              unsigned width, int with_values) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  if (first == 0) { /* a new run: its buffers, with merge scratch for the runs it may receive */
+    CHECK(check_fits(be, n, width, with_values != 0));
+    CHECK(prepare(be, n, width, with_values != 0, RESERVED_MERGE_RUNS, &cb->run));
+    cb->run_n = n;
+    cb->run_width = width;
+    cb->run_values = with_values != 0;
+  }
+  if (cb->run_n != n || cb->run_width != width || cb->run_values != (with_values != 0) ||
+      first + count > n)
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: load of keys [%zu, %zu) outside the run of %zu",
+             first, first + count, n);
+  CHECK(copy_async(cb, (char *)cb->run.keys + first * width, piece, count * width, OP_H2D, 0));
+done:
+  return rc;
+}
+
+namespace {
+
+/* The run's sort or merge and the copy back both refuse what the loaded run cannot give. A merge
+ * of received runs may hold fewer keys than were loaded (--top keeps only the first K). */
+int check_run(const CudaBackend *cb, size_t n, unsigned width, const uint64_t *values,
+              size_t nruns, bool fewer) {
+  int rc = H5G_OK;
+  if ((fewer ? n > cb->run_n : n != cb->run_n) || cb->run_width != width ||
+      (values && !cb->run_values) ||
+      nruns > RESERVED_MERGE_RUNS)
+    H5G_FAIL(H5G_ERR_RUNTIME,
+             "internal error: %zu %u-byte keys%s in %zu runs on the GPU, the loaded run has %zu "
+             "%u-byte keys%s", n, width, values ? " with values" : "", nruns, cb->run_n,
+             cb->run_width, cb->run_values ? " with values" : "");
+done:
+  return rc;
+}
+
+} // namespace
+
+int cuda_sort_loaded(h5g_backend *be, void *keys, uint64_t *values, uint64_t first_index, size_t n,
+                     const h5g_keyspec *ks, int final) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  const CallBuffers &run = cb->run;
+  const unsigned width = ks->width;
+  const double start = now_seconds();
+  size_t op = 0;
+  cb->copy_back_total = 0;
+  if (n == 0) goto done;
+  CHECK(check_run(cb, n, width, values, 1, false));
+  CHECK(op_begin(cb, OP_KERNELS, &op, cb->stream));
+  if (run.vals) CHECK(h5g_cuda_iota(run.vals, n, first_index, cb->stream));
+  /* the raw keys loaded leave the sort as ordered bits, or as the raw output when final */
+  CHECK(sort_or_merge(cb->stream, run.temp, run.temp_bytes, run.keys, run.alt, run.vals,
+                      run.alt_vals, n, width, NULL, 0, ks,
+                      H5G_CUDA_RAW_IN | (final ? H5G_CUDA_RAW_OUT : 0)));
+  CHECK(op_end(cb, op, cb->stream));
+  CHECK(copy_back(cb, keys, run.keys, values, run.vals, n, width));
+done:
+  be->waited_seconds += now_seconds() - start; /* the sort waits once for its pass plan */
+  return rc;
+}
+
+int cuda_run_buffers(h5g_backend *be, h5g_device_run *run) {
+  const CudaBackend *cb = impl_of(be);
+  run->keys = cb->run.keys;
+  run->spare = cb->run.alt;
+  run->values = cb->run.vals; /* NULL in a run without values (prepare) */
+  run->spare_values = cb->run.alt_vals;
+  return H5G_OK;
+}
+
+int cuda_merge_received(h5g_backend *be, void *keys, uint64_t *values, size_t n,
+                        const h5g_keyspec *ks, const uint64_t *run_offsets, size_t nruns) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  const CallBuffers &run = cb->run;
+  const unsigned width = ks->width;
+  const double start = now_seconds();
+  size_t op = 0;
+  cb->copy_back_total = 0;
+  if (n == 0) goto done;
+  CHECK(check_run(cb, n, width, values, nruns, true));
+  CHECK(op_begin(cb, OP_KERNELS, &op, cb->stream));
+  /* received into the spare buffers; the kept run, sent away, is now the ping-pong buffer; runs
+   * of ordered bits, merged into the raw output */
+  CHECK(sort_or_merge(cb->stream, run.temp, run.temp_bytes, run.alt, run.keys, run.alt_vals,
+                      run.vals, n, width, run_offsets, nruns, ks, H5G_CUDA_RAW_OUT));
+  CHECK(op_end(cb, op, cb->stream));
+  CHECK(copy_back(cb, keys, run.alt, values, run.alt_vals, n, width));
+done:
+  be->waited_seconds += now_seconds() - start;
+  return rc;
+}
+
+int cuda_wait_copied(h5g_backend *be, size_t count) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  const double start = now_seconds();
+  size_t i = 0;
+  if (count > cb->copy_back_total)
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: waiting for %zu keys, %zu are being copied back",
+             count, cb->copy_back_total);
+  if (count == 0) goto done;
+  while (i < cb->nops && !(cb->ops[i].kind == OP_D2H && cb->ops[i].copy_back == cb->copy_backs &&
+                           cb->ops[i].copied_back >= count))
+    i++;
+  if (i == cb->nops) goto done; /* waited for before (its op is settled) */
+  CHECK_CUDA(cudaEventSynchronize(cb->ops[i].stop));
+  settle_ops(be, i + 1);
+done:
+  be->waited_seconds += now_seconds() - start;
+  return rc;
+}
+
+} // namespace detail
+} // namespace h5g
