@@ -335,7 +335,7 @@ int main(void) {
       check_resident<u128>(be, n, (Dist)d, H5G_KEY_SIGNED, 1);
       check_resident_values<u128>(be, n, (Dist)d, H5G_KEY_UNSIGNED, 1);
     }
-  /* more keys with values than one copy-back piece holds (backend_cuda.cu:
+  /* more keys with values than one copy-back piece holds (kernels/backend_ops.cu:
    * COPY_BACK_PIECE_BYTES, 256 MiB of keys and values): each waited part spans pieces */
   check_resident_values<uint64_t>(be, 2 * (((size_t)256 << 20) / 16) + 1001, FEW_UNIQUE,
                                   H5G_KEY_FLOAT, 1);
