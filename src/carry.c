@@ -17,7 +17,7 @@ typedef struct {
 static int carry_allocate(h5g_run *r, carried *c) {
   int rc = H5G_OK;
   size_t bytes = r->plan.n * h5g_io_row_bytes(c->src);
-  size_t out_bytes = r->plan.out_n * h5g_io_row_bytes(c->src);
+  size_t out_bytes = r->extent.out_n * h5g_io_row_bytes(c->src);
   c->rows = malloc(bytes ? bytes : 1);
   c->out = malloc(out_bytes ? out_bytes : 1);
   CHECK_ALLOC(c->rows, bytes);
@@ -35,7 +35,7 @@ static int carry_dataset(h5g_run *r, const char *src, const char *dst, const h5g
   const h5g_plan *plan = &r->plan;
   carried c = {0};
   STEP(r, H5G_PHASE_CARRY, h5g_io_open_rows(r->in_file, src, &c.src));
-  STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst, c.src, plan->out_total,
+  STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst, c.src, r->extent.out_total,
                                               &r->opt->storage, &c.dst));
   /* written directly; read through HDF5 unless the keys came from its rows without conversion
    * (and so were read directly where that is allowed) */
@@ -43,10 +43,10 @@ static int carry_dataset(h5g_run *r, const char *src, const char *dst, const h5g
   if (keys_read && h5g_io_unconverted(keys_read)) h5g_io_allow_direct(c.src);
   STEP(r, H5G_PHASE_CARRY, carry_allocate(r, &c));
   STEP(r, H5G_PHASE_CARRY, h5g_io_read(c.src, plan->offset, plan->n, c.rows));
-  STEP(r, H5G_PHASE_CARRY, h5g_gather_rows(r->comm, r->data.sorted_values, plan->out_n, c.rows,
+  STEP(r, H5G_PHASE_CARRY, h5g_gather_rows(r->comm, r->data.sorted_values, r->extent.out_n, c.rows,
                                            r->verdict.info.n, h5g_io_row_bytes(c.src), c.out,
                                            plan->io_threads));
-  STEP(r, H5G_PHASE_CARRY, h5g_io_write(c.dst, plan->out_offset, plan->out_n, c.out));
+  STEP(r, H5G_PHASE_CARRY, h5g_io_write(c.dst, r->extent.out_offset, r->extent.out_n, c.out));
 done:
   if (h5g_io_close(c.dst) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   if (h5g_io_close(c.src) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;

@@ -45,8 +45,8 @@ int h5g_exchange_runs(h5g_run *r) {
   h5g_run_exchange x = {0};
   const h5g_plan *plan = &r->plan;
   STEP(r, H5G_PHASE_EXCHANGE, h5g_run_exchange_alloc((size_t)r->size, plan->nruns, &x));
-  STEP(r, H5G_PHASE_EXCHANGE, h5g_run_exchange_counts(r->comm, r->data.cuts, plan->out_n,
-                                                      plan->out_offset, &x, r->data.recv_offsets));
+  STEP(r, H5G_PHASE_EXCHANGE, h5g_run_exchange_counts(r->comm, r->data.cuts, r->extent.out_n,
+                                                      r->extent.out_offset, &x, r->data.recv_offsets));
   if (h5g_run_exchange_needs_packing(&x)) /* never on the resident path: one run */
     STEP(r, H5G_PHASE_EXCHANGE, pack_runs(r, &x));
   STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, &x, 0));

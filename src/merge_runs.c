@@ -108,7 +108,7 @@ done:
 }
 
 /* One rank: its own runs. */
-int h5g_merge_local(h5g_run *r) { return merge_runs(r, r->plan.run_offsets, r->plan.nruns); }
+int h5g_merge_local(h5g_run *r) { return merge_runs(r, r->data.runs, r->plan.nruns); }
 
 int h5g_merge_received(h5g_run *r) {
   h5g_data *d = &r->data;
@@ -123,5 +123,5 @@ int h5g_merge_received(h5g_run *r) {
 
 int h5g_merge_wait(h5g_run *r) {
   if (r->plan.path != H5G_PATH_DEVICE_RESIDENT) return H5G_OK;
-  return r->be->wait_copied(r->be, r->plan.out_n);
+  return r->be->wait_copied(r->be, r->extent.out_n);
 }

@@ -77,8 +77,8 @@ int h5g_passes_finish(h5g_run *r) {
   int rc = H5G_OK;
   h5g_data *d = &r->data;
   STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r));
-  STEP(r, H5G_PHASE_EXCHANGE, follow_order(r, r->plan.out_n));
-  if (r->plan.out_n) memcpy(d->sorted_values, d->order, r->plan.out_n * sizeof(uint64_t));
+  STEP(r, H5G_PHASE_EXCHANGE, follow_order(r, r->extent.out_n));
+  if (r->extent.out_n) memcpy(d->sorted_values, d->order, r->extent.out_n * sizeof(uint64_t));
 done:
   return rc;
 }

@@ -21,7 +21,7 @@ static uint64_t phase_bytes(const h5g_run *r, h5g_phase phase) {
   switch (phase) {
   case H5G_PHASE_READ: case H5G_PHASE_TRANSFORM: case H5G_PHASE_SORT: case H5G_PHASE_MERGE:
     return keys;
-  case H5G_PHASE_WRITE: return r->plan.out_total * r->plan.ks.width; /* --top, --unique: fewer */
+  case H5G_PHASE_WRITE: return r->extent.out_total * r->plan.ks.width; /* --top, --unique: fewer */
   default: return 0;
   }
 }
@@ -104,7 +104,7 @@ static int split_exchange_merge(h5g_run *r) {
     STEP(r, H5G_PHASE_SPLITTERS, h5g_top_cuts(r));
   else
     STEP(r, H5G_PHASE_SPLITTERS, h5g_exact_cuts(r->comm, r->data.keys, plan->ks.width,
-                                                plan->run_offsets, plan->nruns, plan->total,
+                                                r->data.runs, plan->nruns, r->extent.total,
                                                 r->data.cuts));
   CHECK(h5g_agree(r->comm, h5g_exchange_runs(r)));
   STEP(r, H5G_PHASE_MERGE, h5g_merge_received(r));
@@ -155,7 +155,7 @@ static int close_input(h5g_run *r) {
 static int write_and_commit(h5g_run *r, double start, h5g_report *rep) {
   int rc = H5G_OK;
   if (r->plan.path != H5G_PATH_DEVICE_RESIDENT) /* else the GPU did it */
-    STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, r->data.sorted, r->plan.out_n, &r->plan.ks, 1));
+    STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, r->data.sorted, r->extent.out_n, &r->plan.ks, 1));
   /* No GPU copy is issued from or into the host buffers after this (the resident path has issued
    * its copies back): they are unpinned behind the write, not in the tear-down. */
   h5g_buffers_unpin_start(r->data.set);

@@ -127,13 +127,15 @@ int h5g_plan_tables(h5g_run *r) {
   /* P + 2 rows of cuts: --top's cut at K beside the ranks' */
   size_t table_bytes = (plan->nruns * ((size_t)r->size + 2) + 1) * sizeof(uint64_t);
   plan->run_offsets = malloc(runs_bytes);
+  r->data.runs = malloc(runs_bytes);
   r->data.cuts = malloc(table_bytes);
   r->data.recv_offsets = malloc(table_bytes);
   CHECK_ALLOC(plan->run_offsets, runs_bytes);
+  CHECK_ALLOC(r->data.runs, runs_bytes);
   CHECK_ALLOC(r->data.cuts, table_bytes);
   CHECK_ALLOC(r->data.recv_offsets, table_bytes);
   for (size_t j = 0; j <= plan->nruns; j++)
-    plan->run_offsets[j] = h5g_share_begin(j, plan->n, plan->nruns);
+    r->data.runs[j] = plan->run_offsets[j] = h5g_share_begin(j, plan->n, plan->nruns);
 done:
   return rc;
 }
@@ -187,6 +189,7 @@ void h5g_run_free(h5g_run *r) {
   if (r->be) r->be->destroy(r->be);
   h5g_transport_close(r->transport);
   free(r->plan.run_offsets);
+  free(r->data.runs);
   free(r->data.cuts);
   free(r->data.counts);
   free(r->data.order);

@@ -238,7 +238,7 @@ int h5g_report_gather(h5g_run *r, double total_seconds, h5g_report *rep) {
     snprintf(rep->devices + used, sizeof rep->devices - used, "%s%s", used ? ", " : "", name);
   }
   rep->n = r->verdict.info.n;
-  rep->rows_written = r->plan.out_total;
+  rep->rows_written = r->extent.out_total;
   rep->width = r->plan.ks.width;
   rep->bytes = rep->n * rep->width;
   rep->runs_per_rank = r->plan.nruns;

@@ -58,13 +58,18 @@ typedef struct {
   h5g_keyspec ks;
   int records;            /* values (source indices) move with the keys */
   uint64_t offset, n;     /* this rank's share [offset, offset + n) of the N elements */
-  uint64_t total;         /* elements the exchange sorts: N, fewer after h5g_unique_runs */
-  /* What it writes: rows [out_offset, out_offset + out_n) of out_total. The input's share
-   * unless --top or --unique keep fewer (src/top.c, src/unique.c). */
-  uint64_t out_offset, out_n, out_total;
   size_t nruns;           /* sorted runs per rank (the same on every rank) */
-  uint64_t *run_offsets;  /* nruns + 1 */
+  uint64_t *run_offsets;  /* nruns + 1: the runs the slice is read and sorted in */
 } h5g_plan;
+
+/* The rows the exchange sorts and the rows this rank writes: the input's unless --top or
+ * --unique keep fewer. Set from the verdict (src/validate.c), cut only by src/top.c and
+ * src/unique.c. */
+typedef struct {
+  uint64_t total; /* elements the exchange sorts: N, fewer after h5g_unique_runs */
+  /* what this rank writes: rows [out_offset, out_offset + out_n) of out_total */
+  uint64_t out_offset, out_n, out_total;
+} h5g_extent;
 
 /* The host buffers (base/host_memory.h), made ready in the background while the file is read. */
 /* In the order the helper thread makes them ready: the read and the sort need the first two. */
@@ -78,6 +83,8 @@ typedef struct {
   uint64_t *values, *spare_values; /* their values, when records move */
   void *sorted;                 /* keys or spare: where the rank's sorted share is now */
   uint64_t *sorted_values;
+  /* nruns + 1: the sorted runs in `keys`, the plan's until h5g_unique_runs packs them */
+  uint64_t *runs;
   uint64_t *cuts, *recv_offsets; /* exact cuts of the runs; the received runs */
   uint64_t *counts;              /* --counts: the count of each kept key (src/unique.c) */
   int values_are_counts; /* --unique --counts: the values are the runs' group sizes (src/unique.c) */
@@ -99,6 +106,7 @@ typedef struct {
   const h5g_options *opt;
   h5g_verdict verdict;
   h5g_plan plan;
+  h5g_extent extent;
   h5g_data data;
   h5g_metrics metrics;
   h5g_progress progress; /* --progress, rank 0 */

@@ -130,10 +130,10 @@ static int continues_before(const uint64_t *edges, size_t edge_words, size_t slo
  * stands for, NULL: itself). */
 static int keep_groups(h5g_run *r, const sorted_keys *k, const uint64_t *counts) {
   int rc = H5G_OK;
-  h5g_plan *plan = &r->plan;
+  h5g_extent *e = &r->extent;
   h5g_data *d = &r->data;
-  unsigned w = plan->ks.width;
-  uint64_t n = plan->out_n, *edges = NULL;
+  unsigned w = r->plan.ks.width;
+  uint64_t n = e->out_n, *edges = NULL;
   size_t word_slots = h5g_key_slots(w), slots = (size_t)k->words * word_slots;
   size_t edge_words = EDGE_KEYS + 2 * slots;
   size_t edges_bytes = ((size_t)r->size + 1) * edge_words * sizeof(uint64_t);
@@ -162,9 +162,9 @@ static int keep_groups(h5g_run *r, const sorted_keys *k, const uint64_t *counts)
         continued_after(edges, edge_words, slots, r->rank, r->size, edge_last(mine, slots));
   uint64_t before = 0;
   CHECK_MPI(MPI_Exscan(&kept, &before, 1, MPI_UINT64_T, MPI_SUM, r->comm));
-  CHECK_MPI(MPI_Allreduce(&kept, &plan->out_total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
-  plan->out_offset = r->rank == 0 ? 0 : before; /* MPI_Exscan leaves rank 0's undefined */
-  plan->out_n = kept;
+  CHECK_MPI(MPI_Allreduce(&kept, &e->out_total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
+  e->out_offset = r->rank == 0 ? 0 : before; /* MPI_Exscan leaves rank 0's undefined */
+  e->out_n = kept;
 done:
   free(edges);
   return rc;
@@ -181,10 +181,11 @@ static int runs_cut_down(const h5g_run *r) {
 
 int h5g_unique_runs(h5g_run *r) {
   int rc = H5G_OK;
-  h5g_plan *plan = &r->plan;
+  const h5g_plan *plan = &r->plan;
+  h5g_extent *e = &r->extent;
   h5g_data *d = &r->data;
   sorted_keys k = {{d->keys}, 1, plan->ks.width};
-  uint64_t kept = 0, *offsets = plan->run_offsets;
+  uint64_t kept = 0, *offsets = d->runs;
   if (!runs_cut_down(r)) goto done;
   for (size_t j = 0; j < plan->nruns; j++) {
     uint64_t begin = offsets[j];
@@ -195,10 +196,10 @@ int h5g_unique_runs(h5g_run *r) {
   }
   offsets[plan->nruns] = kept;
   d->values_are_counts = r->opt->counts != NULL;
-  CHECK_MPI(MPI_Allreduce(&kept, &plan->total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
-  plan->out_offset = h5g_share_begin((uint64_t)r->rank, plan->total, (uint64_t)r->size);
-  plan->out_n = h5g_share_begin((uint64_t)r->rank + 1, plan->total, (uint64_t)r->size) - plan->out_offset;
-  plan->out_total = plan->total;
+  CHECK_MPI(MPI_Allreduce(&kept, &e->total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
+  e->out_offset = h5g_share_begin((uint64_t)r->rank, e->total, (uint64_t)r->size);
+  e->out_n = h5g_share_begin((uint64_t)r->rank + 1, e->total, (uint64_t)r->size) - e->out_offset;
+  e->out_total = e->total;
 done:
   return rc;
 }
@@ -208,12 +209,12 @@ int h5g_unique(h5g_run *r) {
   const h5g_plan *plan = &r->plan;
   sorted_keys k = {{r->data.sorted}, r->verdict.composed ? r->verdict.layout.words : 1,
                    plan->ks.width};
-  size_t bytes = plan->out_n * plan->ks.width;
+  size_t bytes = r->extent.out_n * plan->ks.width;
   STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r));
   for (int word = 1; word < k.words; word++) {
     k.word[word] = malloc(bytes ? bytes : 1);
     STEP(r, H5G_PHASE_MERGE, h5g_agree_alloc(r->comm, k.word[word] != NULL, bytes));
-    CHECK(h5g_passes_word_in_order(r, word, r->data.sorted_values, plan->out_n, k.word[word], NULL));
+    CHECK(h5g_passes_word_in_order(r, word, r->data.sorted_values, r->extent.out_n, k.word[word], NULL));
   }
   STEP(r, H5G_PHASE_MERGE,
        keep_groups(r, &k, r->data.values_are_counts ? r->data.sorted_values : NULL));

@@ -98,7 +98,8 @@ done:
   return rc;
 }
 
-/* Collective: the verdict to every rank, and what follows from it. */
+/* Collective: the verdict to every rank, and what follows from it: this rank's share, the key,
+ * and the extent of the output before --top or --unique cut it. */
 int h5g_share_verdict(h5g_run *r) {
   int rc = H5G_OK;
   h5g_plan *plan = &r->plan;
@@ -112,10 +113,7 @@ int h5g_share_verdict(h5g_run *r) {
                   (r->verdict.composed && h5g_keyset_by_index(&r->verdict.layout));
   plan->offset = h5g_share_begin((uint64_t)r->rank, n, (uint64_t)r->size);
   plan->n = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - plan->offset;
-  plan->out_offset = plan->offset;
-  plan->out_n = plan->n;
-  plan->out_total = n;
-  plan->total = n;
+  r->extent = (h5g_extent){n, plan->offset, plan->n, n};
 done:
   return rc;
 }

@@ -13,10 +13,10 @@ static int check_share(h5g_run *r, const h5g_verify_result *res) {
   int rc = H5G_OK;
   const char *file = r->opt->output, *dataset = r->opt->output_dataset;
   /* --top and --unique keep a part of the keys, whose checksum the input's does not tell */
-  int every_key = !r->opt->unique && r->plan.out_total == r->verdict.info.n;
-  if (res->n != r->plan.out_total)
+  int every_key = !r->opt->unique && r->extent.out_total == r->verdict.info.n;
+  if (res->n != r->extent.out_total)
     H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys written, %llu expected (%s:%s)",
-             (unsigned long long)res->n, (unsigned long long)r->plan.out_total, file, dataset);
+             (unsigned long long)res->n, (unsigned long long)r->extent.out_total, file, dataset);
   if (res->out_of_order)
     H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: %llu keys out of order%s, the first at index %llu (%s:%s)",
              (unsigned long long)res->out_of_order, r->opt->unique ? " or repeated" : "",
@@ -32,12 +32,12 @@ done:
 static int check_counts(h5g_run *r) {
   int rc = H5G_OK;
   h5g_dset *written = NULL;
-  size_t bytes = r->plan.out_n * sizeof(uint64_t);
+  size_t bytes = r->extent.out_n * sizeof(uint64_t);
   uint64_t mine = 0, sum = 0, *counts = malloc(bytes ? bytes : 1);
   STEP(r, H5G_PHASE_VERIFY, h5g_agree_alloc(r->comm, counts != NULL, bytes));
   STEP(r, H5G_PHASE_VERIFY, h5g_io_open_keys(r->out_file, r->opt->counts, NULL, &written));
-  STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written, r->plan.out_offset, r->plan.out_n, counts));
-  for (uint64_t i = 0; i < r->plan.out_n; i++) mine += counts[i];
+  STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written, r->extent.out_offset, r->extent.out_n, counts));
+  for (uint64_t i = 0; i < r->extent.out_n; i++) mine += counts[i];
   CHECK_MPI(MPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, r->comm));
   if (sum != r->verdict.info.n) /* the same on every rank */
     H5G_FAIL(H5G_ERR_RUNTIME, "verify failed: the counts add up to %llu, the input has %llu keys "
@@ -53,7 +53,7 @@ done:
  * buffer). */
 static int allocate_words(h5g_run *r, void **keys) {
   int rc = H5G_OK;
-  size_t bytes = r->plan.out_n * r->plan.ks.width;
+  size_t bytes = r->extent.out_n * r->plan.ks.width;
   keys[0] = h5g_run_spare_keys(r);
   for (int k = 1; k < r->verdict.layout.words; k++) {
     keys[k] = malloc(bytes ? bytes : 1);
@@ -74,16 +74,16 @@ int h5g_verify_output(h5g_run *r) {
     STEP(r, H5G_PHASE_VERIFY, h5g_keyset_open(r->comm, r->opt, r->out_file, 1, written));
     for (int word = 0; word < words; word++)
       STEP(r, H5G_PHASE_VERIFY, h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, written, word,
-                                                r->plan.out_offset, r->plan.out_n, r->plan.ks.width,
+                                                r->extent.out_offset, r->extent.out_n, r->plan.ks.width,
                                                 keys[word], r->plan.io_threads, NULL, 0));
   } else {
     STEP(r, H5G_PHASE_VERIFY, h5g_io_open_keys(r->out_file, r->opt->output_dataset,
                                                r->opt->key_field, &written[0]));
-    STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written[0], r->plan.out_offset, r->plan.out_n, keys[0]));
+    STEP(r, H5G_PHASE_VERIFY, h5g_io_read(written[0], r->extent.out_offset, r->extent.out_n, keys[0]));
   }
   /* --unique: no two neighbours equal (composed keys: numpy's equality) */
-  STEP(r, H5G_PHASE_VERIFY, h5g_verify_share(r->comm, keys, words, r->plan.out_n,
-                                             r->plan.out_offset, &r->plan.ks, r->opt->unique,
+  STEP(r, H5G_PHASE_VERIFY, h5g_verify_share(r->comm, keys, words, r->extent.out_n,
+                                             r->extent.out_offset, &r->plan.ks, r->opt->unique,
                                              &res));
   STEP(r, H5G_PHASE_VERIFY, check_share(r, &res));
   if (r->opt->counts && r->opt->top < 0) CHECK(h5g_agree(r->comm, check_counts(r)));

@@ -27,7 +27,7 @@ static int copies_input(const h5g_run *r) { return r->verdict.in_place || r->opt
 unsigned long long h5g_write_output_bytes(const h5g_run *r) {
   const h5g_verdict *v = &r->verdict;
   struct stat input;
-  uint64_t rows = r->plan.out_total; /* fewer than N with --top and --unique */
+  uint64_t rows = r->extent.out_total; /* fewer than N with --top and --unique */
   uint64_t key_bytes = v->composed ? 0 : r->plan.ks.width; /* several: their own widths */
   for (int i = 0; v->composed && i < v->layout.count; i++) key_bytes += v->layout.key[i].width;
   /* the carried datasets' share of the input file (its size bounds theirs) */
@@ -80,7 +80,7 @@ static int keys_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   unsigned width = w->width;
   if (!moved && w->from_device) CHECK(w->r->be->wait_copied(w->r->be, first + count));
   if (w->file_form) CHECK(h5g_io_convert_rows(w->out, w->keys + first * width, count, !moved));
-  if (moved) h5g_progress_bytes(&w->r->progress, (first + count) * width, w->r->plan.out_n * width);
+  if (moved) h5g_progress_bytes(&w->r->progress, (first + count) * width, w->r->extent.out_n * width);
 done:
   return rc;
 }
@@ -90,12 +90,12 @@ static int write_key_dataset(h5g_run *r, const char *path, const h5g_dset *like,
                              unsigned width, int from_device) {
   int rc = H5G_OK;
   h5g_dset *out = NULL;
-  STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, r->plan.out_total,
+  STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, r->extent.out_total,
                                               &r->opt->storage, &out));
   h5g_io_allow_direct(out);
   h5g_fault_point(r, "write-data");
   keys_writer w = {r, out, keys, width, from_device, h5g_io_file_form(out)};
-  STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(out, r->plan.out_offset, r->plan.out_n, keys,
+  STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(out, r->extent.out_offset, r->extent.out_n, keys,
                                              keys_piece, &w));
 done:
   if (h5g_io_close(out) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
@@ -109,14 +109,14 @@ static int write_composed_keys(h5g_run *r) {
   int rc = H5G_OK;
   const h5g_key_layout *layout = &r->verdict.layout;
   void *part = NULL;
-  size_t bytes = r->plan.out_n * sizeof(uint64_t);
+  size_t bytes = r->extent.out_n * sizeof(uint64_t);
   part = malloc(bytes ? bytes : 1);
   CHECK(h5g_agree_alloc(r->comm, part != NULL, bytes));
   for (int i = 0; i < layout->count; i++) {
     if (h5g_keyset_fetched(layout, i)) continue;
     h5g_key_source k = h5g_options_key(r->opt, i);
     h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
-    h5g_compose_take(r->data.sorted, r->plan.ks.width, part, r->plan.out_n, &ks, layout->shift[i],
+    h5g_compose_take(r->data.sorted, r->plan.ks.width, part, r->extent.out_n, &ks, layout->shift[i],
                      r->plan.io_threads);
     CHECK(write_key_dataset(r, h5g_options_key_output(r->opt, i), r->keys_in[i], part, ks.width, 0));
   }
@@ -143,17 +143,17 @@ int h5g_write_keys(h5g_run *r) {
   if (from_device) STEP(r, H5G_PHASE_WRITE, h5g_merge_wait(r));
   if (keys_move && r->verdict.composed) CHECK(write_composed_keys(r));
   if (r->opt->counts) {
-    STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->counts, plan->out_total,
+    STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->counts, r->extent.out_total,
                                                       r->keys_in[0], &r->opt->storage, &counts));
     h5g_io_allow_direct(counts);
-    STEP(r, H5G_PHASE_WRITE, h5g_io_write(counts, plan->out_offset, plan->out_n, d->counts));
+    STEP(r, H5G_PHASE_WRITE, h5g_io_write(counts, r->extent.out_offset, r->extent.out_n, d->counts));
   }
   if (r->opt->index_out) {
     STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->index_out,
-                                                      plan->out_total, r->keys_in[0],
+                                                      r->extent.out_total, r->keys_in[0],
                                                       &r->opt->storage, &index));
     h5g_io_allow_direct(index);
-    STEP(r, H5G_PHASE_WRITE, h5g_io_write(index, plan->out_offset, plan->out_n, d->sorted_values));
+    STEP(r, H5G_PHASE_WRITE, h5g_io_write(index, r->extent.out_offset, r->extent.out_n, d->sorted_values));
   }
 done:
   if (h5g_io_close(index) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
