@@ -8,7 +8,7 @@
 /* Collective: moves the keys (values == 0) or their values; the counts are known. On the
  * resident path between the GPUs (the merged output then comes back into the slice buffer,
  * h5g_merge_received), else through host buffers: packed runs lie in the spare buffer and are
- * received into the slice buffer. */
+ * received into the slice buffer, unpacked ones are received into the spare buffer. */
 static int move_runs(h5g_run *r, const h5g_run_exchange *x, int values) {
   int rc = H5G_OK;
   h5g_data *d = &r->data;
@@ -27,8 +27,6 @@ static int move_runs(h5g_run *r, const h5g_run_exchange *x, int values) {
   void *spare = values ? (void *)d->spare_values : d->spare;
   CHECK(h5g_transport_exchange(r->transport, packed ? spare : keys, x->send_total,
                                packed ? keys : spare, x->recv_total, size));
-  if (values) d->sorted_values = packed ? d->values : d->spare_values;
-  else d->sorted = packed ? d->keys : d->spare;
 done:
   return rc;
 }
@@ -51,6 +49,12 @@ int h5g_exchange_runs(h5g_run *r) {
     STEP(r, H5G_PHASE_EXCHANGE, pack_runs(r, &x));
   STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, &x, 0));
   if (plan->records) STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, &x, 1));
+  if (plan->path != H5G_PATH_DEVICE_RESIDENT) { /* the received runs, until they are merged */
+    h5g_data *d = &r->data;
+    int packed = h5g_run_exchange_needs_packing(&x);
+    h5g_data_set_sorted(d, packed ? d->keys : d->spare,
+                        !plan->records ? d->sorted_values : packed ? d->values : d->spare_values);
+  }
   uint64_t sent = 0;
   for (int d = 0; d < r->size; d++) sent += d == r->rank ? 0 : x.send_total[d];
   r->metrics.exchanged_bytes += sent * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));

@@ -59,8 +59,8 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
     CHECK(be->merge(be, d->sorted, d->sorted_values, n, w, offsets, nruns));
     goto done;
   }
-  char *keys = d->sorted, *spare = h5g_run_spare_keys(r);
-  uint64_t *values = d->sorted_values, *spare_values = values ? h5g_run_spare_values(r) : NULL;
+  char *keys = d->sorted, *spare = h5g_data_spare_keys(d);
+  uint64_t *values = d->sorted_values, *spare_values = values ? h5g_data_spare_values(d) : NULL;
   int streams = be->merge_stream && be->merge_chunk;
   uint64_t chunk = streams ? be->merge_chunk(be, w, values != NULL)
                            : be->capacity(be, w, values != NULL);
@@ -97,8 +97,7 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
       CHECK(pack_and_merge(r, keys, values, cuts, nruns, c, c * chunk, spare, spare_values,
                            piece_offsets, copies));
   }
-  d->sorted = spare;
-  d->sorted_values = spare_values;
+  h5g_data_set_sorted(d, spare, spare_values);
 done:
   free(cuts);
   free(targets);
@@ -115,8 +114,7 @@ int h5g_merge_received(h5g_run *r) {
   size_t nruns = (size_t)r->size * r->plan.nruns;
   if (r->plan.path != H5G_PATH_DEVICE_RESIDENT) return merge_runs(r, d->recv_offsets, nruns);
   /* into the slice buffer, whose keys the cuts were taken from and which the GPU no longer needs */
-  d->sorted = d->keys;
-  d->sorted_values = d->values;
+  h5g_data_set_sorted(d, d->keys, d->values);
   return r->be->merge_received(r->be, d->sorted, d->sorted_values, d->recv_offsets[nruns],
                                &r->plan.ks, d->recv_offsets, nruns);
 }

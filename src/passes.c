@@ -67,8 +67,7 @@ int h5g_passes_next(h5g_run *r, int word) {
   CHECK(h5g_passes_word_in_order(r, word, d->order, r->plan.n, d->keys,
                                  r->opt->verify ? &checksum : NULL));
   r->metrics.checksum_in += checksum;
-  d->sorted = d->keys;
-  d->sorted_values = d->values;
+  h5g_data_set_sorted(d, d->keys, d->values);
 done:
   return rc;
 }

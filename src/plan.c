@@ -178,8 +178,7 @@ int h5g_plan_buffers(h5g_run *r) {
   d->spare = d->specs[H5G_BUFFER_SPARE].p;
   d->values = d->specs[H5G_BUFFER_VALUES].p;
   d->spare_values = d->specs[H5G_BUFFER_SPARE_VALUES].p;
-  d->sorted = d->keys;
-  d->sorted_values = d->values;
+  h5g_data_set_sorted(d, d->keys, d->values);
 done:
   return rc;
 }

@@ -91,6 +91,22 @@ typedef struct {
   uint64_t *order; /* keys of several words: the source index at each position (src/passes.c) */
 } h5g_data;
 
+/* The sorted share (keys: d->keys or d->spare; values: their values, or NULL when none move) is
+ * now there. The one place sorted and sorted_values change: the phases that move the share
+ * (src/plan.c, src/exchange_runs.c, src/merge_runs.c, src/passes.c) call it. */
+static inline void h5g_data_set_sorted(h5g_data *d, void *keys, uint64_t *values) {
+  d->sorted = keys;
+  d->sorted_values = values;
+}
+/* The host buffers that do not hold the sorted keys (values): a merge's other side, or where
+ * --verify reads the output back (the plan makes a spare buffer for both). */
+static inline void *h5g_data_spare_keys(const h5g_data *d) {
+  return d->sorted == d->keys ? d->spare : d->keys;
+}
+static inline uint64_t *h5g_data_spare_values(const h5g_data *d) {
+  return d->sorted_values == d->values ? d->spare_values : d->values;
+}
+
 typedef struct {
   double seconds[H5G_PHASE_COUNT];
   uint64_t checksum_in;     /* of the keys as read, for --verify (summed over ranks) */
@@ -123,14 +139,6 @@ typedef struct {
   size_t handed_runs; /* device paths: runs [0, handed_runs) loaded and their sorts started */
 } h5g_run;
 
-/* The host buffers that do not hold the sorted keys (values): a merge's other side, or where
- * --verify reads the output back (the plan makes a spare buffer for both). */
-static inline void *h5g_run_spare_keys(const h5g_run *r) {
-  return r->data.sorted == r->data.keys ? r->data.spare : r->data.keys;
-}
-static inline uint64_t *h5g_run_spare_values(const h5g_run *r) {
-  return r->data.sorted_values == r->data.values ? r->data.spare_values : r->data.values;
-}
 
 /* Test hooks (src/faults.c): H5GSORT_TEST_KILL=<point>[:<rank>] and H5GSORT_TEST_SLEEP. */
 void h5g_fault_point(const h5g_run *r, const char *point);

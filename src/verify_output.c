@@ -54,7 +54,7 @@ done:
 static int allocate_words(h5g_run *r, void **keys) {
   int rc = H5G_OK;
   size_t bytes = r->extent.out_n * r->plan.ks.width;
-  keys[0] = h5g_run_spare_keys(r);
+  keys[0] = h5g_data_spare_keys(&r->data);
   for (int k = 1; k < r->verdict.layout.words; k++) {
     keys[k] = malloc(bytes ? bytes : 1);
     CHECK_ALLOC(keys[k], bytes);
