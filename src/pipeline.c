@@ -70,15 +70,7 @@ static int read_and_sort(h5g_run *r, int first_pass) {
     STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
     STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r));
   }
-  r->handed_runs = 0;
-  for (size_t j = 0; j < plan->nruns; j++) {
-    STEP(r, H5G_PHASE_READ, h5g_read_run(r, j, first_pass));
-    if (plan->path == H5G_PATH_HOST) continue;
-    int last = j + 1 == plan->nruns;
-    /* what the read did not hide of the pinning the runs still to hand over wait for */
-    if (last) STEP(r, H5G_PHASE_BUFFERS, h5g_sort_wait_ready(r));
-    STEP(r, H5G_PHASE_SORT, h5g_read_hand_runs(r, j + 1, last));
-  }
+  CHECK(h5g_read_runs(r, r->word, first_pass)); /* its steps agreed */
   STEP(r, H5G_PHASE_BUFFERS, h5g_buffers_wait_all(r->data.set)); /* what the read did not hide */
   if (plan->path == H5G_PATH_HOST) {
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, r->data.keys, plan->n, &plan->ks, 0));

@@ -134,9 +134,6 @@ typedef struct {
   int tmp_created;    /* the temporary output may exist (rank 0 removes it on failure) */
   double step_start;
   int word;           /* the composed word this pass sorts (src/passes.c; 0: the last pass) */
-  size_t reading_run; /* the run whose pieces the read hands to the backend */
-  uint64_t loaded;    /* keys of that run handed to the backend so far */
-  size_t handed_runs; /* device paths: runs [0, handed_runs) loaded and their sorts started */
 } h5g_run;
 
 
@@ -171,8 +168,10 @@ void h5g_run_free(h5g_run *r);
 /* src/read.c */
 int h5g_read_open_file(h5g_run *r);
 int h5g_read_open_keys(h5g_run *r);
-int h5g_read_run(h5g_run *r, size_t j, int from_file);
-int h5g_read_hand_runs(h5g_run *r, size_t upto, int wait);
+/* Collective: every run of the slice read (from_file; else the keys of word `word` are in the
+ * slice buffer already: a later pass of src/passes.c); on the device paths each run goes to the
+ * GPU and its sort starts as soon as it is read and the slice buffer is pinned. */
+int h5g_read_runs(h5g_run *r, int word, int from_file);
 int h5g_read_checksum(h5g_run *r);
 /* src/local_sort.c */
 int h5g_sort_loaded_run(h5g_run *r, size_t j);
