@@ -3,21 +3,21 @@
  * slice buffer is pinned); on the host path the runs are sorted by backend calls once the slice
  * is in memory. */
 #include "base/error.h"
-#include "src/run.h"
+#include "src/local_sort.h"
 
-static int values_come_back(const h5g_run *r) {
-  return r->plan.records && (r->plan.path != H5G_PATH_DEVICE_RESIDENT || r->size == 1);
+static int values_come_back(const h5g_run *r, const h5g_plan *plan) {
+  return plan->records && (plan->path != H5G_PATH_DEVICE_RESIDENT || r->size == 1);
 }
 
-int h5g_sort_ready(const h5g_run *r) {
-  return h5g_buffers_pinned(r->data.set, H5G_BUFFER_KEYS) &&
-         (!values_come_back(r) || h5g_buffers_pinned(r->data.set, H5G_BUFFER_VALUES));
+int h5g_sort_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d) {
+  return h5g_buffers_pinned(d->set, H5G_BUFFER_KEYS) &&
+         (!values_come_back(r, plan) || h5g_buffers_pinned(d->set, H5G_BUFFER_VALUES));
 }
 
-int h5g_sort_wait_ready(h5g_run *r) {
+int h5g_sort_wait_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d) {
   int rc = H5G_OK;
-  CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_KEYS));
-  if (values_come_back(r)) CHECK(h5g_buffers_wait_pinned(r->data.set, H5G_BUFFER_VALUES));
+  CHECK(h5g_buffers_wait_pinned(d->set, H5G_BUFFER_KEYS));
+  if (values_come_back(r, plan)) CHECK(h5g_buffers_wait_pinned(d->set, H5G_BUFFER_VALUES));
 done:
   return rc;
 }
@@ -26,34 +26,32 @@ done:
  * run (nothing else to do), otherwise as ordered bits for the splitters or the merge. The values
  * come back where the host needs them: not on the resident path across ranks, where they stay on
  * the GPU for the exchange and the merge. */
-int h5g_sort_loaded_run(h5g_run *r, size_t j) {
+int h5g_sort_loaded_run(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, size_t j) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
-  uint64_t *values = values_come_back(r) ? r->data.values + begin : NULL;
+  uint64_t *values = values_come_back(r, plan) ? d->values + begin : NULL;
   /* the copy back must not race the helper thread still making the buffers resident */
-  CHECK(h5g_sort_wait_ready(r));
-  CHECK(r->be->sort_loaded(r->be, (char *)r->data.keys + begin * plan->ks.width, values,
+  CHECK(h5g_sort_wait_ready(r, plan, d));
+  CHECK(r->be->sort_loaded(r->be, (char *)d->keys + begin * plan->ks.width, values,
                            plan->offset + begin, len, &plan->ks, plan->sort_is_output));
 done:
   return rc;
 }
 
 /* The host needs the sorted runs: waits for the last one, the others came back before it. */
-int h5g_sort_wait_runs(h5g_run *r) {
-  const uint64_t *offsets = r->plan.run_offsets;
-  size_t last = r->plan.nruns - 1;
+int h5g_sort_wait_runs(const h5g_run *r, const h5g_plan *plan) {
+  const uint64_t *offsets = plan->run_offsets;
+  size_t last = plan->nruns - 1;
   return r->be->wait_copied(r->be, offsets[last + 1] - offsets[last]);
 }
 
-int h5g_sort_runs(h5g_run *r) {
+int h5g_sort_runs(const h5g_run *r, const h5g_plan *plan, const h5g_data *d) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
   unsigned w = plan->ks.width;
   for (size_t j = 0; j < plan->nruns; j++) {
     uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
-    CHECK(r->be->sort(r->be, (char *)r->data.keys + begin * w,
-                      plan->records ? r->data.values + begin : NULL, len, w));
+    CHECK(r->be->sort(r->be, (char *)d->keys + begin * w,
+                      plan->records ? d->values + begin : NULL, len, w));
   }
 done:
   return rc;

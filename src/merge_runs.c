@@ -7,17 +7,18 @@
 #include "base/error.h"
 #include "base/parallel.h"
 #include "mpi/splitters.h"
-#include "src/run.h"
+#include "src/merge_runs.h"
 
 /* Chunk c of a merge in chunks (the pipeline's merge, without a streaming backend): the pieces
  * [cuts[c * nruns + j], cuts[(c + 1) * nruns + j]) of every run j packed at the chunk's own place
  * in `spare` by the rank's threads, then merged there by one backend call. */
-static int pack_and_merge(h5g_run *r, const char *keys, const uint64_t *values,
-                          const uint64_t *cuts, size_t nruns, size_t c, uint64_t begin,
+static int pack_and_merge(const h5g_run *r, const h5g_plan *plan, const char *keys,
+                          const uint64_t *values, const uint64_t *cuts, size_t nruns, size_t c,
+                          uint64_t begin,
                           char *spare, uint64_t *spare_values, uint64_t *piece_offsets,
                           h5g_copy_segment *copies) {
   int rc = H5G_OK;
-  unsigned w = r->plan.ks.width;
+  unsigned w = plan->ks.width;
   const uint64_t *from = cuts + c * nruns, *to = from + nruns;
   uint64_t at = begin;
   size_t ncopies = 0;
@@ -32,7 +33,7 @@ static int pack_and_merge(h5g_run *r, const char *keys, const uint64_t *values,
   }
   piece_offsets[nruns] = at - begin;
   /* the pieces are the whole slice once over: copied by the rank's threads */
-  h5g_parallel_copy(copies, ncopies, r->plan.io_threads);
+  h5g_parallel_copy(copies, ncopies, plan->io_threads);
   CHECK(r->be->merge(r->be, spare + begin * w, values ? spare_values + begin : NULL, at - begin, w,
                      piece_offsets, nruns));
 done:
@@ -46,10 +47,9 @@ done:
  * where they lie, chunk after chunk, while the next travels; otherwise each chunk is packed and
  * merged in the spare buffer. The spare buffer then holds the result. Local: makes no
  * collective call on the pipeline's communicator. */
-static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
+static int merge_runs(const h5g_run *r, const h5g_plan *plan, h5g_data *d,
+                      const uint64_t *offsets, size_t nruns) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
-  h5g_data *d = &r->data;
   h5g_backend *be = r->be;
   unsigned w = plan->ks.width;
   uint64_t n = offsets[nruns], *cuts = NULL, *targets = NULL, *piece_offsets = NULL;
@@ -59,8 +59,8 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
     CHECK(be->merge(be, d->sorted, d->sorted_values, n, w, offsets, nruns));
     goto done;
   }
-  char *keys = d->sorted, *spare = h5g_run_spare_keys(r);
-  uint64_t *values = d->sorted_values, *spare_values = values ? h5g_run_spare_values(r) : NULL;
+  char *keys = d->sorted, *spare = h5g_data_spare_keys(d);
+  uint64_t *values = d->sorted_values, *spare_values = values ? h5g_data_spare_values(d) : NULL;
   int streams = be->merge_stream && be->merge_chunk;
   uint64_t chunk = streams ? be->merge_chunk(be, w, values != NULL)
                            : be->capacity(be, w, values != NULL);
@@ -94,11 +94,10 @@ static int merge_runs(h5g_run *r, const uint64_t *offsets, size_t nruns) {
     CHECK_ALLOC(piece_offsets, (nruns + 1) * sizeof(uint64_t));
     CHECK_ALLOC(copies, 2 * nruns * sizeof *copies);
     for (uint64_t c = 0; c < nchunks; c++)
-      CHECK(pack_and_merge(r, keys, values, cuts, nruns, c, c * chunk, spare, spare_values,
+      CHECK(pack_and_merge(r, plan, keys, values, cuts, nruns, c, c * chunk, spare, spare_values,
                            piece_offsets, copies));
   }
-  d->sorted = spare;
-  d->sorted_values = spare_values;
+  h5g_data_set_sorted(d, spare, spare_values);
 done:
   free(cuts);
   free(targets);
@@ -108,20 +107,21 @@ done:
 }
 
 /* One rank: its own runs. */
-int h5g_merge_local(h5g_run *r) { return merge_runs(r, r->plan.run_offsets, r->plan.nruns); }
-
-int h5g_merge_received(h5g_run *r) {
-  h5g_data *d = &r->data;
-  size_t nruns = (size_t)r->size * r->plan.nruns;
-  if (r->plan.path != H5G_PATH_DEVICE_RESIDENT) return merge_runs(r, d->recv_offsets, nruns);
-  /* into the slice buffer, whose keys the cuts were taken from and which the GPU no longer needs */
-  d->sorted = d->keys;
-  d->sorted_values = d->values;
-  return r->be->merge_received(r->be, d->sorted, d->sorted_values, d->recv_offsets[nruns],
-                               &r->plan.ks, d->recv_offsets, nruns);
+int h5g_merge_local(const h5g_run *r, const h5g_plan *plan, h5g_data *d) {
+  return merge_runs(r, plan, d, d->runs, plan->nruns);
 }
 
-int h5g_merge_wait(h5g_run *r) {
-  if (r->plan.path != H5G_PATH_DEVICE_RESIDENT) return H5G_OK;
-  return r->be->wait_copied(r->be, r->plan.out_n);
+int h5g_merge_received(const h5g_run *r, const h5g_plan *plan, h5g_data *d) {
+  size_t nruns = (size_t)r->size * plan->nruns;
+  if (plan->path != H5G_PATH_DEVICE_RESIDENT)
+    return merge_runs(r, plan, d, d->recv_offsets, nruns);
+  /* into the slice buffer, whose keys the cuts were taken from and which the GPU no longer needs */
+  h5g_data_set_sorted(d, d->keys, d->values);
+  return r->be->merge_received(r->be, d->sorted, d->sorted_values, d->recv_offsets[nruns],
+                               &plan->ks, d->recv_offsets, nruns);
+}
+
+int h5g_merge_wait(const h5g_run *r, const h5g_plan *plan, const h5g_extent *e) {
+  if (plan->path != H5G_PATH_DEVICE_RESIDENT) return H5G_OK;
+  return r->be->wait_copied(r->be, e->out_n);
 }

@@ -16,20 +16,23 @@
 #include "base/error.h"
 #include "mpi/agree.h"
 #include "mpi/gather_rows.h"
-#include "src/run.h"
+#include "src/passes.h"
 
-int h5g_passes_word_in_order(h5g_run *r, int word, const uint64_t *src_index, uint64_t count,
-                             void *out, uint64_t *checksum) {
+#include "src/merge_runs.h"
+
+int h5g_passes_word_in_order(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int word,
+                             const uint64_t *src_index, uint64_t count, void *out,
+                             uint64_t *checksum) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
   unsigned w = plan->ks.width;
   size_t bytes = plan->n * w;
   void *slice = malloc(bytes ? bytes : 1);
   STEP(r, H5G_PHASE_READ, h5g_agree_alloc(r->comm, slice != NULL, bytes));
-  STEP(r, H5G_PHASE_READ, h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, r->keys_in, word,
-                                          plan->offset, plan->n, w, slice, plan->io_threads, NULL, 0));
+  STEP(r, H5G_PHASE_READ, h5g_keyset_read(r->comm, r->opt, &v->layout, r->keys_in, word,
+                                          plan->offset, plan->n, w, slice, plan->io_threads,
+                                          NULL, 0));
   if (checksum) *checksum += h5g_keys_checksum(slice, plan->n, w);
-  STEP(r, H5G_PHASE_EXCHANGE, h5g_gather_rows(r->comm, src_index, count, slice, r->verdict.info.n,
+  STEP(r, H5G_PHASE_EXCHANGE, h5g_gather_rows(r->comm, src_index, count, slice, v->info.n,
                                               w, out, plan->io_threads));
 done:
   free(slice);
@@ -38,15 +41,15 @@ done:
 
 /* Collective: order[i] = order[sorted_values[i]] (the first time: sorted_values, which are source
  * indices then), for `count` elements. */
-static int follow_order(h5g_run *r, uint64_t count) {
+static int follow_order(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                        h5g_data *d, uint64_t count) {
   int rc = H5G_OK;
-  h5g_data *d = &r->data;
-  size_t bytes = (count > r->plan.n ? count : r->plan.n) * sizeof(uint64_t); /* --top: more */
+  size_t bytes = (count > plan->n ? count : plan->n) * sizeof(uint64_t); /* --top: more */
   uint64_t *next = malloc(bytes ? bytes : 1);
   CHECK(h5g_agree_alloc(r->comm, next != NULL, bytes));
   if (d->order)
-    CHECK(h5g_gather_rows(r->comm, d->sorted_values, count, d->order, r->verdict.info.n,
-                          sizeof(uint64_t), next, r->plan.io_threads));
+    CHECK(h5g_gather_rows(r->comm, d->sorted_values, count, d->order, v->info.n,
+                          sizeof(uint64_t), next, plan->io_threads));
   else if (count)
     memcpy(next, d->sorted_values, count * sizeof(uint64_t));
   free(d->order);
@@ -57,28 +60,27 @@ done:
   return rc;
 }
 
-int h5g_passes_next(h5g_run *r, int word) {
+int h5g_passes_next(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                    const h5g_extent *e, h5g_data *d, int word) {
   int rc = H5G_OK;
-  h5g_data *d = &r->data;
   uint64_t checksum = 0;
-  STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r));
-  STEP(r, H5G_PHASE_EXCHANGE, follow_order(r, r->plan.n));
+  STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r, plan, e));
+  STEP(r, H5G_PHASE_EXCHANGE, follow_order(r, v, plan, d, plan->n));
   /* the pass's sorted keys are spent: the next word's take the slice buffer */
-  CHECK(h5g_passes_word_in_order(r, word, d->order, r->plan.n, d->keys,
+  CHECK(h5g_passes_word_in_order(r, v, plan, word, d->order, plan->n, d->keys,
                                  r->opt->verify ? &checksum : NULL));
   r->metrics.checksum_in += checksum;
-  d->sorted = d->keys;
-  d->sorted_values = d->values;
+  h5g_data_set_sorted(d, d->keys, d->values);
 done:
   return rc;
 }
 
-int h5g_passes_finish(h5g_run *r) {
+int h5g_passes_finish(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                      const h5g_extent *e, h5g_data *d) {
   int rc = H5G_OK;
-  h5g_data *d = &r->data;
-  STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r));
-  STEP(r, H5G_PHASE_EXCHANGE, follow_order(r, r->plan.out_n));
-  if (r->plan.out_n) memcpy(d->sorted_values, d->order, r->plan.out_n * sizeof(uint64_t));
+  STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r, plan, e));
+  STEP(r, H5G_PHASE_EXCHANGE, follow_order(r, v, plan, d, e->out_n));
+  if (e->out_n) memcpy(d->sorted_values, d->order, e->out_n * sizeof(uint64_t));
 done:
   return rc;
 }

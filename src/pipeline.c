@@ -13,22 +13,44 @@
 #include "mpi/splitters.h"
 #include "mpi/topology.h"
 #include "src/interrupt.h"
+#include "src/carry.h"
+#include "src/exchange_runs.h"
+#include "src/local_sort.h"
+#include "src/merge_runs.h"
+#include "src/passes.h"
+#include "src/plan.h"
+#include "src/read.h"
+#include "src/report_gather.h"
 #include "src/run.h"
+#include "src/sizing.h"
+#include "src/top.h"
+#include "src/unique.h"
+#include "src/validate.h"
+#include "src/verify_output.h"
+#include "src/write.h"
 
-/* The bytes of the whole job a phase moves, for --progress (0: none to tell). */
-static uint64_t phase_bytes(const h5g_run *r, h5g_phase phase) {
-  uint64_t keys = r->verdict.info.n * r->plan.ks.width;
-  switch (phase) {
-  case H5G_PHASE_READ: case H5G_PHASE_TRANSFORM: case H5G_PHASE_SORT: case H5G_PHASE_MERGE:
-    return keys;
-  case H5G_PHASE_WRITE: return r->plan.out_total * r->plan.ks.width; /* --top, --unique: fewer */
-  default: return 0;
-  }
+/* What the phases make, each part made or changed only by the phases whose headers say so: the
+ * verdict (src/validate.h) and the plan (src/plan.h), const once made; the extent (cut by
+ * src/top.h and src/unique.h); the keys and their buffers (made by src/plan.h). */
+typedef struct {
+  h5g_verdict verdict;
+  h5g_plan plan;
+  h5g_extent extent;
+  h5g_data data;
+} run_state;
+
+/* The bytes of the whole job each phase moves, for --progress (0: none to tell): the keys, and
+ * what is written (fewer with --top and --unique: set again once they cut the extent). */
+static void set_phase_bytes(h5g_run *r, const run_state *s) {
+  uint64_t keys = s->verdict.info.n * s->plan.ks.width;
+  r->phase_bytes[H5G_PHASE_READ] = r->phase_bytes[H5G_PHASE_TRANSFORM] = keys;
+  r->phase_bytes[H5G_PHASE_SORT] = r->phase_bytes[H5G_PHASE_MERGE] = keys;
+  r->phase_bytes[H5G_PHASE_WRITE] = s->extent.out_total * s->plan.ks.width;
 }
 
 void h5g_step_begin(h5g_run *r, h5g_phase phase) {
   if (r->rank == 0)
-    h5g_progress_phase(&r->progress, phase, r->metrics.seconds, phase_bytes(r, phase));
+    h5g_progress_phase(&r->progress, phase, r->metrics.seconds, r->phase_bytes[phase]);
   h5g_fault_point(r, h5g_phase_name(phase));
   r->step_start = MPI_Wtime();
 }
@@ -52,9 +74,9 @@ done:
 }
 
 /* The GPU context is made (or could not be: an error only when the plan uses the GPU). */
-static int join_context(h5g_run *r) {
+static int join_context(h5g_run *r, const h5g_plan *plan) {
   double start = MPI_Wtime();
-  int rc = h5g_cuda_warmup_finish(r->warmup, r->plan.use_cuda, &r->metrics.startup.context);
+  int rc = h5g_cuda_warmup_finish(r->warmup, plan->use_cuda, &r->metrics.startup.context);
   r->warmup = NULL;
   r->metrics.startup.context_waited = MPI_Wtime() - start;
   return rc;
@@ -63,68 +85,63 @@ static int join_context(h5g_run *r) {
 /* Read every run (a later pass of keys of several words: hand it over from the slice buffer);
  * on the device paths the GPU sorts run j while run j + 1 is read, once the slice buffer is
  * pinned (the runs read before are handed over then). */
-static int read_and_sort(h5g_run *r, int first_pass) {
+static int read_and_sort(h5g_run *r, run_state *s, int word, int first_pass) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
+  const h5g_plan *plan = &s->plan;
+  const h5g_data *d = &s->data;
   if (first_pass) {
     STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
-    STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r));
+    STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r, &s->verdict));
   }
-  r->handed_runs = 0;
-  for (size_t j = 0; j < plan->nruns; j++) {
-    STEP(r, H5G_PHASE_READ, h5g_read_run(r, j, first_pass));
-    if (plan->path == H5G_PATH_HOST) continue;
-    int last = j + 1 == plan->nruns;
-    /* what the read did not hide of the pinning the runs still to hand over wait for */
-    if (last) STEP(r, H5G_PHASE_BUFFERS, h5g_sort_wait_ready(r));
-    STEP(r, H5G_PHASE_SORT, h5g_read_hand_runs(r, j + 1, last));
-  }
-  STEP(r, H5G_PHASE_BUFFERS, h5g_buffers_wait_all(r->data.set)); /* what the read did not hide */
+  CHECK(h5g_read_runs(r, &s->verdict, plan, d, word, first_pass)); /* its steps agreed */
+  STEP(r, H5G_PHASE_BUFFERS, h5g_buffers_wait_all(d->set)); /* what the read did not hide */
   if (plan->path == H5G_PATH_HOST) {
-    STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, r->data.keys, plan->n, &plan->ks, 0));
-    STEP(r, H5G_PHASE_SORT, h5g_sort_runs(r));
+    STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, d->keys, plan->n, &plan->ks, 0));
+    STEP(r, H5G_PHASE_SORT, h5g_sort_runs(r, plan, d));
   } else if (!plan->sort_is_output) {
-    STEP(r, H5G_PHASE_SORT, h5g_sort_wait_runs(r)); /* the host cuts or merges them */
+    STEP(r, H5G_PHASE_SORT, h5g_sort_wait_runs(r, plan)); /* the host cuts or merges them */
   }
 done:
   return rc;
 }
 
 /* The sorted runs of every rank become each rank's sorted share of the output. */
-static int split_exchange_merge(h5g_run *r) {
+static int split_exchange_merge(h5g_run *r, run_state *s, int word) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
+  const h5g_plan *plan = &s->plan;
+  h5g_data *d = &s->data;
   if (r->size == 1) {
-    STEP(r, H5G_PHASE_MERGE, h5g_merge_local(r));
+    STEP(r, H5G_PHASE_MERGE, h5g_merge_local(r, plan, d));
     goto done;
   }
   STEP(r, H5G_PHASE_CONNECT, h5g_transport_wait(r->transport)); /* what the read did not hide */
   /* top K distinct: after the sort, by h5g_top_keep; keys of several words: in the last pass */
-  if (r->opt->top >= 0 && !r->opt->unique && r->word == 0)
-    STEP(r, H5G_PHASE_SPLITTERS, h5g_top_cuts(r));
+  if (r->opt->top >= 0 && !r->opt->unique && word == 0)
+    STEP(r, H5G_PHASE_SPLITTERS, h5g_top_cuts(r, &s->verdict, plan, d, &s->extent));
   else
-    STEP(r, H5G_PHASE_SPLITTERS, h5g_exact_cuts(r->comm, r->data.keys, plan->ks.width,
-                                                plan->run_offsets, plan->nruns, plan->total,
-                                                r->data.cuts));
-  CHECK(h5g_agree(r->comm, h5g_exchange_runs(r)));
-  STEP(r, H5G_PHASE_MERGE, h5g_merge_received(r));
+    STEP(r, H5G_PHASE_SPLITTERS, h5g_exact_cuts(r->comm, d->keys, plan->ks.width, d->runs,
+                                                plan->nruns, s->extent.total, d->cuts));
+  CHECK(h5g_agree(r->comm, h5g_exchange_runs(r, plan, &s->extent, d)));
+  STEP(r, H5G_PHASE_MERGE, h5g_merge_received(r, plan, d));
 done:
   return rc;
 }
 
 /* Every pass (one, unless the keys take several composed words: src/passes.c) sorts the slice
  * into this rank's share of the output. */
-static int sort_passes(h5g_run *r) {
+static int sort_passes(h5g_run *r, run_state *s) {
   int rc = H5G_OK;
-  int words = r->verdict.composed ? r->verdict.layout.words : 1;
-  for (r->word = words - 1; r->word >= 0; r->word--) {
-    if (r->word < words - 1) CHECK(h5g_agree(r->comm, h5g_passes_next(r, r->word)));
-    CHECK(h5g_agree(r->comm, read_and_sort(r, r->word == words - 1)));
-    if (r->word == 0) STEP(r, H5G_PHASE_SORT, h5g_unique_runs(r));
-    CHECK(h5g_agree(r->comm, split_exchange_merge(r)));
+  const h5g_verdict *v = &s->verdict;
+  const h5g_plan *plan = &s->plan;
+  int words = v->composed ? v->layout.words : 1;
+  for (int word = words - 1; word >= 0; word--) {
+    if (word < words - 1)
+      CHECK(h5g_agree(r->comm, h5g_passes_next(r, v, plan, &s->extent, &s->data, word)));
+    CHECK(h5g_agree(r->comm, read_and_sort(r, s, word, word == words - 1)));
+    if (word == 0) STEP(r, H5G_PHASE_SORT, h5g_unique_runs(r, v, plan, &s->data, &s->extent));
+    CHECK(h5g_agree(r->comm, split_exchange_merge(r, s, word)));
   }
-  r->word = 0;
-  if (words > 1) CHECK(h5g_agree(r->comm, h5g_passes_finish(r)));
+  if (words > 1) CHECK(h5g_agree(r->comm, h5g_passes_finish(r, v, plan, &s->extent, &s->data)));
   if (r->opt->verify) STEP(r, H5G_PHASE_VERIFY, h5g_read_checksum(r));
 done:
   return rc;
@@ -132,9 +149,9 @@ done:
 
 /* The host buffers' unpinning, begun before the write, is over (the report tells how long it
  * took and how much of it the write did not hide). */
-static int wait_unpinned(h5g_run *r) {
+static int wait_unpinned(h5g_run *r, const h5g_data *d) {
   double start = MPI_Wtime();
-  r->metrics.teardown.unpin = h5g_buffers_unpin_wait(r->data.set);
+  r->metrics.teardown.unpin = h5g_buffers_unpin_wait(d->set);
   r->metrics.teardown.unpin_waited = MPI_Wtime() - start;
   return H5G_OK;
 }
@@ -152,29 +169,33 @@ static int close_input(h5g_run *r) {
 
 /* Everything is written to the temporary file, closed, and the report made; only then is the
  * output committed, so a run that fails leaves no output and a run that commits succeeds. */
-static int write_and_commit(h5g_run *r, double start, h5g_report *rep) {
+static int write_and_commit(h5g_run *r, const run_state *s, double start, h5g_report *rep) {
   int rc = H5G_OK;
-  if (r->plan.path != H5G_PATH_DEVICE_RESIDENT) /* else the GPU did it */
-    STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, r->data.sorted, r->plan.out_n, &r->plan.ks, 1));
+  const h5g_verdict *v = &s->verdict;
+  const h5g_plan *plan = &s->plan;
+  const h5g_extent *e = &s->extent;
+  const h5g_data *d = &s->data;
+  if (plan->path != H5G_PATH_DEVICE_RESIDENT) /* else the GPU did it */
+    STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, d->sorted, e->out_n, &plan->ks, 1));
   /* No GPU copy is issued from or into the host buffers after this (the resident path has issued
    * its copies back): they are unpinned behind the write, not in the tear-down. */
-  h5g_buffers_unpin_start(r->data.set);
-  STEP(r, H5G_PHASE_WRITE, h5g_write_prepare(r));
-  STEP(r, H5G_PHASE_WRITE, h5g_write_open(r));
-  STEP(r, H5G_PHASE_WRITE, h5g_write_reserve(r));
-  CHECK(h5g_agree(r->comm, h5g_write_keys(r)));
-  CHECK(h5g_agree(r->comm, h5g_carry_all(r)));
-  if (r->opt->verify) CHECK(h5g_agree(r->comm, h5g_verify_output(r)));
-  STEP(r, H5G_PHASE_WRITE, h5g_write_close(r));
-  STEP(r, H5G_PHASE_WRITE, wait_unpinned(r));
+  h5g_buffers_unpin_start(d->set);
+  STEP(r, H5G_PHASE_WRITE, h5g_write_prepare(r, v, plan, e));
+  STEP(r, H5G_PHASE_WRITE, h5g_write_open(r, v));
+  STEP(r, H5G_PHASE_WRITE, h5g_write_reserve(r, v, plan, e));
+  CHECK(h5g_agree(r->comm, h5g_write_keys(r, v, plan, e, d)));
+  CHECK(h5g_agree(r->comm, h5g_carry_all(r, v, plan, e, d)));
+  if (r->opt->verify) CHECK(h5g_agree(r->comm, h5g_verify_output(r, v, plan, e, d)));
+  STEP(r, H5G_PHASE_WRITE, h5g_write_close(r, v));
+  STEP(r, H5G_PHASE_WRITE, wait_unpinned(r, d));
   STEP(r, H5G_PHASE_WRITE, close_input(r));
-  STEP(r, H5G_PHASE_WRITE, h5g_write_references(r));
-  CHECK(h5g_agree(r->comm, h5g_report_gather(r, MPI_Wtime() - start, rep)));
+  STEP(r, H5G_PHASE_WRITE, h5g_write_references(r, v));
+  CHECK(h5g_agree(r->comm, h5g_report_gather(r, v, plan, e, MPI_Wtime() - start, rep)));
   if (r->opt->report) /* a run that then fails to commit gets a failure report (src/main.c) */
     CHECK(h5g_agree(r->comm, r->rank == 0 ? h5g_report_write_json(rep, r->opt, 0, r->opt->report)
                                           : H5G_OK));
   h5g_interrupt_hold();
-  STEP(r, H5G_PHASE_WRITE, h5g_write_commit(r));
+  STEP(r, H5G_PHASE_WRITE, h5g_write_commit(r, v));
   h5g_interrupt_committed();
   h5g_interrupt_release();
 done:
@@ -183,10 +204,10 @@ done:
 
 /* After the report: the host buffers (unpinned by now, unless the run failed), the backend and
  * the transport, each timed for -v, then the rest of the run's state. */
-static void tear_down(h5g_run *r, h5g_teardown *t) {
+static void tear_down(h5g_run *r, run_state *s, h5g_teardown *t) {
   double start = MPI_Wtime();
-  h5g_buffers_free(r->data.set);
-  r->data.set = NULL;
+  h5g_buffers_free(s->data.set);
+  s->data.set = NULL;
   t->buffers = MPI_Wtime() - start;
   start = MPI_Wtime();
   if (r->be) r->be->destroy(r->be);
@@ -196,13 +217,34 @@ static void tear_down(h5g_run *r, h5g_teardown *t) {
   h5g_transport_close(r->transport);
   r->transport = NULL;
   t->transport = MPI_Wtime() - start;
-  h5g_run_free(r);
+  h5g_data_free(&s->data);
+  h5g_plan_free(&s->plan);
+}
+
+/* The verdict, the plan and the tables, up to the host buffers (--plan stops before them). */
+static int make_plan(h5g_run *r, run_state *s) {
+  int rc = H5G_OK;
+  STEP(r, H5G_PHASE_VALIDATE, start_context(r));
+  STEP(r, H5G_PHASE_VALIDATE, h5g_validate(r, &s->verdict));
+  STEP(r, H5G_PHASE_VALIDATE, h5g_share_verdict(r, &s->verdict, &s->extent));
+  h5g_plan_share(r, &s->verdict, &s->plan);
+  set_phase_bytes(r, s);
+  STEP(r, H5G_PHASE_SETUP, h5g_plan_devices(r, &s->plan));
+  STEP(r, H5G_PHASE_CONNECT, h5g_plan_transport(r, &s->plan));
+  STEP(r, H5G_PHASE_SETUP, join_context(r, &s->plan));
+  STEP(r, H5G_PHASE_SETUP, h5g_plan_backend(r, &s->plan));
+  STEP(r, H5G_PHASE_BUFFERS, h5g_plan_runs(r, &s->verdict, &s->plan));
+  STEP(r, H5G_PHASE_BUFFERS, h5g_plan_tables(r, &s->plan, &s->data));
+done:
+  return rc;
 }
 
 int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   int rc = H5G_OK;
   h5g_run run, *r = &run;
+  run_state state, *s = &state;
   memset(r, 0, sizeof *r);
+  memset(s, 0, sizeof *s);
   r->comm = comm;
   r->opt = opt;
   MPI_Comm_rank(comm, &r->rank);
@@ -212,36 +254,30 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   r->metrics.startup.mpi_init = rep->startup.mpi_init;
   h5g_progress_start(&r->progress, opt->progress && r->rank == 0);
 
-  STEP(r, H5G_PHASE_VALIDATE, start_context(r));
-  STEP(r, H5G_PHASE_VALIDATE, h5g_validate(r));
-  STEP(r, H5G_PHASE_VALIDATE, h5g_share_verdict(r));
-  STEP(r, H5G_PHASE_SETUP, h5g_plan_devices(r));
-  STEP(r, H5G_PHASE_CONNECT, h5g_plan_transport(r));
-  STEP(r, H5G_PHASE_SETUP, join_context(r));
-  STEP(r, H5G_PHASE_SETUP, h5g_plan_backend(r));
-  STEP(r, H5G_PHASE_BUFFERS, h5g_plan_runs(r));
-  STEP(r, H5G_PHASE_BUFFERS, h5g_plan_tables(r));
+  CHECK(make_plan(r, s)); /* its steps agreed */
   if (opt->plan) { /* --plan: nothing is read or written */
-    STEP(r, H5G_PHASE_BUFFERS, h5g_sizing_print_plan(r));
+    STEP(r, H5G_PHASE_BUFFERS, h5g_sizing_print_plan(r, &s->verdict, &s->plan, &s->extent));
     goto done;
   }
-  STEP(r, H5G_PHASE_BUFFERS, h5g_sizing_check(r));
-  STEP(r, H5G_PHASE_BUFFERS, h5g_plan_buffers(r));
-  CHECK(h5g_agree(comm, sort_passes(r)));
-  if (opt->unique) CHECK(h5g_agree(comm, h5g_unique(r)));
-  if (opt->top >= 0) STEP(r, H5G_PHASE_MERGE, h5g_top_keep(r));
-  CHECK(h5g_agree(comm, write_and_commit(r, start, rep)));
+  STEP(r, H5G_PHASE_BUFFERS, h5g_sizing_check(r, &s->verdict, &s->plan));
+  STEP(r, H5G_PHASE_BUFFERS, h5g_plan_buffers(r, &s->verdict, &s->plan, &s->data));
+  CHECK(h5g_agree(comm, sort_passes(r, s)));
+  if (opt->unique)
+    CHECK(h5g_agree(comm, h5g_unique(r, &s->verdict, &s->plan, &s->data, &s->extent)));
+  if (opt->top >= 0) STEP(r, H5G_PHASE_MERGE, h5g_top_keep(r, &s->extent));
+  set_phase_bytes(r, s); /* what --top and --unique kept */
+  CHECK(h5g_agree(comm, write_and_commit(r, s, start, rep)));
   h5g_progress_finish(&r->progress, r->metrics.seconds);
 done:
   /* every rank is here together (rc was agreed), so the collective closes match */
   h5g_io_close_file(r->out_file);
-  if (r->tmp_created && r->rank == 0) unlink(r->verdict.tmp_path);
+  if (r->tmp_created && r->rank == 0) unlink(s->verdict.tmp_path);
   h5g_interrupt_temp(NULL, 0);
   h5g_interrupt_release(); /* a failed commit: a signal held meanwhile is an interrupt */
   h5g_keyset_close(r->keys_in);
   h5g_io_close_file(r->in_file);
   double unused;
   h5g_cuda_warmup_finish(r->warmup, 0, &unused); /* a run that stopped before "setup" */
-  tear_down(r, &rep->teardown);
+  tear_down(r, s, &rep->teardown);
   return rc;
 }

@@ -10,7 +10,8 @@
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/topology.h"
-#include "src/run.h"
+#include "src/plan.h"
+#include "src/top.h"
 
 /* The floor of --device-memory: a smaller cap is raised to it (a warning on rank 0). The runs
  * cost more the more there are, and a cap of a few bytes made one run per key or two. CPU backend,
@@ -32,12 +33,23 @@ static uint64_t nccl_staging_bytes(const h5g_run *r) {
   return budget && budget / 4 < staging ? budget / 4 : staging;
 }
 
+void h5g_plan_share(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
+  uint64_t n = v->info.n;
+  plan->ks.cls = v->info.cls;
+  plan->ks.width = v->info.width;
+  plan->ks.descending = v->composed ? 0 : r->opt->descending; /* composed: per key */
+  /* --counts: the runs cut down before the exchange send their group sizes as values */
+  plan->records = h5g_options_moves_records(r->opt) || r->opt->counts ||
+                  (v->composed && h5g_keyset_by_index(&v->layout));
+  plan->offset = h5g_share_begin((uint64_t)r->rank, n, (uint64_t)r->size);
+  plan->n = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - plan->offset;
+}
+
 /* Collective: each rank's backend and GPU (local rank modulo the visible devices), and its CPUs:
  * direct file I/O uses the CPUs the launcher gave the rank (--io-threads overrides), and only
  * when every rank is on this node (a shared file system seen from several nodes gets MPI-IO). */
-int h5g_plan_devices(h5g_run *r) {
+int h5g_plan_devices(const h5g_run *r, h5g_plan *plan) {
   int rc = H5G_OK, local_rank = 0, local_size = 1;
-  h5g_plan *plan = &r->plan;
   int devices = h5g_cuda_device_count();
   /* auto: the GPU when every rank has one (keys and records alike): ranks on different paths
    * would not meet in the same collective calls */
@@ -63,8 +75,7 @@ done:
  * nodes: on one node (2 H200s, 2^30 uint32 keys) the host exchange through MPI took 2.88 s end
  * to end and NCCL between the GPUs 3.62 s, its connection set-up (1.0-1.6 s) not hidden behind
  * the read (bench/RESULTS.md). */
-int h5g_plan_transport(h5g_run *r) {
-  const h5g_plan *plan = &r->plan;
+int h5g_plan_transport(h5g_run *r, const h5g_plan *plan) {
   int across_nodes = plan->ranks_on_node < r->size;
   return h5g_transport_open(r->comm, r->opt->exchange, plan->gpu_per_rank, across_nodes,
                             plan->device, nccl_staging_bytes(r), &r->transport);
@@ -73,10 +84,11 @@ int h5g_plan_transport(h5g_run *r) {
 /* The CUDA backend's budget: its share of 90% of the GPU's free memory (ranks sharing a GPU
  * split it), or --device-memory when that is smaller: a cap above what the GPU has does not
  * bind. The NCCL staging buffers come out of --device-memory. */
-static uint64_t cuda_budget(const h5g_run *r) {
+static uint64_t cuda_budget(const h5g_run *r, const h5g_plan *plan) {
   uint64_t budget = device_memory(r);
-  if (budget && strcmp(h5g_transport_name(r->transport), "nccl") == 0) budget -= nccl_staging_bytes(r);
-  uint64_t share = h5g_cuda_free_memory(r->plan.device) / 10 * 9 / (uint64_t)r->plan.device_sharers;
+  if (budget && strcmp(h5g_transport_name(r->transport), "nccl") == 0)
+    budget -= nccl_staging_bytes(r);
+  uint64_t share = h5g_cuda_free_memory(plan->device) / 10 * 9 / (uint64_t)plan->device_sharers;
   if (share && (!budget || budget > share)) {
     if (budget && r->opt->verbose)
       fprintf(stderr, "h5gsort: rank %d: --device-memory above this rank's share of the free GPU "
@@ -86,26 +98,25 @@ static uint64_t cuda_budget(const h5g_run *r) {
   return budget;
 }
 
-int h5g_plan_backend(h5g_run *r) {
+int h5g_plan_backend(h5g_run *r, const h5g_plan *plan) {
   if (device_memory(r) != r->opt->device_memory && r->rank == 0 && !r->opt->quiet)
     fprintf(stderr, "h5gsort: warning: --device-memory %llu bytes is below the floor of %llu; "
             "using %llu bytes\n", (unsigned long long)r->opt->device_memory,
             (unsigned long long)H5G_DEVICE_MEMORY_MIN, (unsigned long long)H5G_DEVICE_MEMORY_MIN);
-  if (!r->plan.use_cuda) return h5g_backend_cpu_create(&r->be, device_memory(r));
-  return h5g_backend_cuda_create(&r->be, r->plan.device, cuda_budget(r));
+  if (!plan->use_cuda) return h5g_backend_cpu_create(&r->be, device_memory(r));
+  return h5g_backend_cuda_create(&r->be, plan->device, cuda_budget(r, plan));
 }
 
 /* Collective: cuts the share into the same number of runs on every rank, each within the
  * backend's capacity, and picks the path the keys take. */
-int h5g_plan_runs(h5g_run *r) {
+int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   int rc = H5G_OK;
-  h5g_plan *plan = &r->plan;
   uint64_t cap = r->be->capacity(r->be, plan->ks.width, plan->records);
   uint64_t mine = plan->n ? (plan->n + cap - 1) / cap : 1, runs = 0;
   CHECK_MPI(MPI_Allreduce(&mine, &runs, 1, MPI_UINT64_T, MPI_MAX, r->comm));
   plan->nruns = (size_t)runs;
   /* the GPU receives into a run of the rank's own length */
-  int top_fits = h5g_top_rows(r) <= plan->n, every_top_fits = 0;
+  int top_fits = h5g_top_rows(r, v) <= plan->n, every_top_fits = 0;
   CHECK_MPI(MPI_Allreduce(&top_fits, &every_top_fits, 1, MPI_INT, MPI_MIN, r->comm));
   if (!r->be->load)
     plan->path = H5G_PATH_HOST;
@@ -120,20 +131,22 @@ done:
 }
 
 /* The run offsets and the tables of the exchange (local: agreed by the step). */
-int h5g_plan_tables(h5g_run *r) {
+int h5g_plan_tables(const h5g_run *r, h5g_plan *plan, h5g_data *d) {
   int rc = H5G_OK;
-  h5g_plan *plan = &r->plan;
   size_t runs_bytes = (plan->nruns + 1) * sizeof(uint64_t);
   /* P + 2 rows of cuts: --top's cut at K beside the ranks' */
   size_t table_bytes = (plan->nruns * ((size_t)r->size + 2) + 1) * sizeof(uint64_t);
-  plan->run_offsets = malloc(runs_bytes);
-  r->data.cuts = malloc(table_bytes);
-  r->data.recv_offsets = malloc(table_bytes);
-  CHECK_ALLOC(plan->run_offsets, runs_bytes);
-  CHECK_ALLOC(r->data.cuts, table_bytes);
-  CHECK_ALLOC(r->data.recv_offsets, table_bytes);
+  uint64_t *offsets = malloc(runs_bytes);
+  plan->run_offsets = offsets;
+  d->runs = malloc(runs_bytes);
+  d->cuts = malloc(table_bytes);
+  d->recv_offsets = malloc(table_bytes);
+  CHECK_ALLOC(offsets, runs_bytes);
+  CHECK_ALLOC(d->runs, runs_bytes);
+  CHECK_ALLOC(d->cuts, table_bytes);
+  CHECK_ALLOC(d->recv_offsets, table_bytes);
   for (size_t j = 0; j <= plan->nruns; j++)
-    plan->run_offsets[j] = h5g_share_begin(j, plan->n, plan->nruns);
+    d->runs[j] = offsets[j] = h5g_share_begin(j, plan->n, plan->nruns);
 done:
   return rc;
 }
@@ -148,11 +161,11 @@ static void unpin_piece(void *be, void *p) { ((h5g_backend *)be)->unpin(be, p); 
  * or the rows --top or --unique send here when they are more (at most N/P rounded up); a merge
  * needs a spare buffer (--verify reads the output back into it); the resident path merges on
  * the GPU and gets its output back into the slice buffer. */
-void h5g_plan_buffer_specs(const h5g_run *r, h5g_buffer_spec *specs) {
-  const h5g_plan *plan = &r->plan;
+void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                           h5g_buffer_spec *specs) {
   int merges = (r->size > 1 || plan->nruns > 1) && plan->path != H5G_PATH_DEVICE_RESIDENT;
-  uint64_t n = plan->n > h5g_top_rows(r) ? plan->n : h5g_top_rows(r);
-  uint64_t most = (r->verdict.info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
+  uint64_t n = plan->n > h5g_top_rows(r, v) ? plan->n : h5g_top_rows(r, v);
+  uint64_t most = (v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
   if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
   /* the direct read's threads fill it (direct I/O: every rank on one node, h5g_io_configure) */
@@ -165,30 +178,31 @@ void h5g_plan_buffer_specs(const h5g_run *r, h5g_buffer_spec *specs) {
 
 /* Starts making the host buffers ready: a helper thread makes them resident (piece by piece)
  * and pinned while the read fills the pieces already resident. */
-int h5g_plan_buffers(h5g_run *r) {
+int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
-  h5g_data *d = &r->data;
-  h5g_plan_buffer_specs(r, d->specs);
+  h5g_plan_buffer_specs(r, v, plan, d->specs);
   CHECK(h5g_buffers_start(d->specs, H5G_BUFFER_COUNT, h5g_io_piece_bytes(), plan->ranks_on_node,
                           r->be->pin ? pin_piece : NULL, unpin_piece, r->be, &d->set));
   d->keys = d->specs[H5G_BUFFER_KEYS].p;
   d->spare = d->specs[H5G_BUFFER_SPARE].p;
   d->values = d->specs[H5G_BUFFER_VALUES].p;
   d->spare_values = d->specs[H5G_BUFFER_SPARE_VALUES].p;
-  d->sorted = d->keys;
-  d->sorted_values = d->values;
+  h5g_data_set_sorted(d, d->keys, d->values);
 done:
   return rc;
 }
 
-void h5g_run_free(h5g_run *r) {
-  h5g_buffers_free(r->data.set);
-  if (r->be) r->be->destroy(r->be);
-  h5g_transport_close(r->transport);
-  free(r->plan.run_offsets);
-  free(r->data.cuts);
-  free(r->data.counts);
-  free(r->data.order);
-  free(r->data.recv_offsets);
+void h5g_plan_free(h5g_plan *plan) {
+  free((void *)plan->run_offsets);
+  plan->run_offsets = NULL;
+}
+
+void h5g_data_free(h5g_data *d) {
+  h5g_buffers_free(d->set);
+  d->set = NULL;
+  free(d->runs);
+  free(d->cuts);
+  free(d->counts);
+  free(d->order);
+  free(d->recv_offsets);
 }

@@ -3,13 +3,17 @@
  * it were handed over, so the copies (and the sort of the previous run) run behind the read. */
 #include "base/error.h"
 #include "mpi/agree.h"
-#include "src/run.h"
+#include "src/read.h"
 
-int h5g_read_open_file(h5g_run *r) { return h5g_io_open_file(r->comm, r->opt->input, 0, &r->in_file); }
+#include "src/local_sort.h"
 
-int h5g_read_open_keys(h5g_run *r) {
+int h5g_read_open_file(h5g_run *r) {
+  return h5g_io_open_file(r->comm, r->opt->input, 0, &r->in_file);
+}
+
+int h5g_read_open_keys(h5g_run *r, const h5g_verdict *v) {
   int rc = H5G_OK;
-  if (r->verdict.composed)
+  if (v->composed)
     CHECK(h5g_keyset_open(r->comm, r->opt, r->in_file, 0, r->keys_in));
   else
     CHECK(h5g_io_open_keys(r->in_file, r->opt->dataset, r->opt->key_field, &r->keys_in[0]));
@@ -18,37 +22,54 @@ done:
   return rc;
 }
 
-/* Collective, several keys: run j's keys composed into the slice buffer (src/keyset.h). */
-static int read_composed(h5g_run *r, uint64_t begin, uint64_t len) {
+/* The read phase's own state, the pieces' callback context: which run the read is in and how
+ * far the runs went to the backend. */
+typedef struct {
+  h5g_run *r;
+  const h5g_verdict *v;
+  const h5g_plan *plan;
+  const h5g_data *d;  /* the slice buffer's contents change */
+  size_t reading_run; /* the run whose pieces the read hands to the backend */
+  uint64_t loaded;    /* keys of that run handed to the backend so far */
+  size_t handed_runs; /* device paths: runs [0, handed_runs) loaded and their sorts started */
+} read_state;
+
+/* Collective, several keys: run j's keys of word `word` composed into the slice buffer
+ * (src/keyset.h). */
+static int read_composed(read_state *s, int word, uint64_t begin, uint64_t len) {
   int rc = H5G_OK;
-  unsigned w = r->plan.ks.width;
-  void *keys = (char *)r->data.keys + begin * w;
+  h5g_run *r = s->r;
+  const h5g_plan *plan = s->plan;
+  const h5g_data *d = s->d;
+  unsigned w = plan->ks.width;
+  void *keys = (char *)d->keys + begin * w;
   /* the merge's other side is free until the merge: each key is read there */
-  void *scratch = r->data.spare ? (char *)r->data.spare + begin * w : NULL;
-  CHECK(h5g_agree(r->comm, h5g_buffers_wait(r->data.set, H5G_BUFFER_KEYS, begin + len)));
+  void *scratch = d->spare ? (char *)d->spare + begin * w : NULL;
+  CHECK(h5g_agree(r->comm, h5g_buffers_wait(d->set, H5G_BUFFER_KEYS, begin + len)));
   /* a rank without rows has no spare buffer, but agrees all the same */
-  CHECK(h5g_agree(r->comm, scratch ? h5g_buffers_wait(r->data.set, H5G_BUFFER_SPARE, begin + len)
+  CHECK(h5g_agree(r->comm, scratch ? h5g_buffers_wait(d->set, H5G_BUFFER_SPARE, begin + len)
                                    : H5G_OK));
-  CHECK(h5g_keyset_read(r->comm, r->opt, &r->verdict.layout, r->keys_in, r->word,
-                        r->plan.offset + begin, len, w, keys, r->plan.io_threads, scratch, len * w));
+  CHECK(h5g_keyset_read(r->comm, r->opt, &s->v->layout, r->keys_in, word,
+                        plan->offset + begin, len, w, keys, plan->io_threads, scratch, len * w));
   if (r->opt->verify) r->metrics.checksum_in += h5g_keys_checksum(keys, len, w);
-  h5g_progress_bytes(&r->progress, (begin + len) * w, r->plan.n * w);
+  h5g_progress_bytes(&r->progress, (begin + len) * w, plan->n * w);
 done:
   return rc;
 }
 
 /* Hands keys [loaded, upto) of run `reading_run` to the backend, which copies them to the GPU
  * while the host reads on. */
-static int load_read_keys(h5g_run *r, uint64_t upto) {
+static int load_read_keys(read_state *s, uint64_t upto) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
+  h5g_run *r = s->r;
+  const h5g_plan *plan = s->plan;
   unsigned w = plan->ks.width;
-  uint64_t begin = plan->run_offsets[r->reading_run];
-  uint64_t len = plan->run_offsets[r->reading_run + 1] - begin;
-  if (upto > r->loaded)
-    CHECK(r->be->load(r->be, (char *)r->data.keys + (begin + r->loaded) * w, r->loaded,
-                      upto - r->loaded, len, w, plan->records));
-  r->loaded = upto;
+  uint64_t begin = plan->run_offsets[s->reading_run];
+  uint64_t len = plan->run_offsets[s->reading_run + 1] - begin;
+  if (upto > s->loaded)
+    CHECK(r->be->load(r->be, (char *)s->d->keys + (begin + s->loaded) * w, s->loaded,
+                      upto - s->loaded, len, w, plan->records));
+  s->loaded = upto;
 done:
   return rc;
 }
@@ -57,38 +78,43 @@ done:
  * resident; after it, its checksum for --verify and, once the buffer is pinned (a copy from it
  * can then run in the background), its copy to the GPU. */
 static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
-  h5g_run *r = ctx;
-  uint64_t run_begin = r->plan.run_offsets[r->reading_run];
-  unsigned w = r->plan.ks.width;
-  if (!moved) return h5g_buffers_wait(r->data.set, H5G_BUFFER_KEYS, run_begin + first + count);
+  read_state *s = ctx;
+  h5g_run *r = s->r;
+  const h5g_plan *plan = s->plan;
+  const h5g_data *d = s->d;
+  uint64_t run_begin = plan->run_offsets[s->reading_run];
+  unsigned w = plan->ks.width;
+  if (!moved) return h5g_buffers_wait(d->set, H5G_BUFFER_KEYS, run_begin + first + count);
   if (r->opt->verify)
     r->metrics.checksum_in +=
-        h5g_keys_checksum((const char *)r->data.keys + (run_begin + first) * w, count, w);
-  h5g_progress_bytes(&r->progress, (run_begin + first + count) * w, r->plan.n * w);
+        h5g_keys_checksum((const char *)d->keys + (run_begin + first) * w, count, w);
+  h5g_progress_bytes(&r->progress, (run_begin + first + count) * w, plan->n * w);
   /* only the oldest run not yet handed over may load: the GPU takes runs in order */
-  if (r->plan.path == H5G_PATH_HOST || r->handed_runs != r->reading_run ||
-      !h5g_buffers_pinned(r->data.set, H5G_BUFFER_KEYS))
+  if (plan->path == H5G_PATH_HOST || s->handed_runs != s->reading_run ||
+      !h5g_buffers_pinned(d->set, H5G_BUFFER_KEYS))
     return H5G_OK;
-  return load_read_keys(r, first + count);
+  return load_read_keys(s, first + count);
 }
 
 /* Collective: reads run j of the slice (from_file; else its keys are in the slice buffer: a
  * later pass of src/passes.c). On the host path the values (source indices, or positions in the
  * order of the pass before) are made here; on the device paths the GPU makes them. */
-int h5g_read_run(h5g_run *r, size_t j, int from_file) {
+static int read_run(read_state *s, size_t j, int word, int from_file) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
+  h5g_run *r = s->r;
+  const h5g_plan *plan = s->plan;
+  const h5g_data *d = s->d;
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
-  r->reading_run = j;
-  r->loaded = 0;
-  if (from_file && r->verdict.composed)
-    CHECK(read_composed(r, begin, len));
+  s->reading_run = j;
+  s->loaded = 0;
+  if (from_file && s->v->composed)
+    CHECK(read_composed(s, word, begin, len));
   else if (from_file)
     CHECK(h5g_io_read_each(r->keys_in[0], plan->offset + begin, len,
-                           (char *)r->data.keys + begin * plan->ks.width, read_piece, r));
+                           (char *)d->keys + begin * plan->ks.width, read_piece, s));
   if (plan->path == H5G_PATH_HOST && plan->records) {
-    uint64_t *values = r->data.values;
-    CHECK(h5g_buffers_wait(r->data.set, H5G_BUFFER_VALUES, begin + len));
+    uint64_t *values = d->values;
+    CHECK(h5g_buffers_wait(d->set, H5G_BUFFER_VALUES, begin + len));
     for (uint64_t i = begin; i < begin + len; i++) values[i] = plan->offset + i;
   }
 done:
@@ -100,19 +126,35 @@ done:
  * without `wait` nothing is handed over before they are, and the next runs are read meanwhile
  * (out of core, run 0 waited 0.25 s for 4 GiB to be pinned and every later run's read behind
  * it). */
-int h5g_read_hand_runs(h5g_run *r, size_t upto, int wait) {
+static int hand_runs(read_state *s, size_t upto, int wait) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
-  if (!wait && !h5g_sort_ready(r)) goto done;
-  CHECK(h5g_sort_wait_ready(r)); /* at once, unless `wait` */
-  for (; r->handed_runs < upto; r->handed_runs++) {
-    size_t j = r->handed_runs;
-    if (r->reading_run != j) { /* read whole, none of it loaded */
-      r->reading_run = j;
-      r->loaded = 0;
+  const h5g_plan *plan = s->plan;
+  if (!wait && !h5g_sort_ready(s->r, plan, s->d)) goto done;
+  CHECK(h5g_sort_wait_ready(s->r, plan, s->d)); /* at once, unless `wait` */
+  for (; s->handed_runs < upto; s->handed_runs++) {
+    size_t j = s->handed_runs;
+    if (s->reading_run != j) { /* read whole, none of it loaded */
+      s->reading_run = j;
+      s->loaded = 0;
     }
-    CHECK(load_read_keys(r, plan->run_offsets[j + 1] - plan->run_offsets[j]));
-    CHECK(h5g_sort_loaded_run(r, j));
+    CHECK(load_read_keys(s, plan->run_offsets[j + 1] - plan->run_offsets[j]));
+    CHECK(h5g_sort_loaded_run(s->r, plan, s->d, j));
+  }
+done:
+  return rc;
+}
+
+int h5g_read_runs(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, const h5g_data *d,
+                  int word, int from_file) {
+  int rc = H5G_OK;
+  read_state s = {r, v, plan, d, 0, 0, 0};
+  for (size_t j = 0; j < plan->nruns; j++) {
+    STEP(r, H5G_PHASE_READ, read_run(&s, j, word, from_file));
+    if (plan->path == H5G_PATH_HOST) continue;
+    int last = j + 1 == plan->nruns;
+    /* what the read did not hide of the pinning the runs still to hand over wait for */
+    if (last) STEP(r, H5G_PHASE_BUFFERS, h5g_sort_wait_ready(r, plan, d));
+    STEP(r, H5G_PHASE_SORT, hand_runs(&s, j + 1, last));
   }
 done:
   return rc;

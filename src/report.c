@@ -10,11 +10,11 @@
 #include "base/cpus.h"
 #include "base/error.h"
 #include "mpi/agree.h"
-#include "src/run.h"
+#include "src/report_gather.h"
 
 static const char *const phase_names[H5G_PHASE_COUNT] = {
-    "validate", "setup", "connect", "buffers", "read", "transform", "local_sort", "splitters", "exchange", "merge", "write",
-    "carry", "verify"};
+    "validate", "setup", "connect", "buffers", "read", "transform", "local_sort",
+    "splitters", "exchange", "merge", "write", "carry", "verify"};
 
 const char *h5g_phase_name(h5g_phase phase) { return phase_names[phase]; }
 
@@ -31,7 +31,8 @@ static void put_json_string(FILE *f, const char *s) {
 }
 
 /* What ran: the command line, the files and datasets, and how it ended. */
-static void put_provenance(FILE *f, const h5g_report *rep, const h5g_options *opt, int exit_status) {
+static void put_provenance(FILE *f, const h5g_report *rep, const h5g_options *opt,
+                           int exit_status) {
   fprintf(f, "{\n  \"tool\": \"h5gsort\",\n  \"version\": \"%s\",\n  \"command\": [", H5G_VERSION);
   for (int i = 0; i < opt->argc; i++) {
     if (i) fputs(", ", f);
@@ -119,8 +120,8 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
           rep->teardown.unpin_waited);
   fprintf(f, "  \"gpu_copy_seconds\": {\"h2d\": %.6f, \"d2h\": %.6f},\n", rep->h2d_seconds,
           rep->d2h_seconds);
-  fprintf(f, "  \"gpu_overlap_seconds\": {\"kernels\": %.6f, \"host_waited\": %.6f, \"hidden\": %.6f},\n",
-          rep->kernel_seconds, rep->waited_seconds, rep->hidden_seconds);
+  fprintf(f, "  \"gpu_overlap_seconds\": {\"kernels\": %.6f, \"host_waited\": %.6f, "
+          "\"hidden\": %.6f},\n", rep->kernel_seconds, rep->waited_seconds, rep->hidden_seconds);
   fprintf(f, "  \"keys_per_second\": %.1f\n}\n", rate);
 close:
   if (fclose(f) != 0) {
@@ -164,17 +165,17 @@ void h5g_report_free(h5g_report *rep) {
 }
 
 /* Collective: every rank's host, CPUs and I/O threads, to rank 0 (its buffer agreed on first). */
-static int gather_rank_info(h5g_run *r, h5g_report *rep) {
+static int gather_rank_info(const h5g_run *r, const h5g_plan *plan, h5g_report *rep) {
   int rc = H5G_OK;
   h5g_rank_info mine;
   size_t bytes = r->rank == 0 ? (size_t)r->size * sizeof mine : 0;
   memset(&mine, 0, sizeof mine);
   if (gethostname(mine.host, sizeof mine.host - 1) != 0) snprintf(mine.host, sizeof mine.host, "?");
   h5g_cpus_list(mine.cpu_list, sizeof mine.cpu_list);
-  mine.cpus = r->plan.cpus;
+  mine.cpus = plan->cpus;
   mine.cpus_online = h5g_cpus_online();
-  mine.ranks_on_node = r->plan.ranks_on_node;
-  mine.io_threads = r->plan.io_threads;
+  mine.ranks_on_node = plan->ranks_on_node;
+  mine.io_threads = plan->io_threads;
   if (bytes) rep->rank_info = malloc(bytes);
   CHECK(h5g_agree_alloc(r->comm, rep->rank_info != NULL, bytes));
   CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, rep->rank_info, (int)sizeof mine,
@@ -192,7 +193,8 @@ done:
 /* Collective: the slowest rank's phase times, start-up and tear-down so far and GPU figures, the
  * bytes sent, the distinct device names and every rank's CPUs (gathered by rank 0, whose buffers
  * are agreed on first). */
-int h5g_report_gather(h5g_run *r, double total_seconds, h5g_report *rep) {
+int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                      const h5g_extent *e, double total_seconds, h5g_report *rep) {
   int rc = H5G_OK;
   const h5g_backend *be = r->be;
   enum { NAME = sizeof be->device_name };
@@ -201,8 +203,9 @@ int h5g_report_gather(h5g_run *r, double total_seconds, h5g_report *rep) {
   struct tm utc;
   time_t start = r->metrics.start_time;
   memset(rep, 0, sizeof *rep);
-  if (gmtime_r(&start, &utc)) strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  CHECK(gather_rank_info(r, rep));
+  if (gmtime_r(&start, &utc))
+    strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  CHECK(gather_rank_info(r, plan, rep));
   CHECK_MPI(MPI_Reduce(r->metrics.seconds, rep->seconds, H5G_PHASE_COUNT, MPI_DOUBLE, MPI_MAX, 0,
                        r->comm));
   CHECK_MPI(MPI_Reduce(&total_seconds, &rep->total_seconds, 1, MPI_DOUBLE, MPI_MAX, 0, r->comm));
@@ -237,15 +240,15 @@ int h5g_report_gather(h5g_run *r, double total_seconds, h5g_report *rep) {
     size_t used = strlen(rep->devices);
     snprintf(rep->devices + used, sizeof rep->devices - used, "%s%s", used ? ", " : "", name);
   }
-  rep->n = r->verdict.info.n;
-  rep->rows_written = r->plan.out_total;
-  rep->width = r->plan.ks.width;
+  rep->n = v->info.n;
+  rep->rows_written = e->out_total;
+  rep->width = plan->ks.width;
   rep->bytes = rep->n * rep->width;
-  rep->runs_per_rank = r->plan.nruns;
-  rep->sort_passes = r->verdict.composed ? r->verdict.layout.words : 1;
+  rep->runs_per_rank = plan->nruns;
+  rep->sort_passes = v->composed ? v->layout.words : 1;
   rep->ranks = r->size;
   rep->verified = r->opt->verify;
-  snprintf(rep->type_name, sizeof rep->type_name, "%s", r->verdict.info.type_name);
+  snprintf(rep->type_name, sizeof rep->type_name, "%s", v->info.type_name);
   snprintf(rep->backend, sizeof rep->backend, "%s", be->name);
   snprintf(rep->exchange, sizeof rep->exchange, "%s", h5g_transport_name(r->transport));
 done:

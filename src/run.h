@@ -1,7 +1,8 @@
-/* One h5gsort run on this rank: the state the phases share, and the phases themselves. Internal
- * to src/; src/pipeline.c drives the phases in the order of the README's "Architecture" section:
- * validate, plan, read, local sort, exact splitters, exchange, merge, write, carry, verify,
- * commit. Each phase lives in a file of its own and fills its part of the run. */
+/* One h5gsort run on this rank: its context (h5g_run) and the types of the state the phases
+ * share. Internal to src/; src/pipeline.c drives the phases in the order of the README's
+ * "Architecture" section: validate, plan, read, local sort, exact splitters, exchange, merge,
+ * write, carry, verify, commit. Each phase lives in a file of its own, whose header (src/plan.h,
+ * src/read.h, ...) says what it takes and what it changes. */
 #ifndef H5G_SRC_RUN_H
 #define H5G_SRC_RUN_H
 
@@ -20,7 +21,8 @@
 #include "src/report.h"
 #include "src/transport.h"
 
-/* What rank 0 finds out before any work and every rank needs (src/validate.c). */
+/* What rank 0 finds out before any work and every rank needs: made by src/validate.c, const
+ * for every other phase. */
 typedef struct {
   h5g_dataset_info info;  /* of the key, or of the composed key (src/keyset.h) */
   int composed;           /* several keys, or a column: sorted as one composed key */
@@ -35,7 +37,7 @@ typedef struct {
   long long input_size, input_mtime_sec, input_mtime_nsec;
 } h5g_verdict;
 
-/* How the keys of this rank travel; decided once by the plan (src/plan.c). */
+/* How the keys of this rank travel; decided once by the plan (src/plan.h). */
 typedef enum {
   /* Sorted and merged by host calls of the backend (the CPU backend). */
   H5G_PATH_HOST,
@@ -47,6 +49,7 @@ typedef enum {
   H5G_PATH_DEVICE_RESIDENT
 } h5g_path;
 
+/* The plan: made by src/plan.c, const for every other phase. */
 typedef struct {
   int use_cuda, device;   /* this rank's backend and GPU */
   int device_sharers;     /* ranks of this node on the same GPU */
@@ -54,23 +57,30 @@ typedef struct {
   int gpu_per_rank;       /* every rank runs the CUDA backend on a GPU of its own */
   int cpus, io_threads;   /* CPUs this rank may run on; threads for its direct file I/O */
   h5g_path path;
-  int sort_is_output;     /* one rank, one run on the GPU: the sorted run comes back as the output */
+  int sort_is_output;     /* one rank, one run on the GPU: the sorted run comes back as output */
   h5g_keyspec ks;
   int records;            /* values (source indices) move with the keys */
   uint64_t offset, n;     /* this rank's share [offset, offset + n) of the N elements */
-  uint64_t total;         /* elements the exchange sorts: N, fewer after h5g_unique_runs */
-  /* What it writes: rows [out_offset, out_offset + out_n) of out_total. The input's share
-   * unless --top or --unique keep fewer (src/top.c, src/unique.c). */
-  uint64_t out_offset, out_n, out_total;
   size_t nruns;           /* sorted runs per rank (the same on every rank) */
-  uint64_t *run_offsets;  /* nruns + 1 */
+  const uint64_t *run_offsets; /* nruns + 1: the runs the slice is read and sorted in */
 } h5g_plan;
 
-/* The host buffers (base/host_memory.h), made ready in the background while the file is read. */
-/* In the order the helper thread makes them ready: the read and the sort need the first two. */
+/* The rows the exchange sorts and the rows this rank writes: the input's unless --top or
+ * --unique keep fewer. Set from the verdict (src/validate.c), cut only by src/top.c and
+ * src/unique.c. */
+typedef struct {
+  uint64_t total; /* elements the exchange sorts: N, fewer after h5g_unique_runs */
+  /* what this rank writes: rows [out_offset, out_offset + out_n) of out_total */
+  uint64_t out_offset, out_n, out_total;
+} h5g_extent;
+
+/* The host buffers (base/host_memory.h), made ready in the background while the file is read,
+ * in the order the helper thread makes them ready: the read and the sort need the first two. */
 enum { H5G_BUFFER_KEYS, H5G_BUFFER_VALUES, H5G_BUFFER_SPARE, H5G_BUFFER_SPARE_VALUES,
        H5G_BUFFER_COUNT };
 
+/* The keys and what goes with them: buffers and tables made by src/plan.c, filled and moved by
+ * the phases that take an h5g_data * (the sorted share only through h5g_data_set_sorted). */
 typedef struct {
   h5g_buffer_spec specs[H5G_BUFFER_COUNT];
   h5g_buffer_set *set;
@@ -78,11 +88,29 @@ typedef struct {
   uint64_t *values, *spare_values; /* their values, when records move */
   void *sorted;                 /* keys or spare: where the rank's sorted share is now */
   uint64_t *sorted_values;
+  /* nruns + 1: the sorted runs in `keys`, the plan's until h5g_unique_runs packs them */
+  uint64_t *runs;
   uint64_t *cuts, *recv_offsets; /* exact cuts of the runs; the received runs */
   uint64_t *counts;              /* --counts: the count of each kept key (src/unique.c) */
-  int values_are_counts; /* --unique --counts: the values are the runs' group sizes (src/unique.c) */
+  int values_are_counts; /* --unique --counts: the values are the runs' group sizes (unique.c) */
   uint64_t *order; /* keys of several words: the source index at each position (src/passes.c) */
 } h5g_data;
+
+/* The sorted share (keys: d->keys or d->spare; values: their values, or NULL when none move) is
+ * now there. The one place sorted and sorted_values change: the phases that move the share
+ * (src/plan.c, src/exchange_runs.c, src/merge_runs.c, src/passes.c) call it. */
+static inline void h5g_data_set_sorted(h5g_data *d, void *keys, uint64_t *values) {
+  d->sorted = keys;
+  d->sorted_values = values;
+}
+/* The host buffers that do not hold the sorted keys (values): a merge's other side, or where
+ * --verify reads the output back (the plan makes a spare buffer for both). */
+static inline void *h5g_data_spare_keys(const h5g_data *d) {
+  return d->sorted == d->keys ? d->spare : d->keys;
+}
+static inline uint64_t *h5g_data_spare_values(const h5g_data *d) {
+  return d->sorted_values == d->values ? d->spare_values : d->values;
+}
 
 typedef struct {
   double seconds[H5G_PHASE_COUNT];
@@ -93,36 +121,24 @@ typedef struct {
   h5g_teardown teardown;    /* what of it comes before the report */
 } h5g_metrics;
 
+/* The context of one run on this rank: what every phase may use, and only that. The state the
+ * phases make (verdict, plan, extent, data) is not here: src/pipeline.c holds it and hands each
+ * phase the parts it reads (const) and the parts it changes, as the phase's header says. */
 typedef struct {
   MPI_Comm comm;
   int rank, size;
   const h5g_options *opt;
-  h5g_verdict verdict;
-  h5g_plan plan;
-  h5g_data data;
   h5g_metrics metrics;
   h5g_progress progress; /* --progress, rank 0 */
-  h5g_backend *be;
+  uint64_t phase_bytes[H5G_PHASE_COUNT]; /* of the whole job, for --progress (0: none to tell) */
+  h5g_backend *be;         /* made by src/plan.c */
   h5g_cuda_warmup *warmup; /* the GPU context being made, until "setup" joins it */
-  h5g_transport *transport;
-  h5g_file *in_file, *out_file;
+  h5g_transport *transport; /* opened by src/plan.c */
+  h5g_file *in_file, *out_file; /* opened by src/read.c and src/write.c */
   h5g_dset *keys_in[H5G_MAX_KEYS]; /* the key dataset; composed: the keys' (src/keyset.h) */
   int tmp_created;    /* the temporary output may exist (rank 0 removes it on failure) */
   double step_start;
-  int word;           /* the composed word this pass sorts (src/passes.c; 0: the last pass) */
-  size_t reading_run; /* the run whose pieces the read hands to the backend */
-  uint64_t loaded;    /* keys of that run handed to the backend so far */
-  size_t handed_runs; /* device paths: runs [0, handed_runs) loaded and their sorts started */
 } h5g_run;
-
-/* The host buffers that do not hold the sorted keys (values): a merge's other side, or where
- * --verify reads the output back (the plan makes a spare buffer for both). */
-static inline void *h5g_run_spare_keys(const h5g_run *r) {
-  return r->data.sorted == r->data.keys ? r->data.spare : r->data.keys;
-}
-static inline uint64_t *h5g_run_spare_values(const h5g_run *r) {
-  return r->data.sorted_values == r->data.values ? r->data.spare_values : r->data.values;
-}
 
 /* Test hooks (src/faults.c): H5GSORT_TEST_KILL=<point>[:<rank>] and H5GSORT_TEST_SLEEP. */
 void h5g_fault_point(const h5g_run *r, const char *point);
@@ -137,84 +153,5 @@ int h5g_step_end(h5g_run *r, h5g_phase phase, int status);
     h5g_step_begin((r), (phase));                                                                 \
     CHECK(h5g_step_end((r), (phase), (call)));                                                    \
   } while (0)
-
-/* src/validate.c */
-struct stat;
-void h5g_input_stamp(const struct stat *st, h5g_verdict *v);
-int h5g_validate(h5g_run *r);
-int h5g_share_verdict(h5g_run *r);
-/* src/plan.c */
-int h5g_plan_devices(h5g_run *r);
-int h5g_plan_transport(h5g_run *r);
-int h5g_plan_backend(h5g_run *r);
-int h5g_plan_runs(h5g_run *r);
-void h5g_plan_buffer_specs(const h5g_run *r, h5g_buffer_spec *specs);
-int h5g_plan_buffers(h5g_run *r);
-int h5g_plan_tables(h5g_run *r);
-void h5g_run_free(h5g_run *r);
-/* src/read.c */
-int h5g_read_open_file(h5g_run *r);
-int h5g_read_open_keys(h5g_run *r);
-int h5g_read_run(h5g_run *r, size_t j, int from_file);
-int h5g_read_hand_runs(h5g_run *r, size_t upto, int wait);
-int h5g_read_checksum(h5g_run *r);
-/* src/local_sort.c */
-int h5g_sort_loaded_run(h5g_run *r, size_t j);
-/* A run can be sorted without waiting: the host buffers its copies use are pinned (ready:
- * never blocks; wait_ready: blocks until they are). */
-int h5g_sort_ready(const h5g_run *r);
-int h5g_sort_wait_ready(h5g_run *r);
-int h5g_sort_wait_runs(h5g_run *r);
-int h5g_sort_runs(h5g_run *r);
-/* src/exchange_runs.c */
-int h5g_exchange_runs(h5g_run *r);
-/* src/top.c: --top K, the exact cut at global rank K. top_rows: the rows this rank receives
- * (its share of K; 0 without --top), which may be more than its share of N (N = 3, K = 2 on 5
- * ranks: rank 2 holds none and receives one). */
-uint64_t h5g_top_rows(const h5g_run *r);
-int h5g_top_cuts(h5g_run *r);
-int h5g_top_keep(h5g_run *r);
-/* src/unique.c: --unique, one element per distinct key */
-int h5g_unique(h5g_run *r);
-/* Before the exchange: each sorted run keeps the first of each group of equal keys (where the
- * runs are in host memory and the key is one word; else nothing), and the exchange's shares are
- * those of the distinct keys left. */
-int h5g_unique_runs(h5g_run *r);
-/* src/passes.c: keys of several composed words, one sort per word, the last word first.
- * next: before the pass of `word`, the order of the pass before followed and `word`'s keys
- * fetched in it into the slice buffer. finish: after the last pass, the sorted values become
- * source indices. word_in_order: out[i] = key `word` of source row src_index[i], i < count
- * (checksum: the sum of the rank's own keys of `word` added, unless NULL). */
-int h5g_passes_next(h5g_run *r, int word);
-int h5g_passes_finish(h5g_run *r);
-int h5g_passes_word_in_order(h5g_run *r, int word, const uint64_t *src_index, uint64_t count,
-                             void *out, uint64_t *checksum);
-/* src/merge_runs.c */
-int h5g_merge_local(h5g_run *r);
-int h5g_merge_received(h5g_run *r);
-/* Local: the sorted share is in host memory (on the resident path it comes back from the GPU
- * behind the merge; the write waits for it piece by piece, --unique and src/passes.c at once). */
-int h5g_merge_wait(h5g_run *r);
-/* src/write.c */
-int h5g_write_prepare(h5g_run *r);
-int h5g_write_open(h5g_run *r);
-int h5g_write_reserve(h5g_run *r);
-int h5g_write_keys(h5g_run *r);
-int h5g_write_close(h5g_run *r);
-int h5g_write_references(h5g_run *r);
-/* What the temporary file will hold at most, as far as it is known before writing. */
-unsigned long long h5g_write_output_bytes(const h5g_run *r);
-/* src/sizing.c: before reading, the host memory each rank needs against what its node gives
- * it (a run that cannot fit stops, exit 1, with the rank or node count that would fit); --plan
- * prints that sizing and the plan. Collective. */
-int h5g_sizing_check(h5g_run *r);
-int h5g_sizing_print_plan(h5g_run *r);
-int h5g_write_commit(h5g_run *r);
-/* src/carry.c: every carried dataset, and with --key-field the compound table itself */
-int h5g_carry_all(h5g_run *r);
-/* src/verify_output.c */
-int h5g_verify_output(h5g_run *r);
-/* src/report.c */
-int h5g_report_gather(h5g_run *r, double total_seconds, h5g_report *rep);
 
 #endif

@@ -11,7 +11,10 @@
 #include "base/memory_limits.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
-#include "src/run.h"
+#include "src/sizing.h"
+
+#include "src/plan.h"
+#include "src/write.h"
 
 /* Host memory of a rank beyond its buffers: the MPI, HDF5 and C libraries, the code, the
  * threads' stacks. A CPU rank sorting 1000 keys peaks at 27 MB resident (2-core VM, Open MPI
@@ -39,19 +42,19 @@ static uint64_t need_total(const host_need *n) {
   return n->buffers + n->scratch + n->moved + n->passes + n->base;
 }
 
-static void rank_need(const h5g_run *r, host_need *need) {
-  const h5g_plan *plan = &r->plan;
+static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                      host_need *need) {
   h5g_buffer_spec specs[H5G_BUFFER_COUNT];
-  uint64_t most = (r->verdict.info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
+  uint64_t most = (v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
   memset(need, 0, sizeof *need);
-  h5g_plan_buffer_specs(r, specs);
+  h5g_plan_buffer_specs(r, v, plan, specs);
   for (int i = 0; i < H5G_BUFFER_COUNT; i++) need->buffers += specs[i].n * specs[i].elem_bytes;
   if (!plan->use_cuda) {
     uint64_t run = plan->nruns ? (plan->n + plan->nruns - 1) / plan->nruns : plan->n;
     need->scratch = run * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));
   }
-  need->moved = r->verdict.moved_row_bytes * (plan->n + most);
-  if (r->verdict.composed && r->verdict.layout.words > 1) need->passes = 24 * plan->n;
+  need->moved = v->moved_row_bytes * (plan->n + most);
+  if (v->composed && v->layout.words > 1) need->passes = 24 * plan->n;
   need->base = RANK_BASE_BYTES + (plan->use_cuda ? CUDA_CONTEXT_BYTES : 0);
   need->split = need_total(need) - need->base;
   if (!specs[H5G_BUFFER_SPARE].n) /* the merge's other side, for the keys and their values */
@@ -81,13 +84,13 @@ static void what_fits(uint64_t spread, uint64_t base, uint64_t node_bytes, int p
              best_nodes == 1 ? "" : "s", best_ranks, best_ranks == 1 ? "" : "s");
 }
 
-int h5g_sizing_check(h5g_run *r) {
+int h5g_sizing_check(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan) {
   int rc = H5G_OK;
   host_need need;
   h5g_memory_limits limits;
-  rank_need(r, &need);
+  rank_need(r, v, plan, &need);
   h5g_memory_limits_read(r->opt->host_memory, &limits);
-  uint64_t mine = need_total(&need), share = limits.available / (uint64_t)r->plan.ranks_on_node;
+  uint64_t mine = need_total(&need), share = limits.available / (uint64_t)plan->ranks_on_node;
   int fits = mine <= share, all_fit = 0;
   CHECK_MPI(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, r->comm));
   if (all_fit) goto done;
@@ -97,18 +100,20 @@ int h5g_sizing_check(h5g_run *r) {
   CHECK_MPI(MPI_Allreduce(&spread, &total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
   uint64_t tightest = UINT64_MAX - worst[1];
   char fit[160];
-  what_fits(total, need.base, tightest * (uint64_t)r->plan.ranks_on_node, r->plan.ranks_on_node,
+  what_fits(total, need.base, tightest * (uint64_t)plan->ranks_on_node, plan->ranks_on_node,
             fit, sizeof fit);
   H5G_FAIL(H5G_ERR_RUNTIME, "not enough host memory: a rank needs up to %.2f GiB, and its node "
            "gives each of its %d rank%s %.2f GiB (%s); %s (%s)", gib(worst[0]),
-           r->plan.ranks_on_node, r->plan.ranks_on_node == 1 ? "" : "s", gib(tightest),
+           plan->ranks_on_node, plan->ranks_on_node == 1 ? "" : "s", gib(tightest),
            limits.bound, fit, r->opt->input);
 done:
   return rc;
 }
 
 static const char *path_name(h5g_path path) {
-  return path == H5G_PATH_HOST ? "host" : path == H5G_PATH_DEVICE_RUNS ? "device runs" : "device resident";
+  return path == H5G_PATH_HOST           ? "host"
+         : path == H5G_PATH_DEVICE_RUNS ? "device runs"
+                                        : "device resident";
 }
 
 /* One rank's line of the plan, gathered to rank 0. */
@@ -119,7 +124,8 @@ typedef struct {
 } plan_line;
 
 /* --plan --report FILE.json: the same, for scripts. */
-static int write_plan_json(const h5g_run *r, const plan_line *lines, const char *bound,
+static int write_plan_json(const h5g_run *r, const h5g_verdict *v, const plan_line *lines,
+                           const char *bound,
                            uint64_t disk, uint64_t free_bytes, double estimate, int fits) {
   int rc = H5G_OK;
   FILE *f = fopen(r->opt->report, "w");
@@ -128,7 +134,7 @@ static int write_plan_json(const h5g_run *r, const plan_line *lines, const char 
           ",\n  \"ranks\": %d,\n  \"memory_bound\": \"%s\",\n  \"disk_bytes\": %" PRIu64
           ",\n  \"disk_free_bytes\": %" PRIu64 ",\n  \"exchange\": \"%s\",\n"
           "  \"estimate_seconds\": %.1f,\n  \"per_rank\": [\n", fits ? "true" : "false",
-          r->verdict.info.n, r->size, bound, disk, free_bytes, h5g_transport_name(r->transport),
+          v->info.n, r->size, bound, disk, free_bytes, h5g_transport_name(r->transport),
           estimate);
   for (int i = 0; i < r->size; i++)
     fprintf(f, "    {\"rank\": %d, \"host\": \"%s\", \"rows\": %" PRIu64 ", \"runs\": %" PRIu64
@@ -143,12 +149,14 @@ done:
   return rc;
 }
 
-static int print_plan(const h5g_run *r, const plan_line *lines, const h5g_memory_limits *l) {
+static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                      const h5g_extent *e, const plan_line *lines, const h5g_memory_limits *l) {
   const h5g_options *opt = r->opt;
-  uint64_t disk = h5g_write_output_bytes(r), free_bytes = h5g_files_free_bytes(opt->output);
+  uint64_t disk = h5g_write_output_bytes(r, v, plan, e);
+  uint64_t free_bytes = h5g_files_free_bytes(opt->output);
   int fits = 1, gpus = 0;
   printf("h5gsort plan: %s:%s, %" PRIu64 " rows of %s, %d rank%s\n", opt->input, opt->dataset,
-         r->verdict.info.n, r->verdict.info.type_name, r->size, r->size == 1 ? "" : "s");
+         v->info.n, v->info.type_name, r->size, r->size == 1 ? "" : "s");
   printf("%5s  %-20s %14s %5s %-16s %11s %11s %12s %7s\n", "rank", "host", "rows", "runs", "path",
          "host GiB", "avail GiB", "device GiB", "I/O thr");
   for (int i = 0; i < r->size; i++) {
@@ -162,46 +170,47 @@ static int print_plan(const h5g_run *r, const plan_line *lines, const h5g_memory
     else if (i == 16)
       printf("  ...\n");
   }
-  double bytes = (double)r->verdict.info.n * r->verdict.info.width;
-  int nodes = r->size / r->plan.ranks_on_node;
+  double bytes = (double)v->info.n * v->info.width;
+  int nodes = r->size / plan->ranks_on_node;
   double rate = gpus ? GPU_NODE_BYTES_PER_S * nodes : CPU_CORE_BYTES_PER_S * r->size;
   double estimate = bytes / rate + 1.0; /* a second of start-up and tear-down */
   printf("memory: %s per rank (%s)\n", fits ? "fits" : "DOES NOT FIT", l->bound);
   printf("disk: output and temporary file %.2f GiB, %.2f GiB free beside %s\n", gib(disk),
          gib(free_bytes), opt->output);
   printf("exchange: %s; I/O: %s\n", h5g_transport_name(r->transport),
-         r->plan.ranks_on_node == r->size ? "threaded direct reads and writes on one node"
+         plan->ranks_on_node == r->size ? "threaded direct reads and writes on one node"
                                           : "collective MPI-IO (ranks on several nodes)");
   printf("estimate: %.1f s (README's rates: %s)\n", estimate,
          gpus ? "2.8 GB/s per GPU node" : "0.2 GB/s per CPU rank");
   fflush(stdout);
-  return opt->report ? write_plan_json(r, lines, l->bound, disk, free_bytes, estimate, fits)
+  return opt->report ? write_plan_json(r, v, lines, l->bound, disk, free_bytes, estimate, fits)
                      : H5G_OK;
 }
 
-int h5g_sizing_print_plan(h5g_run *r) {
+int h5g_sizing_print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                          const h5g_extent *e) {
   int rc = H5G_OK;
   host_need need;
   h5g_memory_limits limits;
   plan_line mine, *lines = NULL;
   memset(&mine, 0, sizeof mine);
-  rank_need(r, &need);
+  rank_need(r, v, plan, &need);
   h5g_memory_limits_read(r->opt->host_memory, &limits);
   gethostname(mine.host, sizeof mine.host - 1);
-  mine.rows = r->plan.n;
-  mine.runs = r->plan.nruns;
+  mine.rows = plan->n;
+  mine.runs = plan->nruns;
   mine.need = need_total(&need);
-  mine.share = limits.available / (uint64_t)r->plan.ranks_on_node;
+  mine.share = limits.available / (uint64_t)plan->ranks_on_node;
   mine.device_budget = r->be->mem_budget;
-  mine.use_cuda = r->plan.use_cuda;
-  mine.io_threads = r->plan.io_threads;
-  mine.path = (int)r->plan.path;
+  mine.use_cuda = plan->use_cuda;
+  mine.io_threads = plan->io_threads;
+  mine.path = (int)plan->path;
   if (r->rank == 0) lines = malloc((size_t)r->size * sizeof *lines);
   CHECK(h5g_agree_alloc(r->comm, r->rank != 0 || lines, (size_t)r->size * sizeof *lines));
   CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, lines, (int)sizeof mine, MPI_BYTE, 0,
                        r->comm));
-  CHECK(h5g_agree(r->comm, r->rank == 0 ? print_plan(r, lines, &limits) : H5G_OK));
-  CHECK(h5g_sizing_check(r)); /* exit 1 when it does not fit, as the run would */
+  CHECK(h5g_agree(r->comm, r->rank == 0 ? print_plan(r, v, plan, e, lines, &limits) : H5G_OK));
+  CHECK(h5g_sizing_check(r, v, plan)); /* exit 1 when it does not fit, as the run would */
 done:
   free(lines);
   return rc;

@@ -5,41 +5,42 @@
 #include "base/error.h"
 #include "mpi/splitters.h"
 #include "mpi/topology.h"
-#include "src/run.h"
+#include "src/top.h"
 
 /* The written share once the first `k` of out_total are kept. */
-static void keep_first(h5g_plan *plan, uint64_t k) {
-  if (k > plan->out_total) k = plan->out_total;
-  uint64_t end = plan->out_offset + plan->out_n;
-  plan->out_n = plan->out_offset >= k ? 0 : (end < k ? end : k) - plan->out_offset;
-  if (plan->out_offset > k) plan->out_offset = k;
-  plan->out_total = k;
+static void keep_first(h5g_extent *e, uint64_t k) {
+  if (k > e->out_total) k = e->out_total;
+  uint64_t end = e->out_offset + e->out_n;
+  e->out_n = e->out_offset >= k ? 0 : (end < k ? end : k) - e->out_offset;
+  if (e->out_offset > k) e->out_offset = k;
+  e->out_total = k;
 }
 
-uint64_t h5g_top_rows(const h5g_run *r) {
-  uint64_t n = r->verdict.info.n, k = (uint64_t)r->opt->top < n ? (uint64_t)r->opt->top : n;
+uint64_t h5g_top_rows(const h5g_run *r, const h5g_verdict *v) {
+  uint64_t n = v->info.n, k = (uint64_t)r->opt->top < n ? (uint64_t)r->opt->top : n;
   if (r->opt->top < 0 || r->opt->unique) return 0; /* top K distinct: after a full sort */
   return h5g_share_begin((uint64_t)r->rank + 1, k, (uint64_t)r->size) -
          h5g_share_begin((uint64_t)r->rank, k, (uint64_t)r->size);
 }
 
-int h5g_top_cuts(h5g_run *r) {
+int h5g_top_cuts(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                 const h5g_data *d, h5g_extent *e) {
   int rc = H5G_OK;
-  h5g_plan *plan = &r->plan;
-  uint64_t n = r->verdict.info.n, k = (uint64_t)r->opt->top < n ? (uint64_t)r->opt->top : n;
+  uint64_t n = v->info.n, k = (uint64_t)r->opt->top < n ? (uint64_t)r->opt->top : n;
   uint64_t targets[r->size];
-  for (int d = 1; d <= r->size; d++) targets[d - 1] = h5g_share_begin((uint64_t)d, k, (uint64_t)r->size);
+  for (int to = 1; to <= r->size; to++)
+    targets[to - 1] = h5g_share_begin((uint64_t)to, k, (uint64_t)r->size);
   /* rows 0..P of the P + 2 are the exchange's: row P is the cut at K, row P + 1 the run ends */
-  CHECK(h5g_cuts_at(r->comm, r->data.keys, plan->ks.width, plan->run_offsets, plan->nruns, targets,
-                    r->size, r->data.cuts));
-  plan->out_offset = h5g_share_begin((uint64_t)r->rank, k, (uint64_t)r->size);
-  plan->out_n = h5g_share_begin((uint64_t)r->rank + 1, k, (uint64_t)r->size) - plan->out_offset;
-  plan->out_total = k;
+  CHECK(h5g_cuts_at(r->comm, d->keys, plan->ks.width, d->runs, plan->nruns, targets,
+                    r->size, d->cuts));
+  e->out_offset = h5g_share_begin((uint64_t)r->rank, k, (uint64_t)r->size);
+  e->out_n = h5g_share_begin((uint64_t)r->rank + 1, k, (uint64_t)r->size) - e->out_offset;
+  e->out_total = k;
 done:
   return rc;
 }
 
-int h5g_top_keep(h5g_run *r) {
-  keep_first(&r->plan, (uint64_t)r->opt->top);
+int h5g_top_keep(const h5g_run *r, h5g_extent *e) {
+  keep_first(e, (uint64_t)r->opt->top);
   return H5G_OK;
 }

@@ -21,7 +21,10 @@
 #include "base/error.h"
 #include "mpi/agree.h"
 #include "mpi/topology.h"
-#include "src/run.h"
+#include "src/unique.h"
+
+#include "src/merge_runs.h"
+#include "src/passes.h"
 
 /* An edge of a rank: whether it holds keys, how many, the length of its first group and the
  * count of the elements in it, then its first and its last key (h5g_key_slots words per composed
@@ -128,12 +131,11 @@ static int continues_before(const uint64_t *edges, size_t edge_words, size_t slo
 
 /* Collective: keeps the first of every group, with its count (`counts`: what each sorted element
  * stands for, NULL: itself). */
-static int keep_groups(h5g_run *r, const sorted_keys *k, const uint64_t *counts) {
+static int keep_groups(const h5g_run *r, const sorted_keys *k, const uint64_t *counts,
+                       h5g_data *d, h5g_extent *e) {
   int rc = H5G_OK;
-  h5g_plan *plan = &r->plan;
-  h5g_data *d = &r->data;
-  unsigned w = plan->ks.width;
-  uint64_t n = plan->out_n, *edges = NULL;
+  unsigned w = k->width;
+  uint64_t n = e->out_n, *edges = NULL;
   size_t word_slots = h5g_key_slots(w), slots = (size_t)k->words * word_slots;
   size_t edge_words = EDGE_KEYS + 2 * slots;
   size_t edges_bytes = ((size_t)r->size + 1) * edge_words * sizeof(uint64_t);
@@ -162,61 +164,60 @@ static int keep_groups(h5g_run *r, const sorted_keys *k, const uint64_t *counts)
         continued_after(edges, edge_words, slots, r->rank, r->size, edge_last(mine, slots));
   uint64_t before = 0;
   CHECK_MPI(MPI_Exscan(&kept, &before, 1, MPI_UINT64_T, MPI_SUM, r->comm));
-  CHECK_MPI(MPI_Allreduce(&kept, &plan->out_total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
-  plan->out_offset = r->rank == 0 ? 0 : before; /* MPI_Exscan leaves rank 0's undefined */
-  plan->out_n = kept;
+  CHECK_MPI(MPI_Allreduce(&kept, &e->out_total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
+  e->out_offset = r->rank == 0 ? 0 : before; /* MPI_Exscan leaves rank 0's undefined */
+  e->out_n = kept;
 done:
   free(edges);
   return rc;
 }
 
 /* The groups of the runs are cut down before the exchange (the same on every rank). */
-static int runs_cut_down(const h5g_run *r) {
+static int runs_cut_down(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan) {
   int source_needed = h5g_options_moves_records(r->opt) ||
-                      (r->verdict.composed && h5g_keyset_by_index(&r->verdict.layout));
-  return r->opt->unique && r->plan.path != H5G_PATH_DEVICE_RESIDENT &&
-         !(r->verdict.composed && r->verdict.layout.words > 1) &&
+                      (v->composed && h5g_keyset_by_index(&v->layout));
+  return r->opt->unique && plan->path != H5G_PATH_DEVICE_RESIDENT &&
+         !(v->composed && v->layout.words > 1) &&
          !(r->opt->counts && source_needed);
 }
 
-int h5g_unique_runs(h5g_run *r) {
+int h5g_unique_runs(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d,
+                    h5g_extent *e) {
   int rc = H5G_OK;
-  h5g_plan *plan = &r->plan;
-  h5g_data *d = &r->data;
   sorted_keys k = {{d->keys}, 1, plan->ks.width};
-  uint64_t kept = 0, *offsets = plan->run_offsets;
-  if (!runs_cut_down(r)) goto done;
+  uint64_t kept = 0, *offsets = d->runs;
+  if (!runs_cut_down(r, v, plan)) goto done;
   for (size_t j = 0; j < plan->nruns; j++) {
     uint64_t begin = offsets[j];
     offsets[j] = kept;
-    /* with --counts the values become the counts (src/validate.c makes values then) */
+    /* with --counts the values become the counts (src/plan.c makes values then) */
     kept = r->opt->counts ? pack_groups(&k, NULL, NULL, d->values, begin, offsets[j + 1], kept)
                           : pack_groups(&k, d->values, NULL, NULL, begin, offsets[j + 1], kept);
   }
   offsets[plan->nruns] = kept;
   d->values_are_counts = r->opt->counts != NULL;
-  CHECK_MPI(MPI_Allreduce(&kept, &plan->total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
-  plan->out_offset = h5g_share_begin((uint64_t)r->rank, plan->total, (uint64_t)r->size);
-  plan->out_n = h5g_share_begin((uint64_t)r->rank + 1, plan->total, (uint64_t)r->size) - plan->out_offset;
-  plan->out_total = plan->total;
+  CHECK_MPI(MPI_Allreduce(&kept, &e->total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
+  e->out_offset = h5g_share_begin((uint64_t)r->rank, e->total, (uint64_t)r->size);
+  e->out_n = h5g_share_begin((uint64_t)r->rank + 1, e->total, (uint64_t)r->size) - e->out_offset;
+  e->out_total = e->total;
 done:
   return rc;
 }
 
-int h5g_unique(h5g_run *r) {
+int h5g_unique(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d,
+               h5g_extent *e) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
-  sorted_keys k = {{r->data.sorted}, r->verdict.composed ? r->verdict.layout.words : 1,
-                   plan->ks.width};
-  size_t bytes = plan->out_n * plan->ks.width;
-  STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r));
+  sorted_keys k = {{d->sorted}, v->composed ? v->layout.words : 1, plan->ks.width};
+  size_t bytes = e->out_n * plan->ks.width;
+  STEP(r, H5G_PHASE_MERGE, h5g_merge_wait(r, plan, e));
   for (int word = 1; word < k.words; word++) {
     k.word[word] = malloc(bytes ? bytes : 1);
     STEP(r, H5G_PHASE_MERGE, h5g_agree_alloc(r->comm, k.word[word] != NULL, bytes));
-    CHECK(h5g_passes_word_in_order(r, word, r->data.sorted_values, plan->out_n, k.word[word], NULL));
+    CHECK(h5g_passes_word_in_order(r, v, plan, word, d->sorted_values, e->out_n, k.word[word],
+                                   NULL));
   }
   STEP(r, H5G_PHASE_MERGE,
-       keep_groups(r, &k, r->data.values_are_counts ? r->data.sorted_values : NULL));
+       keep_groups(r, &k, d->values_are_counts ? d->sorted_values : NULL, d, e));
 done:
   for (int word = 1; word < k.words; word++) free(k.word[word]);
   return rc;

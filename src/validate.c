@@ -12,7 +12,7 @@
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/topology.h"
-#include "src/run.h"
+#include "src/validate.h"
 
 void h5g_input_stamp(const struct stat *st, h5g_verdict *v) {
   v->input_size = (long long)st->st_size;
@@ -69,10 +69,9 @@ done:
   return rc;
 }
 
-int h5g_validate(h5g_run *r) {
+int h5g_validate(const h5g_run *r, h5g_verdict *v) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
-  h5g_verdict *v = &r->verdict;
   struct stat input;
   if (r->rank != 0) goto done;
   /* the paths the run writes first: none may be an input, whatever happens next (a run that
@@ -113,24 +112,14 @@ done:
   return rc;
 }
 
-/* Collective: the verdict to every rank, and what follows from it. */
-int h5g_share_verdict(h5g_run *r) {
+/* Collective: the verdict to every rank, and the extent of the output before --top or --unique
+ * cut it. */
+int h5g_share_verdict(const h5g_run *r, h5g_verdict *v, h5g_extent *extent) {
   int rc = H5G_OK;
-  h5g_plan *plan = &r->plan;
-  CHECK_MPI(MPI_Bcast(&r->verdict, (int)sizeof r->verdict, MPI_BYTE, 0, r->comm));
-  uint64_t n = r->verdict.info.n;
-  plan->ks.cls = r->verdict.info.cls;
-  plan->ks.width = r->verdict.info.width;
-  plan->ks.descending = r->verdict.composed ? 0 : r->opt->descending; /* composed: per key */
-  /* --counts: the runs cut down before the exchange send their group sizes as values */
-  plan->records = h5g_options_moves_records(r->opt) || r->opt->counts ||
-                  (r->verdict.composed && h5g_keyset_by_index(&r->verdict.layout));
-  plan->offset = h5g_share_begin((uint64_t)r->rank, n, (uint64_t)r->size);
-  plan->n = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - plan->offset;
-  plan->out_offset = plan->offset;
-  plan->out_n = plan->n;
-  plan->out_total = n;
-  plan->total = n;
+  CHECK_MPI(MPI_Bcast(v, (int)sizeof *v, MPI_BYTE, 0, r->comm));
+  uint64_t n = v->info.n, offset = h5g_share_begin((uint64_t)r->rank, n, (uint64_t)r->size);
+  uint64_t mine = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - offset;
+  *extent = (h5g_extent){n, offset, mine, n};
 done:
   return rc;
 }

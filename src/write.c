@@ -12,11 +12,16 @@
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "src/interrupt.h"
-#include "src/run.h"
+#include "src/write.h"
+
+#include "src/merge_runs.h"
+#include "src/validate.h"
 
 /* The temporary file starts as a copy of the input (in place, --whole-file), whose datasets
  * are then replaced; else it starts empty. */
-static int copies_input(const h5g_run *r) { return r->verdict.in_place || r->opt->whole_file; }
+static int copies_input(const h5g_run *r, const h5g_verdict *v) {
+  return v->in_place || r->opt->whole_file;
+}
 
 /* What the temporary file will hold at most, as far as it is known before writing: the unfiltered
  * datasets, the copy of the input, and headroom for HDF5's metadata and attributes. A filtered
@@ -24,11 +29,11 @@ static int copies_input(const h5g_run *r) { return r->verdict.in_place || r->opt
  * dataset often shrinks 10-600 times), and counting its raw size would refuse runs that fit or,
  * reserved, hold disk the output never uses until the commit gives it back. A disk that fills
  * while filtered chunks are written fails the write (exit 1, no output), as any I/O error does. */
-unsigned long long h5g_write_output_bytes(const h5g_run *r) {
-  const h5g_verdict *v = &r->verdict;
+unsigned long long h5g_write_output_bytes(const h5g_run *r, const h5g_verdict *v,
+                                          const h5g_plan *plan, const h5g_extent *e) {
   struct stat input;
-  uint64_t rows = r->plan.out_total; /* fewer than N with --top and --unique */
-  uint64_t key_bytes = v->composed ? 0 : r->plan.ks.width; /* several: their own widths */
+  uint64_t rows = e->out_total; /* fewer than N with --top and --unique */
+  uint64_t key_bytes = v->composed ? 0 : plan->ks.width; /* several: their own widths */
   for (int i = 0; v->composed && i < v->layout.count; i++) key_bytes += v->layout.key[i].width;
   /* the carried datasets' share of the input file (its size bounds theirs) */
   double carried = v->info.n ? (double)v->carried_bytes * ((double)rows / (double)v->info.n) : 0;
@@ -36,35 +41,40 @@ unsigned long long h5g_write_output_bytes(const h5g_run *r) {
   if (!v->keys_filtered) need += rows * key_bytes;
   if (r->opt->index_out && !v->index_filtered) need += rows * sizeof(uint64_t);
   if (r->opt->counts) need += rows * sizeof(uint64_t);
-  if (copies_input(r) && stat(r->opt->input, &input) == 0) need += (unsigned long long)input.st_size;
+  if (copies_input(r, v) && stat(r->opt->input, &input) == 0)
+    need += (unsigned long long)input.st_size;
   return need;
 }
 
 /* Rank 0 checks that the output fits, then (in place, --whole-file) copies the input beside
  * OUTPUT. */
-int h5g_write_prepare(h5g_run *r) {
+int h5g_write_prepare(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                      const h5g_extent *e) {
   int rc = H5G_OK;
   r->tmp_created = 1;
-  h5g_interrupt_temp(r->verdict.tmp_path, r->size);
+  h5g_interrupt_temp(v->tmp_path, r->size);
   if (r->rank != 0) goto done;
-  CHECK(h5g_files_check_space(r->opt->output, h5g_write_output_bytes(r)));
-  if (copies_input(r)) CHECK(h5g_files_copy(r->opt->input, r->verdict.tmp_path));
+  CHECK(h5g_files_check_space(r->opt->output, h5g_write_output_bytes(r, v, plan, e)));
+  if (copies_input(r, v)) CHECK(h5g_files_copy(r->opt->input, v->tmp_path));
 done:
   return rc;
 }
 
-int h5g_write_open(h5g_run *r) {
-  if (copies_input(r)) return h5g_io_open_file(r->comm, r->verdict.tmp_path, 1, &r->out_file);
-  return h5g_io_create_file(r->comm, r->verdict.tmp_path, &r->out_file);
+int h5g_write_open(h5g_run *r, const h5g_verdict *v) {
+  if (copies_input(r, v)) return h5g_io_open_file(r->comm, v->tmp_path, 1, &r->out_file);
+  return h5g_io_create_file(r->comm, v->tmp_path, &r->out_file);
 }
 
 /* Rank 0 reserves the output's disk space before any data is written. */
-int h5g_write_reserve(h5g_run *r) {
-  return r->rank == 0 ? h5g_files_reserve(r->verdict.tmp_path, h5g_write_output_bytes(r)) : H5G_OK;
+int h5g_write_reserve(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                      const h5g_extent *e) {
+  if (r->rank != 0) return H5G_OK;
+  return h5g_files_reserve(v->tmp_path, h5g_write_output_bytes(r, v, plan, e));
 }
 
 typedef struct {
   h5g_run *r;
+  const h5g_extent *e;
   const h5g_dset *out;
   char *keys;      /* what is written: n keys of `width` bytes */
   unsigned width;
@@ -80,22 +90,22 @@ static int keys_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   unsigned width = w->width;
   if (!moved && w->from_device) CHECK(w->r->be->wait_copied(w->r->be, first + count));
   if (w->file_form) CHECK(h5g_io_convert_rows(w->out, w->keys + first * width, count, !moved));
-  if (moved) h5g_progress_bytes(&w->r->progress, (first + count) * width, w->r->plan.out_n * width);
+  if (moved) h5g_progress_bytes(&w->r->progress, (first + count) * width, w->e->out_n * width);
 done:
   return rc;
 }
 
 /* Collective: n keys at `path` in OUTPUT, made like `like`. */
-static int write_key_dataset(h5g_run *r, const char *path, const h5g_dset *like, void *keys,
-                             unsigned width, int from_device) {
+static int write_key_dataset(h5g_run *r, const h5g_extent *e, const char *path,
+                             const h5g_dset *like, void *keys, unsigned width, int from_device) {
   int rc = H5G_OK;
   h5g_dset *out = NULL;
-  STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, r->plan.out_total,
+  STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, e->out_total,
                                               &r->opt->storage, &out));
   h5g_io_allow_direct(out);
   h5g_fault_point(r, "write-data");
-  keys_writer w = {r, out, keys, width, from_device, h5g_io_file_form(out)};
-  STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(out, r->plan.out_offset, r->plan.out_n, keys,
+  keys_writer w = {r, e, out, keys, width, from_device, h5g_io_file_form(out)};
+  STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(out, e->out_offset, e->out_n, keys,
                                              keys_piece, &w));
 done:
   if (h5g_io_close(out) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
@@ -105,20 +115,22 @@ done:
 /* Collective, several -d: each integer key of one composed word taken out of the sorted composed
  * keys and written at its path (the others are fetched by source index with the carried
  * datasets: src/carry.c). */
-static int write_composed_keys(h5g_run *r) {
+static int write_composed_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                               const h5g_extent *e, const h5g_data *d) {
   int rc = H5G_OK;
-  const h5g_key_layout *layout = &r->verdict.layout;
+  const h5g_key_layout *layout = &v->layout;
   void *part = NULL;
-  size_t bytes = r->plan.out_n * sizeof(uint64_t);
+  size_t bytes = e->out_n * sizeof(uint64_t);
   part = malloc(bytes ? bytes : 1);
   CHECK(h5g_agree_alloc(r->comm, part != NULL, bytes));
   for (int i = 0; i < layout->count; i++) {
     if (h5g_keyset_fetched(layout, i)) continue;
     h5g_key_source k = h5g_options_key(r->opt, i);
     h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
-    h5g_compose_take(r->data.sorted, r->plan.ks.width, part, r->plan.out_n, &ks, layout->shift[i],
-                     r->plan.io_threads);
-    CHECK(write_key_dataset(r, h5g_options_key_output(r->opt, i), r->keys_in[i], part, ks.width, 0));
+    h5g_compose_take(d->sorted, plan->ks.width, part, e->out_n, &ks, layout->shift[i],
+                     plan->io_threads);
+    CHECK(write_key_dataset(r, e, h5g_options_key_output(r->opt, i), r->keys_in[i], part,
+                            ks.width, 0));
   }
 done:
   free(part);
@@ -129,31 +141,30 @@ done:
  * resident path the output is still coming back from the GPU: each piece is written once it is
  * here, and the values are all here before anything reads them. Steps of their own, so that the
  * collective closes at the end meet on every rank. */
-int h5g_write_keys(h5g_run *r) {
+int h5g_write_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                   const h5g_extent *e, const h5g_data *d) {
   int rc = H5G_OK;
-  const h5g_plan *plan = &r->plan;
-  const h5g_data *d = &r->data;
   int from_device = plan->path == H5G_PATH_DEVICE_RESIDENT;
   h5g_dset *index = NULL, *counts = NULL;
   /* whole records of a table or rows of a 2-D dataset move as carried data (src/carry.c) */
   int keys_move = !r->opt->key_field && !r->opt->nkey_columns;
-  if (keys_move && !r->verdict.composed)
-    CHECK(write_key_dataset(r, r->opt->output_dataset, r->keys_in[0], d->sorted, plan->ks.width,
-                            from_device));
-  if (from_device) STEP(r, H5G_PHASE_WRITE, h5g_merge_wait(r));
-  if (keys_move && r->verdict.composed) CHECK(write_composed_keys(r));
+  if (keys_move && !v->composed)
+    CHECK(write_key_dataset(r, e, r->opt->output_dataset, r->keys_in[0], d->sorted,
+                            plan->ks.width, from_device));
+  if (from_device) STEP(r, H5G_PHASE_WRITE, h5g_merge_wait(r, plan, e));
+  if (keys_move && v->composed) CHECK(write_composed_keys(r, v, plan, e, d));
   if (r->opt->counts) {
-    STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->counts, plan->out_total,
+    STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->counts, e->out_total,
                                                       r->keys_in[0], &r->opt->storage, &counts));
     h5g_io_allow_direct(counts);
-    STEP(r, H5G_PHASE_WRITE, h5g_io_write(counts, plan->out_offset, plan->out_n, d->counts));
+    STEP(r, H5G_PHASE_WRITE, h5g_io_write(counts, e->out_offset, e->out_n, d->counts));
   }
   if (r->opt->index_out) {
     STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->index_out,
-                                                      plan->out_total, r->keys_in[0],
+                                                      e->out_total, r->keys_in[0],
                                                       &r->opt->storage, &index));
     h5g_io_allow_direct(index);
-    STEP(r, H5G_PHASE_WRITE, h5g_io_write(index, plan->out_offset, plan->out_n, d->sorted_values));
+    STEP(r, H5G_PHASE_WRITE, h5g_io_write(index, e->out_offset, e->out_n, d->sorted_values));
   }
 done:
   if (h5g_io_close(index) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
@@ -171,11 +182,11 @@ static int group_seen(const char *const *written, int i, const char *group, size
 /* Collective, without a copy of the input: the attributes of the root and of every group on the
  * path of a written dataset that INPUT has at the same path (the groups HDF5 created for the
  * datasets have none). */
-static int copy_group_attributes(h5g_run *r) {
+static int copy_group_attributes(h5g_run *r, const h5g_verdict *v) {
   int rc = H5G_OK, nwritten = 0;
   const char *written[H5G_MAX_WRITTEN];
   char *targets[H5G_MAX_CARRY] = {0}, *group = NULL;
-  if (copies_input(r)) goto done;
+  if (copies_input(r, v)) goto done;
   CHECK(h5g_options_written(r->opt, written, targets, &nwritten));
   CHECK(h5g_io_copy_group_attributes(r->in_file, r->out_file, "/"));
   for (int i = 0; i < nwritten; i++)
@@ -194,9 +205,9 @@ done:
 }
 
 /* The groups' attributes (every dataset exists by now), then the collective close. */
-int h5g_write_close(h5g_run *r) {
+int h5g_write_close(h5g_run *r, const h5g_verdict *v) {
   int rc = H5G_OK;
-  CHECK(copy_group_attributes(r));
+  CHECK(copy_group_attributes(r, v));
   rc = h5g_io_close_file(r->out_file);
   r->out_file = NULL;
 done:
@@ -207,13 +218,13 @@ done:
  * the written datasets' attributes (dimension scales, object references) made for OUTPUT, none
  * left as bytes of INPUT (io/h5io.h: h5g_io_carry_references). A copy of INPUT keeps every
  * address: its references stay valid as they are. */
-int h5g_write_references(h5g_run *r) {
+int h5g_write_references(const h5g_run *r, const h5g_verdict *v) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
   h5g_io_written written[H5G_MAX_CARRY + H5G_MAX_KEYS];
   char *targets[H5G_MAX_CARRY] = {0};
   int count = 0;
-  if (r->rank != 0 || copies_input(r)) goto done;
+  if (r->rank != 0 || copies_input(r, v)) goto done;
   for (int i = 0; i < opt->ndatasets; i++)
     written[count++] = (h5g_io_written){opt->datasets[i], h5g_options_key_output(opt, i)};
   for (int i = 0; i < opt->ncarry; i++) {
@@ -221,7 +232,7 @@ int h5g_write_references(h5g_run *r) {
     CHECK_ALLOC(targets[i], strlen(opt->carry[i]) + 1);
     written[count++] = (h5g_io_written){opt->carry[i], targets[i]};
   }
-  CHECK(h5g_io_carry_references(opt->input, r->verdict.tmp_path, written, count,
+  CHECK(h5g_io_carry_references(opt->input, v->tmp_path, written, count,
                                 opt->quiet ? NULL : stderr));
 done:
   for (int i = 0; i < H5G_MAX_CARRY; i++) free(targets[i]);
@@ -231,26 +242,26 @@ done:
 /* Rank 0, before the commit: HDF5 without SWMR cannot read a file that another process changes,
  * so a run whose input changed (size or modification time) since it was validated fails rather
  * than commit what it read. */
-static int check_input_unchanged(const h5g_run *r) {
+static int check_input_unchanged(const h5g_run *r, const h5g_verdict *v) {
   int rc = H5G_OK;
   struct stat now;
-  h5g_verdict then = r->verdict;
+  h5g_verdict then = *v;
   if (stat(r->opt->input, &now) != 0)
     H5G_FAIL(H5G_ERR_RUNTIME, "input changed while it was sorted: it is gone (%s)", r->opt->input);
   h5g_input_stamp(&now, &then);
-  if (then.input_size != r->verdict.input_size || then.input_mtime_sec != r->verdict.input_mtime_sec ||
-      then.input_mtime_nsec != r->verdict.input_mtime_nsec)
+  if (then.input_size != v->input_size || then.input_mtime_sec != v->input_mtime_sec ||
+      then.input_mtime_nsec != v->input_mtime_nsec)
     H5G_FAIL(H5G_ERR_RUNTIME, "input changed while it was sorted (%s); no output was written",
              r->opt->input);
 done:
   return rc;
 }
 
-int h5g_write_commit(h5g_run *r) {
+int h5g_write_commit(h5g_run *r, const h5g_verdict *v) {
   int rc = H5G_OK;
   if (r->rank == 0) {
-    CHECK(check_input_unchanged(r));
-    CHECK(h5g_files_commit(r->verdict.tmp_path, r->opt->output, r->verdict.in_place));
+    CHECK(check_input_unchanged(r, v));
+    CHECK(h5g_files_commit(v->tmp_path, r->opt->output, v->in_place));
     h5g_interrupt_committed();
   }
   r->tmp_created = 0;

@@ -1,0 +1,29 @@
+/* Phases "setup", "connect" and "buffers" (src/plan.c): the plan, made once from the verdict;
+ * const for every phase after it. Also makes the context's backend and transport, and the
+ * data's host buffers and tables (h5g_data_free releases them). */
+#ifndef H5G_SRC_PLAN_H
+#define H5G_SRC_PLAN_H
+
+#include "src/run.h"
+
+/* The key, whether values move with it, and this rank's share of the input. */
+void h5g_plan_share(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan);
+/* Collective: backend, GPU, CPUs and I/O threads of this rank. */
+int h5g_plan_devices(const h5g_run *r, h5g_plan *plan);
+/* Collective: opens r->transport. */
+int h5g_plan_transport(h5g_run *r, const h5g_plan *plan);
+/* Makes r->be. */
+int h5g_plan_backend(h5g_run *r, const h5g_plan *plan);
+/* Collective: the runs per rank and the path the keys take. */
+int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan);
+/* The run offsets, and the data's tables: the runs held, the cuts, the received runs. */
+int h5g_plan_tables(const h5g_run *r, h5g_plan *plan, h5g_data *d);
+/* The host buffers the plan needs (src/sizing.c counts them before they are made). */
+void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                           h5g_buffer_spec *specs);
+/* Starts making the data's host buffers; the sorted share starts as the slice buffer. */
+int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d);
+void h5g_plan_free(h5g_plan *plan);
+void h5g_data_free(h5g_data *d);
+
+#endif

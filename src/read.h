@@ -1,0 +1,22 @@
+/* Phase "read" (src/read.c): this rank's slice, run by run, into the data's slice buffer (the
+ * buffer's contents change, none of h5g_data's fields); on the device paths each run goes on to
+ * the GPU as it is read (src/local_sort.h). Its cursors are its own. */
+#ifndef H5G_SRC_READ_H
+#define H5G_SRC_READ_H
+
+#include "src/run.h"
+
+/* Collective: opens r->in_file. */
+int h5g_read_open_file(h5g_run *r);
+/* Collective: opens r->keys_in. */
+int h5g_read_open_keys(h5g_run *r, const h5g_verdict *v);
+/* Collective: every run of the slice read (from_file; else the keys of word `word` are in the
+ * slice buffer already: a later pass of src/passes.c); on the device paths each run goes to the
+ * GPU and its sort starts as soon as it is read and the slice buffer is pinned. Adds to the
+ * input checksum (metrics) for --verify. */
+int h5g_read_runs(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, const h5g_data *d,
+                  int word, int from_file);
+/* Collective: the input checksum summed over the ranks. */
+int h5g_read_checksum(h5g_run *r);
+
+#endif
