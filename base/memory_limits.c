@@ -15,6 +15,17 @@ static uint64_t read_number(const char *path) {
   return value;
 }
 
+/* The value of `key` in a memory.stat file (0 when absent). */
+static uint64_t stat_value(const char *path, const char *key) {
+  FILE *f = fopen(path, "r");
+  char line[256], name[128];
+  uint64_t value = 0, v;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "%127s %" SCNu64, name, &v) == 2 && strcmp(name, key) == 0) value = v;
+  if (f) fclose(f);
+  return value;
+}
+
 /* /proc/meminfo's MemAvailable in bytes. */
 static uint64_t mem_available(void) {
   FILE *f = fopen("/proc/meminfo", "r");
@@ -33,7 +44,9 @@ static int cgroup_path(int v1, char *path, size_t len) {
   int found = 0;
   while (f && !found && fgets(line, sizeof line, f)) {
     line[strcspn(line, "\n")] = '\0';
-    const char *rest = v1 ? strstr(line, ":memory:") : strncmp(line, "0::", 3) == 0 ? line + 1 : NULL;
+    const char *rest = v1                             ? strstr(line, ":memory:")
+                       : strncmp(line, "0::", 3) == 0 ? line + 1
+                                                      : NULL;
     if (!rest) continue;
     rest = strchr(rest + 1, ':') + 1;
     found = snprintf(path, len, "%s", strcmp(rest, "/") == 0 ? "" : rest) < (int)len;
@@ -47,6 +60,10 @@ static int cgroup_path(int v1, char *path, size_t len) {
  * root, where the path of /proc/self/cgroup does not exist: the root's files count then. */
 static void cgroup_free(const char *root, const char *limit_file, const char *usage_file, int v1,
                         h5g_memory_limits *l) {
+  /* the group's usage counts its page cache, which the kernel reclaims before it kills: a
+   * pipeline's previous stage that wrote the input leaves the group "full" of it. Inactive file
+   * pages count as free (the working set, as kubelet reckons it); active ones as used. */
+  const char *cache_key = v1 ? "total_inactive_file" : "inactive_file";
   char group[4096], file[8192];
   if (!cgroup_path(v1, group, sizeof group)) return;
   for (;;) {
@@ -54,6 +71,9 @@ static void cgroup_free(const char *root, const char *limit_file, const char *us
     uint64_t limit = read_number(file);
     snprintf(file, sizeof file, "%s%s/%s", root, group, usage_file);
     uint64_t usage = read_number(file);
+    snprintf(file, sizeof file, "%s%s/memory.stat", root, group);
+    uint64_t cache = usage == UINT64_MAX ? 0 : stat_value(file, cache_key);
+    if (cache <= usage) usage -= cache;
     /* v1 reports "no limit" as a huge page-rounded number */
     if (limit < ((uint64_t)1 << 60) && limit < l->cgroup_limit) {
       l->cgroup_limit = limit;

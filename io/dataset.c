@@ -25,11 +25,14 @@ static int padded_integer(hid_t type) {
 static hid_t native_order_copy(hid_t file_type) {
   if (padded_integer(file_type)) {
     size_t size = H5Tget_size(file_type);
-    int bits = H5Tget_class(file_type) == H5T_BITFIELD, is_signed = !bits && H5Tget_sign(file_type) == H5T_SGN_2;
-    hid_t full = bits ? (size == 1 ? H5T_NATIVE_B8 : size == 2 ? H5T_NATIVE_B16 : size == 4 ? H5T_NATIVE_B32 : H5T_NATIVE_B64)
-                 : is_signed ? (size == 1 ? H5T_NATIVE_INT8 : size == 2 ? H5T_NATIVE_INT16 : size == 4 ? H5T_NATIVE_INT32 : H5T_NATIVE_INT64)
-                             : (size == 1 ? H5T_NATIVE_UINT8 : size == 2 ? H5T_NATIVE_UINT16 : size == 4 ? H5T_NATIVE_UINT32 : H5T_NATIVE_UINT64);
-    return H5Tcopy(full);
+    int bits = H5Tget_class(file_type) == H5T_BITFIELD;
+    int is_signed = !bits && H5Tget_sign(file_type) == H5T_SGN_2;
+    int k = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; /* by width: 1, 2, 4, 8 bytes */
+    const hid_t bitfield[] = {H5T_NATIVE_B8, H5T_NATIVE_B16, H5T_NATIVE_B32, H5T_NATIVE_B64};
+    const hid_t sint[] = {H5T_NATIVE_INT8, H5T_NATIVE_INT16, H5T_NATIVE_INT32, H5T_NATIVE_INT64};
+    const hid_t uint[] = {H5T_NATIVE_UINT8, H5T_NATIVE_UINT16, H5T_NATIVE_UINT32,
+                          H5T_NATIVE_UINT64};
+    return H5Tcopy(bits ? bitfield[k] : is_signed ? sint[k] : uint[k]);
   }
   hid_t mem = H5Tcopy(file_type);
   if (mem >= 0 && H5Tset_order(mem, H5Tget_order(H5T_NATIVE_INT)) < 0) {
@@ -185,9 +188,15 @@ done:
 static int open_in_place(h5g_file *out, const char *dataset, hid_t file_type, int rank,
                          const hsize_t *dims, hid_t dcpl, h5g_dset *d, int *in_place) {
   int rc = H5G_OK;
-  hid_t existing = H5Dopen2(out->id, dataset, H5P_DEFAULT);
+  /* an external link is followed read-only: validation refuses one on a written path, and no
+   * file but the output's may be opened for writing (HDF5 would mark it open for write) */
+  hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS); /* a link access list too */
+  hid_t existing = dapl >= 0 && H5Pset_elink_acc_flags(dapl, H5F_ACC_RDONLY) >= 0
+                       ? H5Dopen2(out->id, dataset, dapl)
+                       : H5I_INVALID_HID;
   int mine = existing >= 0 && h5g_io_takes_in_place_internal(out->id, existing, file_type, rank,
                                                              dims, 0, dcpl);
+  CLOSE_ID(H5Pclose, dapl);
   CHECK_MPI(MPI_Allreduce(&mine, in_place, 1, MPI_INT, MPI_MIN, out->comm));
   if (!*in_place) goto done;
   hsize_t now[H5S_MAX_RANK];

@@ -39,6 +39,9 @@ void h5g_io_quiet(void);
  * that names the problem otherwise. */
 int h5g_io_inspect(const char *file, const char *dataset, const char *key_field, int column,
                    h5g_dataset_info *info);
+/* Serial (io/references.c): usage error when file:dataset's rows hold references (a table with
+ * a reference field), which rows copied into a new OUTPUT would keep as dangling addresses. */
+int h5g_io_inspect_no_references(const char *file, const char *dataset);
 /* Serial inspection of a dataset carried with the keys: integer or float elements, any rank >= 1,
  * first dimension `rows` (each of *bytes_per_row bytes). Usage error otherwise. */
 int h5g_io_inspect_rows(const char *file, const char *dataset, uint64_t rows,

@@ -10,7 +10,6 @@
 #include "base/error.h"
 #include "io/h5io_pkg.h"
 #include "io/h5check.h"
-#include "io/h5io_pkg.h"
 
 static const char *class_name(H5T_class_t c) {
   switch (c) {

@@ -69,22 +69,18 @@ int h5g_io_attribute_references(hid_t obj, const char *name, h5g_io_reference_fn
   return rc;
 }
 
-/* The references of a dataset whose elements hold some, read in pieces of about 1 MiB. */
+/* The references of a dataset whose elements hold some (scalar, 1-D or N-D: read whole; such
+ * datasets are small, a few references per object). */
 static int dataset_references(hid_t dset, h5g_io_reference_fn fn, void *ctx) {
   hid_t type = H5Dget_type(dset), space = H5Dget_space(dset);
   hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
   size_t size = type >= 0 ? H5Tget_size(type) : 0;
-  hsize_t piece = size ? ((hsize_t)1 << 20) / size + 1 : 0, total = points > 0 ? (hsize_t)points : 0;
-  unsigned char *buf = total ? malloc((size_t)(piece < total ? piece : total) * size) : NULL;
-  int rc = type < 0 || points < 0 || (total && !buf) || H5Sget_simple_extent_ndims(space) > 1 ? -1 : 0;
-  for (hsize_t start = 0; rc == 0 && start < total; start += piece) {
-    hsize_t count = total - start < piece ? total - start : piece;
-    hid_t mem = H5Screate_simple(1, &count, NULL);
-    int read = mem >= 0 && H5Sselect_hyperslab(space, H5S_SELECT_SET, &start, NULL, &count, NULL) >= 0 &&
-               H5Dread(dset, type, mem, space, H5P_DEFAULT, buf) >= 0;
-    rc = read ? each_reference(type, buf, (size_t)count, fn, ctx) : -1;
-    if (read && H5Tdetect_class(type, H5T_VLEN) > 0) H5Dvlen_reclaim(type, mem, H5P_DEFAULT, buf);
-    CLOSE_ID(H5Sclose, mem);
+  unsigned char *buf = points > 0 && size ? malloc((size_t)points * size) : NULL;
+  int rc = type < 0 || points < 0 || (points > 0 && !buf) ? -1 : 0;
+  if (rc == 0 && buf) {
+    int read = H5Dread(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+    rc = read ? each_reference(type, buf, (size_t)points, fn, ctx) : -1;
+    if (read && H5Tdetect_class(type, H5T_VLEN) > 0) H5Dvlen_reclaim(type, space, H5P_DEFAULT, buf);
   }
   free(buf);
   CLOSE_ID(H5Sclose, space);
@@ -166,4 +162,20 @@ int h5g_io_find_referrer(hid_t file, haddr_t target, char *where, size_t len) {
                             H5O_INFO_BASIC);
   if (v.failed || (status < 0 && !v.search.found)) return -1;
   return v.search.found;
+}
+
+int h5g_io_inspect_no_references(const char *file, const char *dataset) {
+  int rc = H5G_OK;
+  hid_t fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t did = fid >= 0 ? H5Dopen2(fid, dataset, H5P_DEFAULT) : H5I_INVALID_HID;
+  hid_t type = did >= 0 ? H5Dget_type(did) : H5I_INVALID_HID;
+  if (type < 0) H5G_FAIL(H5G_ERR_USAGE, "cannot read the datatype (%s:%s)", file, dataset);
+  if (H5Tdetect_class(type, H5T_REFERENCE) > 0)
+    H5G_FAIL(H5G_ERR_USAGE, "the rows hold references, file addresses a new OUTPUT cannot keep: "
+             "sort with --whole-file or in place (%s:%s)", file, dataset);
+done:
+  CLOSE_ID(H5Tclose, type);
+  CLOSE_ID(H5Dclose, did);
+  CLOSE_ID(H5Fclose, fid);
+  return rc;
 }

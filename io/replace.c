@@ -5,6 +5,7 @@
  * may refer to the old one. */
 #include <hdf5.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -23,9 +24,11 @@ static int same_filters(hid_t a, hid_t b) {
     H5Z_filter_t id[2];
     id[0] = H5Pget_filter2(a, i, &flags[0], &nvalues[0], values[0], 0, NULL, NULL);
     id[1] = H5Pget_filter2(b, i, &flags[1], &nvalues[1], values[1], 0, NULL, NULL);
-    if (id[0] < 0 || id[0] != id[1] || (flags[0] & H5Z_FLAG_OPTIONAL) != (flags[1] & H5Z_FLAG_OPTIONAL))
+    if (id[0] < 0 || id[0] != id[1] ||
+        (flags[0] & H5Z_FLAG_OPTIONAL) != (flags[1] & H5Z_FLAG_OPTIONAL))
       return 0;
-    if (id[0] == H5Z_FILTER_DEFLATE && (nvalues[0] < 1 || nvalues[1] < 1 || values[0][0] != values[1][0]))
+    if (id[0] == H5Z_FILTER_DEFLATE &&
+        (nvalues[0] < 1 || nvalues[1] < 1 || values[0][0] != values[1][0]))
       return 0;
   }
   return 1;
@@ -49,8 +52,10 @@ static int same_storage(hid_t existing, hid_t dcpl, int rank, hsize_t rows, int 
     for (int k = 1; ok && k < rank; k++) ok = chunk[0][k] == chunk[1][k];
   }
   /* contiguous storage has one length; chunked storage shrinks to any and grows to its maximum */
+  /* with rows_change, `rows` is the most the output may have (N, or K): the storage must take
+   * that many, or validation and the create (which knows the count) would decide apart */
   if (ok && (rows_change || rows != now[0]))
-    ok = layout == H5D_CHUNKED && (rows_change || max[0] == H5S_UNLIMITED || rows <= max[0]);
+    ok = layout == H5D_CHUNKED && (max[0] == H5S_UNLIMITED || rows <= max[0]);
   CLOSE_ID(H5Pclose, have);
   return ok;
 }
@@ -94,12 +99,34 @@ done:
   return rc;
 }
 
+/* A usage error when a link on `target`'s path in `file` (or `target` itself) is an external
+ * link: the copy of the input keeps the link, and the run would write into the other file. */
+static int no_external_link(hid_t file, const char *target, const char *where) {
+  int rc = H5G_OK;
+  char *prefix = strdup(target);
+  CHECK_ALLOC(prefix, strlen(target) + 1);
+  for (char *slash = strchr(prefix + 1, '/');; slash = strchr(slash + 1, '/')) {
+    if (slash) *slash = '\0';
+    H5L_info_t link;
+    if (H5Lexists(file, prefix, H5P_DEFAULT) <= 0) break; /* made by the run: no link yet */
+    if (H5Lget_info(file, prefix, &link, H5P_DEFAULT) >= 0 && link.type == H5L_TYPE_EXTERNAL)
+      H5G_FAIL(H5G_ERR_USAGE, "%s is an external link in the input: the run would write into "
+               "the file it leads to; write to a new OUTPUT or another path (%s)", prefix, where);
+    if (!slash) break;
+    *slash = '/';
+  }
+done:
+  free(prefix);
+  return rc;
+}
+
 int h5g_io_inspect_target_internal(hid_t file, const char *target, hid_t file_type, int rank,
                                    const hsize_t *dims, int rows_change, hid_t dcpl,
                                    const char *where) {
   int rc = H5G_OK;
   hid_t obj = H5I_INVALID_HID;
   H5O_info_t info;
+  CHECK(no_external_link(file, target, where));
   if (!h5g_io_path_exists_internal(file, target)) goto done;
   CHECK_H5(obj = H5Oopen(file, target, H5P_DEFAULT), "cannot open %s (%s)", target, where);
   CHECK_H5(H5Oget_info2(obj, &info, H5O_INFO_BASIC), "cannot read %s (%s)", target, where);

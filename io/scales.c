@@ -43,7 +43,8 @@ static void warn(const carry_pass *p, const char *fmt, const char *a, const char
 /* The path in OUTPUT of the input object at `addr` (`name`, one of its input paths, `type`), or
  * NULL when OUTPUT does not hold it: a written dataset, a scale copied, or a group at the same
  * path (groups are made along the paths of what is written). */
-static const char *output_path(const carry_pass *p, haddr_t addr, const char *name, H5O_type_t type) {
+static const char *output_path(const carry_pass *p, haddr_t addr, const char *name,
+                               H5O_type_t type) {
   for (int i = 0; i < p->count; i++)
     if (p->written_at[i] == addr) return p->written[i].to;
   for (int i = 0; i < p->ncopied; i++)
@@ -117,7 +118,8 @@ done:
   return rc;
 }
 
-/* "/" + an object's name as H5Ovisit gives it (relative to the root, "." for the root), malloced. */
+/* "/" + an object's name as H5Ovisit gives it (relative to the root, "." for the root),
+ * malloced. */
 static char *absolute_path(const char *name) {
   if (strcmp(name, ".") == 0) name = "";
   char *path = malloc(strlen(name) + 2);
@@ -174,6 +176,15 @@ done:
   return rc;
 }
 
+/* The length of dimension `dim` of dataset `d` (0 if unreadable). */
+static hsize_t extent(hid_t d, unsigned dim) {
+  hsize_t dims[H5S_MAX_RANK] = {0};
+  hid_t space = H5Dget_space(d);
+  int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+  CLOSE_ID(H5Sclose, space);
+  return rank > (int)dim ? dims[dim] : 0;
+}
+
 typedef struct {
   carry_pass *p;
   hid_t target;       /* the written dataset in OUTPUT */
@@ -200,8 +211,18 @@ static herr_t attach_scale(hid_t source, unsigned dim, hid_t scale, void *data) 
          v->where, name);
     goto done;
   }
+  int written = path != NULL;
   if (!path && (v->status = copy_scale(p, name, info.addr, &path)) != H5G_OK) goto done;
   there = H5Dopen2(p->out, path, H5P_DEFAULT);
+  if (there >= 0 && extent(there, 0) != extent(v->target, dim)) {
+    /* --top or --unique cut the rows, not this scale: netCDF refuses such a dimension */
+    warn(p, "dimension scale %s of %s not attached: it has another length than %s's rows (the "
+         "rows were cut: add it to --carry)", path, v->where, v->where);
+    goto done;
+  }
+  if (!written && dim == 0)
+    warn(p, "dimension scale %s of %s copied in the input's order: its values do not follow the "
+         "sorted rows (%s: add it to --carry to permute it)", path, v->where, path);
   if (there < 0 || H5DSattach_scale(v->target, there, dim) < 0)
     v->status = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot attach the dimension "
                               "scale %s to %s in the output", path, v->where);
@@ -222,7 +243,11 @@ static int attach_scales(carry_pass *p, const h5g_io_written *w) {
   int rank = H5Sget_simple_extent_ndims(space);
   for (int dim = 0; dim < rank; dim++) {
     attach_visit v = {p, to, w->to, H5G_OK};
-    if (H5DSget_num_scales(from, (unsigned)dim) <= 0) continue;
+    int scales = H5DSget_num_scales(from, (unsigned)dim);
+    if (scales < 0)
+      warn(p, "the dimension scales of %s cannot be read in the input%s%s: not attached", w->from,
+           "", "");
+    if (scales <= 0) continue;
     if (H5DSiterate_scales(from, (unsigned)dim, NULL, attach_scale, &v) < 0) {
       if (v.status != H5G_OK) CHECK(v.status);
       warn(p, "the dimension scales of %s cannot be read in the input%s%s: not attached",

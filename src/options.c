@@ -8,7 +8,8 @@
 #include "src/option_table.h"
 
 int h5g_options_moves_records(const h5g_options *opt) {
-  return opt->ncarry > 0 || opt->index_out != NULL || opt->key_field != NULL || opt->nkey_columns > 0;
+  return opt->ncarry > 0 || opt->index_out != NULL || opt->key_field != NULL ||
+         opt->nkey_columns > 0;
 }
 
 int h5g_options_key_count(const h5g_options *opt) {
@@ -89,6 +90,17 @@ static int option_index(int c) {
   return -1;
 }
 
+/* How many long options `arg` ("--pre[=value]") is a prefix of: getopt_long refuses a prefix of
+ * several, as it refuses an unknown option. */
+static int prefix_matches(const char *arg) {
+  if (strncmp(arg, "--", 2) != 0) return 0;
+  size_t len = strcspn(arg + 2, "=");
+  int count = 0;
+  for (int i = 0; i < h5g_option_count; i++)
+    count += strncmp(h5g_option_table[i].name, arg + 2, len) == 0;
+  return count;
+}
+
 int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
   int rc = H5G_OK;
   struct option longs[64];
@@ -106,6 +118,9 @@ int h5g_options_parse(int argc, char **argv, h5g_options *opt) {
   while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
     int i = option_index(c);
     if (c == ':') H5G_FAIL(H5G_ERR_USAGE, "option %s needs a value", argv[optind - 1]);
+    if (i < 0 && prefix_matches(argv[optind - 1]) > 1)
+      H5G_FAIL(H5G_ERR_USAGE, "ambiguous option '%s': it begins several long options; give more "
+               "of it (see --help)", argv[optind - 1]);
     if (i < 0) H5G_FAIL(H5G_ERR_USAGE, "unknown option '%s' (see --help)", argv[optind - 1]);
     CHECK(h5g_option_table[i].set(opt, optarg));
   }

@@ -98,13 +98,16 @@ int h5g_validate(const h5g_run *r, h5g_verdict *v) {
   }
   CHECK(check_storage(opt, v));
   CHECK(check_sources(opt, v));
+  /* whole records move as bytes: into a new OUTPUT only where they hold no references */
+  if ((opt->key_field || opt->nkey_columns) && !v->in_place && !opt->whole_file)
+    CHECK(h5g_io_inspect_no_references(opt->input, opt->dataset));
   if (stat(opt->input, &input) != 0)
     H5G_FAIL(H5G_ERR_USAGE, "cannot stat the input: %s (%s)", strerror(errno), opt->input);
   if (opt->ncarry || opt->key_field || opt->nkey_columns ||
       (v->composed && h5g_keyset_by_index(&v->layout)))
     v->carried_bytes = (unsigned long long)input.st_size;
   h5g_input_stamp(&input, v);
-  int stale = h5g_files_remove_stale(opt->output, opt->input);
+  int stale = opt->plan ? 0 : h5g_files_remove_stale(opt->output, opt->input); /* --plan: nothing */
   if (stale && opt->verbose)
     fprintf(stderr, "h5gsort: removed %d temporary file%s left by killed runs beside %s\n", stale,
             stale == 1 ? "" : "s", opt->output);

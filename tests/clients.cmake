@@ -3,7 +3,7 @@
 # as a new OUTPUT, with --whole-file and in place, at 1 and 3 ranks, and read back by ncdump,
 # netCDF4, xarray, h5py, PyTables and h5diff (tests/clients/clients.py).
 set(H5G_CLIENTS_DIR ${CMAKE_CURRENT_SOURCE_DIR}/clients)
-foreach(case nc4 nc4fixed scales scales_tracked links pytables)
+foreach(case nc4 nc4fixed scales scales_tracked links pytables hostile)
   foreach(np 1 3)
     add_test(NAME clients.${case}_np${np}
              COMMAND bash ${H5G_CLIENTS_DIR}/clients.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${np} ${case})

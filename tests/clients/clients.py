@@ -39,6 +39,8 @@ def check(cond, msg):
 
 def sort(inp, out, *args, mode="default", expect=0):
     """Runs h5gsort; returns its stderr. mode: default (new OUTPUT), whole (--whole-file), inplace."""
+    if mode == "inplace" and os.path.exists(out):
+        os.remove(out)
     if mode == "inplace":
         shutil.copy(inp, out)
         inp = out
@@ -268,12 +270,57 @@ def case_pytables():
             check(b.root.obs.title == "observations" and b.root.obs.nrows == N, f"{out}: table meta")
 
 
+def case_hostile():
+    """What a review found (issue 32's rule: no input changed, no reference lost): an external
+    link on a written path, a fixed-size target under --unique with another hard link, a scale
+    cut by --top, a scalar reference dataset, a table whose rows hold references, --plan."""
+    ext, src = f"{W}/ext.h5", f"{W}/hostile.h5"
+    with h5py.File(ext, "w") as f:
+        f.create_group("grp").create_dataset("keys", data=np.array([5, 3, 9, 1, 7], "<i4"))
+        f["whole"] = np.array([4, 2, 8, 6], "<i4")
+    with h5py.File(src, "w") as f:
+        f["g"] = h5py.ExternalLink("ext.h5", "/grp")
+        f["linked"] = h5py.ExternalLink("ext.h5", "/whole")
+        f.create_dataset("keys", data=np.array([5, 3, 9, 1, 7, 2, 8, 6], "<i4"), chunks=(4,))
+        small = f.create_dataset("small", data=np.arange(4, dtype="<i4"), chunks=(4,), maxshape=(4,))
+        f["small_alias"] = small
+        t = f.create_dataset("t", data=np.arange(8) * 10.0)
+        t.make_scale("t")
+        f["keys"].dims[0].attach_scale(t)
+        f.create_dataset("scalar_ref", data=t.ref, dtype=h5py.ref_dtype)
+        rows = np.zeros(4, dtype=[("k", "<i4"), ("r", h5py.ref_dtype)])
+        rows["k"] = [4, 2, 3, 1]
+        tab = f.create_dataset("tab", (4,), dtype=rows.dtype)
+        for i in range(4):
+            tab[i] = (rows["k"][i], t.ref)
+    before = open(ext, "rb").read()
+    for mode in ("whole", "inplace"):
+        refused(src, f"{W}/h_ext_{mode}.h5", mode, ["-d", "/g/keys"], "/g is an external link")
+        refused(src, f"{W}/h_link_{mode}.h5", mode, ["-d", "/linked"], "/linked is an external link")
+        refused(src, f"{W}/h_uniq_{mode}.h5", mode,
+                ["-d", "/keys", "--unique", "--output-dataset", "/small"], "/small has 2 hard links")
+    check(open(ext, "rb").read() == before, "the external link's file changed")
+    err = sort(src, f"{W}/h_top.h5", "-d", "/keys", "--top", "3")
+    check("dimension scale /t of /keys not attached" in err, f"no warning for the cut scale: {err}")
+    tool_ok("ncdump", "-h", f"{W}/h_top.h5")
+    sort(src, f"{W}/h_scalar.h5", "-d", "/keys", "--layout", "chunked", mode="whole")
+    refused(src, f"{W}/h_tab.h5", "default", ["-d", "/tab", "--key-field", "k"], "hold references")
+    sort(src, f"{W}/h_tab_whole.h5", "-d", "/tab", "--key-field", "k", mode="whole")
+    with h5py.File(f"{W}/h_tab_whole.h5", "r") as b:
+        check(list(b["tab"]["k"]) == [1, 2, 3, 4] and b[b["tab"][0]["r"]].name == "/t",
+              "the table's references in a copy of the input")
+    stale = f"{W}/.h_plan.h5.h5gsort-{os.uname().nodename}-999999.tmp"
+    open(stale, "w").close()
+    sort(src, f"{W}/h_plan.h5", "-d", "/keys", "--plan")
+    check(os.path.exists(stale) and not os.path.exists(f"{W}/h_plan.h5"), "--plan changed files")
+
+
 with tempfile.TemporaryDirectory(dir=os.path.dirname(BIN)) as W:
     subprocess.run([sys.executable, f"{HERE}/make_files.py", W, str(N)], check=True)
     warnings.simplefilter("ignore")
     {"nc4": case_nc4, "nc4fixed": case_nc4fixed, "scales": lambda: case_scales("scales"),
      "scales_tracked": lambda: case_scales("scales_tracked"), "links": case_links,
-     "pytables": case_pytables}[CASE]()
+     "pytables": case_pytables, "hostile": case_hostile}[CASE]()
 if failures:
     sys.exit(1)
 print(f"PASS: clients {CASE} at {RANKS} ranks ({BACKEND})")

@@ -248,7 +248,8 @@ static void check_usage_errors(void) {
   EXPECT_USAGE("unknown option '--bogus=1'", "in", "out", "-d", "/k", "--bogus=1");
   EXPECT_USAGE("unknown option '-x'", "in", "out", "-d", "/k", "-x");
   EXPECT_USAGE("unknown option '--verify=yes'", "in", "out", "-d", "/k", "--verify=yes");
-  EXPECT_USAGE("unknown option", "in", "out", "-d", "/k", "--d"); /* ambiguous prefix */
+  EXPECT_USAGE("ambiguous option '--d'", "in", "out", "-d", "/k", "--d"); /* a prefix of several */
+  EXPECT_USAGE("ambiguous option '--h'", "in", "out", "-d", "/k", "--h"); /* --help, --host-memory */
   EXPECT_USAGE("option -d needs a value", "in", "out", "-d");
   EXPECT_USAGE("option --dataset needs a value", "in", "out", "--dataset");
   EXPECT_USAGE("needs a value", "in", "out", "-d", "/k", "--backend");
