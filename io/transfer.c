@@ -31,7 +31,8 @@ static int direct_allowed(const h5g_dset *d) {
                 H5Tequal(d->file_type, d->mem_type) > 0 &&
                 H5Oget_info2(d->id, &in_dset, H5O_INFO_BASIC) >= 0 &&
                 H5Oget_info2(d->file->id, &in_file, H5O_INFO_BASIC) >= 0 &&
-                in_dset.fileno == in_file.fileno && (fcpl = H5Fget_create_plist(d->file->id)) >= 0 &&
+                in_dset.fileno == in_file.fileno &&
+                (fcpl = H5Fget_create_plist(d->file->id)) >= 0 &&
                 H5Pget_userblock(fcpl, &userblock) >= 0 && userblock == 0;
   CLOSE_ID(H5Pclose, fcpl);
   return allowed;
@@ -54,7 +55,8 @@ static off_t direct_offset(const h5g_dset *d, int writing) {
       H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
       H5Pget_nfilters(dcpl) == 0)
     address = H5Dget_offset(d->id);
-  if (!writing && !h5g_io_inside_file_end_internal(d, address, H5Dget_storage_size(d->id))) address = HADDR_UNDEF;
+  if (!writing && !h5g_io_inside_file_end_internal(d, address, H5Dget_storage_size(d->id)))
+    address = HADDR_UNDEF;
   CLOSE_ID(H5Pclose, dcpl);
   return address == HADDR_UNDEF ? (off_t)-1 : (off_t)address;
 }
@@ -70,7 +72,8 @@ static int read_rows_independent(void *ctx, uint64_t row, uint64_t rows, void *b
   count[0] = rows;
   for (int k = 1; k < d->rank; k++) count[k] = d->dims[k];
   CHECK_H5(file_space = H5Dget_space(d->id), "cannot read the shape (%s)", d->where);
-  CHECK_H5(mem_space = H5Screate_simple(1, &mem_len, NULL), "cannot read the dataset (%s)", d->where);
+  CHECK_H5(mem_space = H5Screate_simple(1, &mem_len, NULL), "cannot read the dataset (%s)",
+           d->where);
   CHECK_H5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL),
            "cannot read the dataset (%s)", d->where);
   CHECK_H5(H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, buf),
@@ -94,7 +97,8 @@ static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
       (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
       H5Pget_chunk(dcpl, d->rank, chunk) == d->rank &&
       /* an edge chunk stored unfiltered says so in the layout, not in its filter mask */
-      H5Pget_chunk_opts(dcpl, &chunk_opts) >= 0 && !(chunk_opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) &&
+      H5Pget_chunk_opts(dcpl, &chunk_opts) >= 0 &&
+      !(chunk_opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) &&
       (writing || h5g_superblock_eoa(d->file->path, &src->eoa) == 0) &&
       h5g_filters_from_dcpl(dcpl, d->elem_size, &src->pipeline, &ours, d->where) == H5G_OK && ours;
   for (int k = 1; eligible && k < d->rank; k++) eligible = chunk[k] == d->dims[k];
@@ -147,7 +151,8 @@ done:
 /* Collective transfer of rows [row, row + rows) in pieces of at most h5g_io_piece_bytes().
  * Every rank makes the same number of H5Dread/H5Dwrite calls (empty selections where it has
  * nothing left) and the ranks agree after each piece, so a failure on one rank never leaves the
- * others waiting inside the next collective call; every rank then holds the failing rank's error. */
+ * others waiting inside the next collective call; every rank then holds the failing rank's
+ * error. */
 /* One rank's status for a piece: the caller's own error (already recorded), else HDF5's. */
 static int piece_status(int failed, int piece_rc, int writing, const char *where) {
   if (!failed) return H5G_OK;
@@ -158,8 +163,10 @@ static int piece_status(int failed, int piece_rc, int writing, const char *where
 /* A filtered output's size is known only as its chunks are written, and HDF5 1.10 cannot close
  * a file whose write failed for want of room (the library then crashes at exit, in
  * H5F__close_cb: a segfault under ulimit -f). So before each piece of such a write the room it
- * may take is checked (its raw bytes, plus 1 MiB for metadata): a full disk or the
- * file-size limit fails the run there, named, with the file still whole. */
+ * may take is checked (the raw bytes of every rank's piece, plus 1 MiB for metadata): a full
+ * disk or the file-size limit fails the run there, named, with the file still whole. The rank's
+ * own encoders (one rank) check through this wrapper of the piece callback; HDF5's collective
+ * pieces in transfer(), summed over the ranks. */
 typedef struct {
   h5g_io_piece_fn each;
   void *ctx;
@@ -197,11 +204,7 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   h5g_chunked_source chunked;
   int ranks;
   CHECK_MPI(MPI_Comm_size(comm, &ranks));
-  room_check room = {each, ctx, d->file->path, row_bytes};
-  if (writing && filtered(d)) {
-    each = check_room;
-    ctx = &room;
-  }
+  int needs_room = writing && filtered(d);
   off_t offset = direct_offset(d, writing);
   int chunks = chunked_source(d, writing, &chunked) &&
                (!writing || (ranks == 1 && chunked.pipeline.count > 0 &&
@@ -218,7 +221,11 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
     goto done;
   }
   if (mode == CHUNKS && writing) {
-    CHECK(h5g_agree(comm, h5g_chunked_write(&chunked, row, rows, buf, cfg->threads, each, ctx)));
+    room_check room = {each, ctx, d->file->path, row_bytes};
+    h5g_io_piece_fn check = needs_room ? check_room : each;
+    void *check_ctx = needs_room ? (void *)&room : ctx;
+    CHECK(h5g_agree(comm, h5g_chunked_write(&chunked, row, rows, buf, cfg->threads, check,
+                                            check_ctx)));
     goto done;
   }
   if (mode == CHUNKS && d->chunk_index == 0) CHECK(chunk_index_adds_up(d, &chunked));
@@ -254,11 +261,18 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
     char *ptr = (char *)buf + (len ? done_rows * row_bytes : 0);
     static char dummy[64];
     int piece_rc = H5G_OK; /* the caller's own status for this piece, its error already recorded */
+    if (needs_room) { /* every rank's share of this collective piece of a filtered output */
+      uint64_t mine = len * row_bytes, all = 0;
+      CHECK_MPI(MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, comm));
+      if (!failed && all)
+        failed = (piece_rc = h5g_files_check_growth(d->file->path, all + (1ull << 20))) != H5G_OK;
+    }
     if (!failed && each && len) failed = (piece_rc = each(ctx, done_rows, len, 0)) != H5G_OK;
     /* every rank, or none, makes the collective call */
     CHECK(h5g_agree(comm, piece_status(failed, piece_rc, writing, d->where)));
-    herr_t st = writing ? H5Dwrite(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy)
-                        : H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, len ? ptr : dummy);
+    void *data = len ? ptr : dummy;
+    herr_t st = writing ? H5Dwrite(d->id, d->mem_type, mem_space, file_space, d->dxpl, data)
+                        : H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, data);
     failed = st < 0;
     if (!failed && each && len) failed = (piece_rc = each(ctx, done_rows, len, 1)) != H5G_OK;
     H5Sclose(mem_space);
