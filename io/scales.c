@@ -5,6 +5,7 @@
  * object references to what OUTPUT holds are made anew; the rest is left out, one warning each. */
 #include <hdf5.h>
 #include <hdf5_hl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +33,16 @@ typedef struct {
   FILE *warn;
 } carry_pass;
 
-static void warn(const carry_pass *p, const char *fmt, const char *a, const char *b,
-                 const char *c) {
+/* One "h5gsort: warning:" line (none with -q). */
+static void warn(const carry_pass *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(const carry_pass *p, const char *fmt, ...) {
+  va_list args;
   if (!p->warn) return;
+  va_start(args, fmt);
   fputs("h5gsort: warning: ", p->warn);
-  fprintf(p->warn, fmt, a, b, c);
+  vfprintf(p->warn, fmt, args);
   fputc('\n', p->warn);
+  va_end(args);
 }
 
 /* The path in OUTPUT of the input object at `addr` (`name`, one of its input paths, `type`), or
@@ -245,13 +250,11 @@ static int attach_scales(carry_pass *p, const h5g_io_written *w) {
     attach_visit v = {p, to, w->to, H5G_OK};
     int scales = H5DSget_num_scales(from, (unsigned)dim);
     if (scales < 0)
-      warn(p, "the dimension scales of %s cannot be read in the input%s%s: not attached", w->from,
-           "", "");
+      warn(p, "the dimension scales of %s cannot be read in the input: not attached", w->from);
     if (scales <= 0) continue;
     if (H5DSiterate_scales(from, (unsigned)dim, NULL, attach_scale, &v) < 0) {
       if (v.status != H5G_OK) CHECK(v.status);
-      warn(p, "the dimension scales of %s cannot be read in the input%s%s: not attached",
-           w->from, "", "");
+      warn(p, "the dimension scales of %s cannot be read in the input: not attached", w->from);
     }
   }
 done:
@@ -301,8 +304,8 @@ static int translate_attribute(carry_pass *p, const removed_attribute *r) {
   CHECK_H5(type = H5Aget_type(attr), "cannot read attribute '%s' of %s", r->name, from);
   CHECK_H5(space = H5Aget_space(attr), "cannot read attribute '%s' of %s", r->name, from);
   if (H5Tget_class(type) != H5T_REFERENCE) {
-    warn(p, "attribute '%s' of %s not written: it holds references inside %s, which h5gsort does "
-         "not carry to a new file", r->name, r->object, "a compound or sequence");
+    warn(p, "attribute '%s' of %s not written: it holds references inside a compound or sequence, "
+         "which h5gsort does not carry to a new file", r->name, r->object);
     goto done;
   }
   hssize_t points = H5Sget_simple_extent_npoints(space);
