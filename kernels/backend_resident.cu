@@ -46,28 +46,52 @@ done:
 
 } // namespace
 
-int cuda_sort_loaded(h5g_backend *be, void *keys, uint64_t *values, uint64_t first_index, size_t n,
-                     const h5g_keyspec *ks, int final) {
+namespace {
+
+/* The loaded run sorted or merged where it lies: the keys in `in` (values in_vals), `alt` the
+ * other side; the result lands in `in` and starts coming back to the host in pieces. With
+ * `first_index` (a sort with values), the values are the source indices from there. */
+struct RunStep {
+  void *in, *alt;
+  uint64_t *in_vals, *alt_vals;
+  const uint64_t *run_offsets; /* a merge's runs, or NULL for a sort */
+  size_t nruns;
+  unsigned key_io;             /* H5G_CUDA_RAW_IN / RAW_OUT */
+  const uint64_t *first_index;
+};
+
+int run_step(h5g_backend *be, void *keys, uint64_t *values, size_t n, const h5g_keyspec *ks,
+             const RunStep &step) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
   const CallBuffers &run = cb->run;
-  const unsigned width = ks->width;
   const double start = now_seconds();
   size_t op = 0;
   cb->copy_back_total = 0;
   if (n == 0) goto done;
-  CHECK(check_run(cb, n, width, values, 1, false));
+  CHECK(check_run(cb, n, ks->width, values, step.nruns, step.run_offsets != NULL));
   CHECK(op_begin(cb, OP_KERNELS, &op, cb->stream));
-  if (run.vals) CHECK(h5g_cuda_iota(run.vals, n, first_index, cb->stream));
-  /* the raw keys loaded leave the sort as ordered bits, or as the raw output when final */
-  CHECK(sort_or_merge(cb->stream, run.temp, run.temp_bytes, run.keys, run.alt, run.vals,
-                      run.alt_vals, n, width, NULL, 0, ks,
-                      H5G_CUDA_RAW_IN | (final ? H5G_CUDA_RAW_OUT : 0)));
+  if (step.first_index && run.vals)
+    CHECK(h5g_cuda_iota(run.vals, n, *step.first_index, cb->stream));
+  CHECK(sort_or_merge(cb->stream, run.temp, run.temp_bytes, step.in, step.alt, step.in_vals,
+                      step.alt_vals, n, ks->width, step.run_offsets,
+                      step.run_offsets ? step.nruns : 0, ks, step.key_io));
   CHECK(op_end(cb, op, cb->stream));
-  CHECK(copy_back(cb, keys, run.keys, values, run.vals, n, width));
+  CHECK(copy_back(cb, keys, step.in, values, step.in_vals, n, ks->width));
 done:
   be->waited_seconds += now_seconds() - start; /* the sort waits once for its pass plan */
   return rc;
+}
+
+} // namespace
+
+int cuda_sort_loaded(h5g_backend *be, void *keys, uint64_t *values, uint64_t first_index, size_t n,
+                     const h5g_keyspec *ks, int final) {
+  const CallBuffers &run = impl_of(be)->run;
+  /* the raw keys loaded leave the sort as ordered bits, or as the raw output when final */
+  RunStep step = {run.keys, run.alt, run.vals, run.alt_vals, NULL, 1,
+                  H5G_CUDA_RAW_IN | (final ? H5G_CUDA_RAW_OUT : 0), &first_index};
+  return run_step(be, keys, values, n, ks, step);
 }
 
 int cuda_run_buffers(h5g_backend *be, h5g_device_run *run) {
@@ -81,25 +105,12 @@ int cuda_run_buffers(h5g_backend *be, h5g_device_run *run) {
 
 int cuda_merge_received(h5g_backend *be, void *keys, uint64_t *values, size_t n,
                         const h5g_keyspec *ks, const uint64_t *run_offsets, size_t nruns) {
-  int rc = H5G_OK;
-  CudaBackend *cb = impl_of(be);
-  const CallBuffers &run = cb->run;
-  const unsigned width = ks->width;
-  const double start = now_seconds();
-  size_t op = 0;
-  cb->copy_back_total = 0;
-  if (n == 0) goto done;
-  CHECK(check_run(cb, n, width, values, nruns, true));
-  CHECK(op_begin(cb, OP_KERNELS, &op, cb->stream));
+  const CallBuffers &run = impl_of(be)->run;
   /* received into the spare buffers; the kept run, sent away, is now the ping-pong buffer; runs
    * of ordered bits, merged into the raw output */
-  CHECK(sort_or_merge(cb->stream, run.temp, run.temp_bytes, run.alt, run.keys, run.alt_vals,
-                      run.vals, n, width, run_offsets, nruns, ks, H5G_CUDA_RAW_OUT));
-  CHECK(op_end(cb, op, cb->stream));
-  CHECK(copy_back(cb, keys, run.alt, values, run.alt_vals, n, width));
-done:
-  be->waited_seconds += now_seconds() - start;
-  return rc;
+  RunStep step = {run.alt, run.keys, run.alt_vals, run.vals, run_offsets, nruns, H5G_CUDA_RAW_OUT,
+                  NULL};
+  return run_step(be, keys, values, n, ks, step);
 }
 
 int cuda_wait_copied(h5g_backend *be, size_t count) {
