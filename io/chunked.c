@@ -41,6 +41,7 @@ typedef struct {
   int writing;
   char *encoded;        /* writing: chunk i's encoded bytes at encoded + i * encoded_cap */
   size_t encoded_cap;
+  const h5g_chunk_sink *sink; /* writing: where the encoded chunks go, in order */
   pthread_mutex_t lock;
   const char *why;     /* the first failure: its reason, chunk (NULL: none) and errno */
   const chunk *failed;
@@ -258,14 +259,11 @@ done:
 static int finish_piece(piece *p) {
   int rc = H5G_OK;
   const h5g_chunked_source *src = p->src;
-  hsize_t offset[H5S_MAX_RANK] = {0};
   for (size_t i = 0; i < p->nchunks; i++) {
     const chunk *c = &p->chunks[i];
-    offset[0] = c->first;
-    if (p->writing &&
-        H5Dwrite_chunk(src->dset, H5P_DEFAULT, c->mask, offset, c->bytes, p->encoded + i * p->encoded_cap) < 0)
-      H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the chunk at row %llu (%s)",
-               (unsigned long long)c->first, src->where);
+    if (p->writing)
+      CHECK(p->sink->store(p->sink->ctx, c->first, c->mask, c->bytes,
+                           p->encoded + i * p->encoded_cap));
     if (p->writing || c->bytes) continue;
     size_t last = i; /* one HDF5 read for a run of chunks never written (a sparse dataset) */
     while (last + 1 < p->nchunks && p->chunks[last + 1].bytes == 0) last++;
@@ -297,9 +295,9 @@ static size_t piece_chunks_at(h5g_chunk_index *index, size_t at, size_t most, in
 /* Rows [row, row + rows) of the chunks of `index`, piece by piece (whole chunks, about
  * H5G_DIRECT_PIECE_BYTES each), `each` called around each piece. */
 static int move_pieces(const h5g_chunked_source *src, h5g_chunk_index *index, uint64_t row,
-                       uint64_t rows, char *buf, int writing, int threads, h5g_io_piece_fn each,
-                       void *ctx) {
-  int rc = H5G_OK;
+                       uint64_t rows, char *buf, const h5g_chunk_sink *sink, int threads,
+                       h5g_io_piece_fn each, void *ctx) {
+  int rc = H5G_OK, writing = sink != NULL;
   size_t raw_bytes = raw_chunk_bytes(src);
   size_t encoded_cap = h5g_filters_bound(&src->pipeline, raw_bytes);
   uint64_t piece_bytes = src->max_piece_bytes < H5G_DIRECT_PIECE_BYTES ? src->max_piece_bytes
@@ -328,7 +326,8 @@ static int move_pieces(const h5g_chunked_source *src, h5g_chunk_index *index, ui
     if (end > row + rows) end = row + rows;
     piece p = {.src = src, .stored = stored, .chunks = index->chunks + at, .nchunks = n,
                .row = first, .rows = end - first, .buf = buf + (first - row) * src->row_bytes,
-               .writing = writing, .encoded = encoded, .encoded_cap = encoded_cap};
+               .writing = writing, .encoded = encoded, .encoded_cap = encoded_cap,
+               .sink = sink};
     pthread_mutex_init(&p.lock, NULL);
     pthread_cond_init(&p.more, NULL);
     if (each) rc = each(ctx, first - row, end - first, 0);
@@ -347,18 +346,33 @@ done:
 
 int h5g_chunked_read(const h5g_chunked_source *src, h5g_chunk_index *index, uint64_t row,
                      uint64_t rows, char *buf, int threads, h5g_io_piece_fn each, void *ctx) {
-  return move_pieces(src, index, row, rows, buf, 0, threads, each, ctx);
+  return move_pieces(src, index, row, rows, buf, NULL, threads, each, ctx);
+}
+
+static int store_through_hdf5(void *ctx, uint64_t first, unsigned mask, size_t bytes,
+                              const void *data) {
+  int rc = H5G_OK;
+  const h5g_chunked_source *src = ctx;
+  hsize_t offset[H5S_MAX_RANK] = {0};
+  offset[0] = first;
+  if (H5Dwrite_chunk(src->dset, H5P_DEFAULT, mask, offset, bytes, data) < 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the chunk at row %llu (%s)",
+             (unsigned long long)first, src->where);
+done:
+  return rc;
 }
 
 int h5g_chunked_write(const h5g_chunked_source *src, uint64_t row, uint64_t rows, const char *buf,
-                      int threads, h5g_io_piece_fn each, void *ctx) {
+                      int threads, const h5g_chunk_sink *sink, h5g_io_piece_fn each, void *ctx) {
   int rc = H5G_OK;
   h5g_chunk_index *index = NULL;
   if (row % src->chunk_rows || (row + rows != src->rows_total && (row + rows) % src->chunk_rows))
     H5G_FAIL(H5G_ERR_RUNTIME, "rows %llu to %llu are not whole chunks (%s)",
              (unsigned long long)row, (unsigned long long)(row + rows), src->where);
   CHECK(new_index(src, row, rows, &index));
-  CHECK(move_pieces(src, index, row, rows, (char *)buf, 1, threads, each, ctx));
+  h5g_chunk_sink to_hdf5 = {store_through_hdf5, (void *)src};
+  CHECK(move_pieces(src, index, row, rows, (char *)buf, sink ? sink : &to_hdf5, threads, each,
+                    ctx));
 done:
   free(index);
   return rc;

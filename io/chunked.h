@@ -48,13 +48,20 @@ void h5g_chunked_index_free(h5g_chunk_index *index);
  * the chunk at row N: ..."). */
 int h5g_chunked_read(const h5g_chunked_source *src, h5g_chunk_index *index, uint64_t row,
                      uint64_t rows, char *buf, int threads, h5g_io_piece_fn each, void *ctx);
+/* Where encoded chunks go, one at a time and in order, on the calling thread: `store` gets the
+ * chunk's first row, its filter mask and its stored bytes. */
+typedef struct {
+  int (*store)(void *ctx, uint64_t first, unsigned mask, size_t bytes, const void *data);
+  void *ctx;
+} h5g_chunk_sink;
+
 /* Writes rows [row, row + rows) (whole chunks: row and row + rows on chunk boundaries, or the
  * latter the dataset's end) from buf: the threads encode the chunks of each piece, then the
- * calling thread hands them to H5Dwrite_chunk in order. Only where no other process writes the
- * file: HDF5 allocates a chunk's space on the rank that writes it, and in a file opened by
- * several ranks their views of it would part (parallel HDF5 writes filtered data collectively;
- * h5io.c keeps that for more than one rank). */
+ * calling thread hands them to `sink` in order (NULL: H5Dwrite_chunk into src->dset, only where
+ * no other process writes the file: HDF5 allocates a chunk's space on the rank that writes it,
+ * and in a file opened by several ranks their views of it would part; io/gathered.h keeps the
+ * chunks of several ranks for one writer instead). */
 int h5g_chunked_write(const h5g_chunked_source *src, uint64_t row, uint64_t rows, const char *buf,
-                      int threads, h5g_io_piece_fn each, void *ctx);
+                      int threads, const h5g_chunk_sink *sink, h5g_io_piece_fn each, void *ctx);
 
 #endif

@@ -152,6 +152,22 @@ int h5g_io_close_file(h5g_file *f) {
   if (f->id >= 0 && H5Fclose(f->id) < 0)
     rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot flush and close the file (%s)",
                        f->path);
+  h5g_gathered_free(f->gathered);
   free(f);
+  return rc;
+}
+
+int h5g_io_finish_file(h5g_file *f) {
+  int rc = H5G_OK;
+  MPI_Comm comm = f->comm;
+  char path[PATH_MAX];
+  h5g_gathered *gathered = f->gathered;
+  f->gathered = NULL;
+  memcpy(path, f->path, sizeof path);
+  CHECK(h5g_agree(comm, h5g_io_close_file(f)));
+  CHECK(h5g_gathered_write(comm, gathered, path));
+  gathered = NULL; /* freed by the write */
+done:
+  h5g_gathered_free(gathered);
   return rc;
 }

@@ -50,8 +50,12 @@ int h5g_io_inspect_rows(const char *file, const char *dataset, uint64_t rows,
 /* Collective file access through MPI-IO. */
 int h5g_io_open_file(MPI_Comm comm, const char *path, int writable, h5g_file **f);
 int h5g_io_create_file(MPI_Comm comm, const char *path, h5g_file **f);
-/* Collective close; an error if flushing failed. Safe with NULL. */
+/* Collective close; an error if flushing failed. Safe with NULL. Filtered chunks kept by
+ * several ranks' writes are dropped: error paths close so. */
 int h5g_io_close_file(h5g_file *f);
+/* Collective, a file written to the end: closed, then the filtered chunks that several ranks'
+ * writes kept stored in it by rank 0 alone (io/gathered.h); the ranks agree on the status. */
+int h5g_io_finish_file(h5g_file *f);
 
 /* Collective dataset opens. */
 int h5g_io_open_keys(h5g_file *f, const char *dataset, const char *key_field, h5g_dset **d);

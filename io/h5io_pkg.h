@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include "io/direct.h"
+#include "io/gathered.h"
 #include "io/h5check.h"
 #include "io/h5io.h"
 
@@ -15,6 +16,7 @@ struct h5g_file {
   MPI_Comm comm;
   hid_t id;
   char path[PATH_MAX]; /* the whole path: direct transfers open it */
+  h5g_gathered *gathered; /* filtered chunks kept for rank 0 to store (io/gathered.h) */
 };
 
 struct h5g_dset {

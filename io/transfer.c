@@ -189,6 +189,21 @@ static int filtered(const h5g_dset *d) {
   return yes;
 }
 
+/* Rows [row, row + rows) of a filtered output kept for rank 0 to store (io/gathered.h). */
+static int keep_chunks(h5g_dset *d, const h5g_chunked_source *src, uint64_t row, uint64_t rows,
+                       const void *buf, h5g_io_piece_fn each, void *ctx) {
+  int rc = H5G_OK;
+  ssize_t len = H5Iget_name(d->id, NULL, 0);
+  char *path = len > 0 ? malloc((size_t)len + 1) : NULL;
+  if (len <= 0 || !path || H5Iget_name(d->id, path, (size_t)len + 1) != len)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot name the dataset (%s)", d->where);
+  CHECK(h5g_gathered_add(&d->file->gathered, path, src, row, rows, buf,
+                         h5g_io_config_internal.threads, each, ctx));
+done:
+  free(path);
+  return rc;
+}
+
 static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int writing,
                     h5g_io_piece_fn each, void *ctx) {
   int rc = H5G_OK;
@@ -199,17 +214,25 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   const h5g_io_config *cfg = &h5g_io_config_internal;
   if (row_bytes == 0) goto done; /* rows of zero elements: nothing to move, on every rank */
   /* direct transfers when every rank can make them: no collective call inside, one agreement
-   * at the end. Chunks are written directly by a run of one rank only (io/chunked.h). */
-  enum { THROUGH_HDF5, CONTIGUOUS_BYTES, CHUNKS };
+   * at the end. Filtered chunks are written directly by a run of one rank that writes whole
+   * chunks (io/chunked.h); otherwise they are kept for rank 0 to store (io/gathered.h). */
+  enum { THROUGH_HDF5, CONTIGUOUS_BYTES, CHUNKS, GATHERED };
   h5g_chunked_source chunked;
   int ranks;
   CHECK_MPI(MPI_Comm_size(comm, &ranks));
   int needs_room = writing && filtered(d);
   off_t offset = direct_offset(d, writing);
-  int chunks = chunked_source(d, writing, &chunked) &&
-               (!writing || (ranks == 1 && chunked.pipeline.count > 0 &&
-                             whole_chunks(&chunked, row, rows)));
-  int mode = offset >= 0 ? CONTIGUOUS_BYTES : chunks ? CHUNKS : THROUGH_HDF5;
+  int chunks = chunked_source(d, writing, &chunked), mode = THROUGH_HDF5;
+  if (offset >= 0)
+    mode = CONTIGUOUS_BYTES;
+  else if (chunks && !writing)
+    mode = CHUNKS;
+  else if (chunks && chunked.pipeline.count > 0)
+    mode = ranks == 1 && whole_chunks(&chunked, row, rows) ? CHUNKS
+           : h5g_filters_bound(&chunked.pipeline, chunked.chunk_rows * chunked.row_bytes) <=
+                   H5G_GATHERED_CHUNK_MAX
+               ? GATHERED
+               : THROUGH_HDF5;
   int modes[2] = {mode, -mode}, agreed[2];
   CHECK_MPI(MPI_Allreduce(modes, agreed, 2, MPI_INT, MPI_MIN, comm));
   if (agreed[0] != -agreed[1]) mode = THROUGH_HDF5;
@@ -224,8 +247,12 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
     room_check room = {each, ctx, d->file->path, row_bytes};
     h5g_io_piece_fn check = needs_room ? check_room : each;
     void *check_ctx = needs_room ? (void *)&room : ctx;
-    CHECK(h5g_agree(comm, h5g_chunked_write(&chunked, row, rows, buf, cfg->threads, check,
-                                            check_ctx)));
+    CHECK(h5g_agree(comm, h5g_chunked_write(&chunked, row, rows, buf, cfg->threads, NULL,
+                                            check, check_ctx)));
+    goto done;
+  }
+  if (mode == GATHERED) { /* the room is checked as rank 0 stores the chunks */
+    CHECK(h5g_agree(comm, keep_chunks(d, &chunked, row, rows, buf, each, ctx)));
     goto done;
   }
   if (mode == CHUNKS && d->chunk_index == 0) CHECK(chunk_index_adds_up(d, &chunked));

@@ -30,8 +30,9 @@ typedef struct {
   int in_place;
   unsigned long long carried_bytes; /* size of the input file when datasets are carried */
   uint64_t moved_row_bytes; /* the widest row moved by source index (src/carry.c), 0: none */
-  /* the keys' and the index's output storage has filters: their size is known once written */
-  int keys_filtered, index_filtered;
+  /* the keys', the index's and a carried dataset's (or --counts') output storage has filters:
+   * their size is known once written */
+  int keys_filtered, index_filtered, carried_filtered;
   char tmp_path[PATH_MAX];
   /* the input as validated: a run whose input changes before the commit fails */
   long long input_size, input_mtime_sec, input_mtime_nsec;

@@ -34,12 +34,14 @@ typedef struct {
   uint64_t scratch; /* the CPU backend's sort scratch: one run and its values */
   uint64_t moved;   /* rows moved by source index (carried datasets, tables), in and out */
   uint64_t passes;  /* keys of several words: index and composed word per element */
+  uint64_t kept;    /* several ranks: filtered output's chunks held for rank 0 (io/gathered.h),
+                     * at most their raw bytes */
   uint64_t base;    /* RANK_BASE_BYTES, CUDA_CONTEXT_BYTES */
   uint64_t split;   /* all but base, were the slice merged after an exchange (several ranks) */
 } host_need;
 
 static uint64_t need_total(const host_need *n) {
-  return n->buffers + n->scratch + n->moved + n->passes + n->base;
+  return n->buffers + n->scratch + n->moved + n->passes + n->kept + n->base;
 }
 
 static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
@@ -55,6 +57,10 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   }
   need->moved = v->moved_row_bytes * (plan->n + most);
   if (v->composed && v->layout.words > 1) need->passes = 24 * plan->n;
+  if (r->size > 1) /* the encoded rows of this rank's share of each filtered output */
+    need->kept = most * ((v->keys_filtered ? v->info.width : 0) +
+                         (v->index_filtered ? sizeof(uint64_t) : 0) +
+                         (v->carried_filtered ? v->moved_row_bytes + sizeof(uint64_t) : 0));
   need->base = RANK_BASE_BYTES + (plan->use_cuda ? CUDA_CONTEXT_BYTES : 0);
   need->split = need_total(need) - need->base;
   if (!specs[H5G_BUFFER_SPARE].n) /* the merge's other side, for the keys and their values */

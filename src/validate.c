@@ -24,16 +24,16 @@ void h5g_input_stamp(const struct stat *st, h5g_verdict *v) {
  * the run before work; where OUTPUT starts as a copy of INPUT, also where each lands in it
  * (io/h5io.h: h5g_io_inspect_storage). */
 static int check_storage(const h5g_options *opt, h5g_verdict *v) {
-  int rc = H5G_OK, carried_filtered = 0;
+  int rc = H5G_OK, filtered = 0;
   char *target = NULL;
   uint64_t rows = opt->top >= 0 && (uint64_t)opt->top < v->info.n ? (uint64_t)opt->top : v->info.n;
   h5g_io_target in_copy = {NULL, rows, opt->unique}, *at = NULL;
   if (v->in_place || opt->whole_file) at = &in_copy;
   for (int i = 0; i < opt->ndatasets; i++) {
-    int filtered = 0;
     in_copy.path = h5g_options_key_output(opt, i);
     CHECK(h5g_io_inspect_storage(opt->input, opt->datasets[i], &opt->storage, 1, at, &filtered));
     v->keys_filtered |= filtered;
+    filtered = 0;
   }
   in_copy.path = opt->index_out;
   if (opt->index_out)
@@ -41,14 +41,14 @@ static int check_storage(const h5g_options *opt, h5g_verdict *v) {
                                  &v->index_filtered));
   in_copy.path = opt->counts;
   if (opt->counts) CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, at,
-                                                &carried_filtered));
+                                                &v->carried_filtered));
   for (int i = 0; i < opt->ncarry; i++) {
     free(target);
     target = h5g_options_carry_target(opt, opt->carry[i]);
     CHECK_ALLOC(target, strlen(opt->carry[i]) + 1);
     in_copy.path = target;
-    CHECK(h5g_io_inspect_storage(opt->input, opt->carry[i], &opt->storage, 1, at,
-                                 &carried_filtered));
+    CHECK(h5g_io_inspect_storage(opt->input, opt->carry[i], &opt->storage, 1, at, &filtered));
+    v->carried_filtered |= filtered;
   }
 done:
   free(target);

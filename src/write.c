@@ -208,7 +208,7 @@ done:
 int h5g_write_close(h5g_run *r, const h5g_verdict *v) {
   int rc = H5G_OK;
   CHECK(copy_group_attributes(r, v));
-  rc = h5g_io_close_file(r->out_file);
+  rc = h5g_io_finish_file(r->out_file);
   r->out_file = NULL;
 done:
   return rc;
