@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -88,23 +89,41 @@ static void *move_part(void *arg) {
 /* One piece of a transfer, which part p of its parts moves a share of. */
 typedef struct {
   part whole;
-  int error; /* the first part's errno value */
+  off_t unit; /* each part's share starts and ends on a multiple of it */
+  int error;  /* the first part's errno value */
   pthread_mutex_t lock;
 } piece_job;
 
 enum { PAGE = 4096 };
 
-/* Part p's share: whole pages of the file (the first and last share take the piece's partial
- * pages), so no two threads write one page. */
+off_t h5g_direct_shared_unit(long blksize) {
+  off_t block = blksize > 0 ? (off_t)blksize : PAGE;
+  return (H5G_DIRECT_SHARED_MIN_BYTES + block - 1) / block * block;
+}
+
+void h5g_direct_split(off_t offset, size_t bytes, off_t unit, int part, int parts, off_t *from,
+                      off_t *to) {
+  off_t first_unit = offset / unit, end = offset + (off_t)bytes;
+  size_t unit_from, unit_to;
+  h5g_share((size_t)((end + unit - 1) / unit - first_unit), part, parts, &unit_from, &unit_to);
+  *from = (first_unit + (off_t)unit_from) * unit;
+  *to = (first_unit + (off_t)unit_to) * unit;
+  if (*from < offset) *from = offset;
+  if (*to > end) *to = end;
+  if (*to < *from) *to = *from;
+}
+
+off_t h5g_direct_written_end(off_t piece_end, off_t end, off_t unit) {
+  return piece_end >= end ? end : piece_end / unit * unit;
+}
+
+/* Part p's share: whole units of the file (pages, or a SHARED write's unit), so no two threads
+ * write one page or file system block. */
 static void move_share(void *arg, int p, int parts) {
   piece_job *job = arg;
   part share = job->whole;
-  off_t first_page = share.offset / PAGE, end = share.offset + (off_t)share.bytes;
-  size_t page_from, page_to;
-  h5g_share((size_t)((end + PAGE - 1) / PAGE - first_page), p, parts, &page_from, &page_to);
-  off_t from = (first_page + (off_t)page_from) * PAGE, to = (first_page + (off_t)page_to) * PAGE;
-  if (from < share.offset) from = share.offset;
-  if (to > end) to = end;
+  off_t from, to;
+  h5g_direct_split(share.offset, share.bytes, job->unit, p, parts, &from, &to);
   if (to <= from) return;
   share.buf += from - share.offset;
   share.bytes = (size_t)(to - from);
@@ -115,13 +134,14 @@ static void move_share(void *arg, int p, int parts) {
   pthread_mutex_unlock(&job->lock);
 }
 
-/* One piece, split among the threads (into the mapping when map is not NULL); returns an errno
- * value. */
+/* One piece, split among the threads in units of `unit` bytes of the file (into the mapping
+ * when map is not NULL); returns an errno value. */
 static int move_piece(int fd, off_t offset, char *buf, size_t bytes, int writing,
-                      const file_mapping *map, int threads) {
-  piece_job job = {{fd, writing, 0, buf, bytes, offset, map}, 0, PTHREAD_MUTEX_INITIALIZER};
-  size_t pages = (bytes + PAGE - 1) / PAGE;
-  h5g_parallel(pages < (size_t)threads ? (int)pages : threads, move_share, &job);
+                      const file_mapping *map, off_t unit, int threads) {
+  piece_job job = {{fd, writing, 0, buf, bytes, offset, map}, unit, 0,
+                   PTHREAD_MUTEX_INITIALIZER};
+  size_t units = (bytes + (size_t)unit - 1) / (size_t)unit;
+  h5g_parallel(units < (size_t)threads ? (int)units : threads, move_share, &job);
   pthread_mutex_destroy(&job.lock);
   return job.error;
 }
@@ -154,6 +174,9 @@ int h5g_direct_transfer(const char *path, off_t offset, char *buf, uint64_t rows
                                                                   : H5G_DIRECT_PIECE_BYTES;
   uint64_t piece = piece_bytes / row_bytes ? piece_bytes / row_bytes : 1;
   int fd = -1;
+  off_t unit = PAGE, hold = 1, end = offset + (off_t)(rows * row_bytes), written = offset;
+  uint64_t moved = 0; /* rows whose piece was reported moved */
+  struct stat st;
   file_mapping map = {NULL, 0, 0};
   struct sigaction bus_action = {.sa_sigaction = on_bus_error, .sa_flags = SA_SIGINFO};
   if (threads < 1) threads = 1;
@@ -175,16 +198,29 @@ int h5g_direct_transfer(const char *path, off_t offset, char *buf, uint64_t rows
       sigaction(SIGBUS, &bus_action, &saved_bus);
     }
   }
+  if (how == H5G_DIRECT_SHARED)
+    hold = unit = h5g_direct_shared_unit(fstat(fd, &st) == 0 ? (long)st.st_blksize : 0);
   for (uint64_t first = 0; first < rows; first += piece) {
     uint64_t count = rows - first < piece ? rows - first : piece;
     if (each) CHECK(each(ctx, first, count, 0));
-    error = move_piece(fd, offset + (off_t)(first * row_bytes), buf + first * row_bytes,
-                       count * row_bytes, writing, map.start ? &map : NULL, threads);
+    off_t to = h5g_direct_written_end(offset + (off_t)((first + count) * row_bytes), end, hold);
+    error = to > written ? move_piece(fd, written, buf + (written - offset), (size_t)(to - written),
+                                      writing, map.start ? &map : NULL, unit, threads)
+                         : 0;
     if (error)
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the dataset: %s (%s)", writing ? "write" : "read",
                strerror(error), where);
-    if (each) CHECK(each(ctx, first, count, 1));
+    if (to > written) written = to;
+    for (; moved < first + count; moved += piece) { /* the pieces now wholly in the file */
+      uint64_t n = rows - moved < piece ? rows - moved : piece;
+      if (offset + (off_t)((moved + n) * row_bytes) > written) break;
+      if (each) CHECK(each(ctx, moved, n, 1));
+    }
   }
+  /* the rank's bytes on stable storage (an NFS server's) before the ranks agree on the write */
+  if (how == H5G_DIRECT_SHARED && fdatasync(fd) != 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the dataset: fdatasync: %s (%s)", strerror(errno),
+             where);
 done:
   if (map.start) {
     /* the pages stay in the page cache, dirty, as pwrite leaves them: munmap only unmaps */

@@ -13,11 +13,28 @@
 
 h5g_io_config h5g_io_config_internal = {1, 0, H5G_DIRECT_MAPPED};
 
-void h5g_io_configure(int threads, int direct) {
-  const char *forced = getenv("H5GSORT_IO");
+const char *h5g_io_policy_name(h5g_io_policy policy) {
+  static const char *const names[] = {"one-node", "multinode", "multinode-forced", "mpio"};
+  return names[policy];
+}
+
+int h5g_io_configure(int threads, int one_node, h5g_io_policy *policy) {
+  int rc = H5G_OK;
+  const char *io = getenv("H5GSORT_IO"), *asked = getenv("H5GSORT_IO_POLICY");
+  int forced = asked && strcmp(asked, "multinode") == 0;
+  if (asked && *asked && !forced && strcmp(asked, "auto") != 0)
+    H5G_FAIL(H5G_ERR_USAGE, "H5GSORT_IO_POLICY=%s: expected auto or multinode", asked);
+  *policy = io && strcmp(io, "mpio") == 0 ? H5G_IO_MPIO
+            : forced                      ? H5G_IO_MULTINODE_FORCED
+            : one_node                    ? H5G_IO_ONE_NODE
+                                          : H5G_IO_MULTINODE;
   h5g_io_config_internal.threads = threads > 0 ? threads : 1;
-  h5g_io_config_internal.direct = direct && !(forced && strcmp(forced, "mpio") == 0);
-  h5g_io_config_internal.write = forced && strcmp(forced, "pwrite") == 0 ? H5G_DIRECT_PWRITE : H5G_DIRECT_MAPPED;
+  h5g_io_config_internal.direct = *policy != H5G_IO_MPIO;
+  h5g_io_config_internal.write = *policy != H5G_IO_ONE_NODE           ? H5G_DIRECT_SHARED
+                                 : io && strcmp(io, "pwrite") == 0 ? H5G_DIRECT_PWRITE
+                                                                   : H5G_DIRECT_MAPPED;
+done:
+  return rc;
 }
 
 void h5g_io_quiet(void) {

@@ -147,10 +147,21 @@ int h5g_io_read_each(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, h5g_io
                      void *ctx);
 int h5g_io_write_each(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf,
                       h5g_io_piece_fn each, void *ctx);
-/* Process-wide, before any transfer: the host threads a rank's direct transfers use, and
- * whether they may be used at all (every rank on this node: a shared file system seen from
- * several nodes gets MPI-IO). H5GSORT_IO=mpio in the environment forces collective MPI-IO. */
-void h5g_io_configure(int threads, int direct);
+/* How the ranks' transfers meet the file (README "Several nodes"). */
+typedef enum {
+  H5G_IO_ONE_NODE,         /* every rank on this node: direct reads, writes into a mapping */
+  H5G_IO_MULTINODE,        /* ranks on several nodes: direct reads, aligned pwrite + fdatasync */
+  H5G_IO_MULTINODE_FORCED, /* the same on one node: H5GSORT_IO_POLICY=multinode */
+  H5G_IO_MPIO              /* HDF5's collective MPI-IO throughout: H5GSORT_IO=mpio */
+} h5g_io_policy;
+/* "one-node", "multinode", "multinode-forced", "mpio". */
+const char *h5g_io_policy_name(h5g_io_policy policy);
+/* Process-wide, before any transfer: the host threads a rank's direct transfers use, and the
+ * policy (*policy) by topology (`one_node`: every rank on this node) and the environment:
+ * H5GSORT_IO=mpio forces collective MPI-IO, H5GSORT_IO=pwrite pwrite on one node,
+ * H5GSORT_IO_POLICY=multinode the multi-node policy (auto or unset: by topology; anything else
+ * is a usage error). */
+int h5g_io_configure(int threads, int one_node, h5g_io_policy *policy);
 /* Lets the transfers of `d` bypass MPI-IO with threaded pread/pwrite (io/direct.h) when the
  * dataset is contiguous, allocated, stored exactly as in memory and not external, in a file
  * without a user block: the rank's slice is then one byte range of the file. Collective (every

@@ -65,7 +65,8 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
              (unsigned long long)rep->runs_per_rank);
     char nodes[512];
     h5g_report_nodes(rep, nodes, sizeof nodes);
-    printf("  %d node%s: %s\n", rep->nodes, rep->nodes == 1 ? "" : "s", nodes);
+    printf("  %d node%s: %s\n  I/O policy: %s\n", rep->nodes, rep->nodes == 1 ? "" : "s", nodes,
+           rep->io_policy);
     for (int r = 0; rep->rank_info && r < rep->ranks && r < 16; r++) {
       const h5g_rank_info *info = &rep->rank_info[r];
       printf("  rank %d on %s: CPUs %s (%d of %d), %d I/O threads\n", r, info->host,

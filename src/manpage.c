@@ -52,7 +52,13 @@ int main(void) {
   printf(" Every rank exits with the same code; rank 0 prints one line "
          "\\fBh5gsort: error:\\fR \\fIwhat\\fR (\\fIfile\\fR:\\fIdataset\\fR).\n");
   printf(".SH ENVIRONMENT\n.TP\n\\fBH5GSORT_IO\\fR\n\\fBmpio\\fR: HDF5 and collective MPI\\-IO "
-         "throughout; \\fBpwrite\\fR: direct writes with pwrite instead of a mapping.\n"
+         "throughout; \\fBpwrite\\fR: direct writes with pwrite instead of a mapping (one node).\n"
+         ".TP\n\\fBH5GSORT_IO_POLICY\\fR\n\\fBauto\\fR (default): by where the ranks run. On "
+         "one node, direct reads and writes into a mapping; on several (a file system they all "
+         "see: Lustre, GPFS, NFS), direct threaded reads, and each rank's range written with "
+         "pwrite in pieces aligned to the file system's block, then fdatasync. "
+         "\\fBmultinode\\fR: the policy of several nodes on one node too (to measure or "
+         "test it).\n"
          ".TP\n\\fBH5GSORT_HDF5_ERRORS\\fR\n1: print HDF5's own error stack.\n");
   printf(".SH EXAMPLES\n.nf\nmpiexec \\-n 4 \\-\\-bind\\-to none h5gsort in.h5 out.h5 \\-d "
          "/particles/id \\-\\-verify\nsrun h5gsort \\-\\-plan in.h5 out.h5 \\-d /keys\n.fi\n");

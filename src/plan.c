@@ -45,9 +45,9 @@ void h5g_plan_share(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   plan->n = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - plan->offset;
 }
 
-/* Collective: each rank's backend and GPU (local rank modulo the visible devices), and its CPUs:
- * direct file I/O uses the CPUs the launcher gave the rank (--io-threads overrides), and only
- * when every rank is on this node (a shared file system seen from several nodes gets MPI-IO). */
+/* Collective: each rank's backend and GPU (local rank modulo the visible devices), its CPUs
+ * (direct file I/O uses the CPUs the launcher gave the rank; --io-threads overrides) and the I/O
+ * policy, by whether every rank is on this node (h5g_io_configure). */
 int h5g_plan_devices(const h5g_run *r, h5g_plan *plan) {
   int rc = H5G_OK, local_rank = 0, local_size = 1;
   int devices = h5g_cuda_device_count();
@@ -65,7 +65,7 @@ int h5g_plan_devices(const h5g_run *r, h5g_plan *plan) {
   CHECK_MPI(MPI_Allreduce(&own_gpu, &plan->gpu_per_rank, 1, MPI_INT, MPI_MIN, r->comm));
   plan->cpus = h5g_cpus_allowed();
   plan->io_threads = r->opt->io_threads ? r->opt->io_threads : plan->cpus;
-  h5g_io_configure(plan->io_threads, plan->ranks_on_node == r->size);
+  CHECK(h5g_io_configure(plan->io_threads, plan->ranks_on_node == r->size, &plan->io_policy));
 done:
   return rc;
 }
@@ -168,8 +168,8 @@ void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_pla
   uint64_t most = (v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
   if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
-  /* the direct read's threads fill it (direct I/O: every rank on one node, h5g_io_configure) */
-  specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->ranks_on_node == r->size};
+  /* the direct read's threads fill it (direct reads: every policy but mpio) */
+  specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->io_policy != H5G_IO_MPIO};
   specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL, 0};
   specs[H5G_BUFFER_VALUES] = (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL, 0};
   specs[H5G_BUFFER_SPARE_VALUES] =

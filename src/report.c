@@ -96,6 +96,8 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
   put_json_string(f, rep->backend);
   fputs(",\n  \"exchange\": ", f);
   put_json_string(f, rep->exchange);
+  fputs(",\n  \"io_policy\": ", f);
+  put_json_string(f, rep->io_policy);
   fputs(",\n  \"devices\": ", f);
   put_json_string(f, rep->devices);
   fputs(",\n  \"type\": ", f);
@@ -251,6 +253,7 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   snprintf(rep->type_name, sizeof rep->type_name, "%s", v->info.type_name);
   snprintf(rep->backend, sizeof rep->backend, "%s", be->name);
   snprintf(rep->exchange, sizeof rep->exchange, "%s", h5g_transport_name(r->transport));
+  snprintf(rep->io_policy, sizeof rep->io_policy, "%s", h5g_io_policy_name(plan->io_policy));
 done:
   free(names);
   return rc;

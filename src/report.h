@@ -72,6 +72,7 @@ typedef struct {
   char type_name[48];
   char backend[16];
   char exchange[8];          /* "mpi" or "nccl" */
+  char io_policy[24];        /* rank 0's (h5g_io_policy_name) */
   char devices[512];         /* distinct device names, comma separated */
   int verified;              /* --verify ran and passed */
   char start_time[32];       /* UTC, ISO 8601 */

@@ -57,6 +57,7 @@ typedef struct {
   int ranks_on_node;
   int gpu_per_rank;       /* every rank runs the CUDA backend on a GPU of its own */
   int cpus, io_threads;   /* CPUs this rank may run on; threads for its direct file I/O */
+  h5g_io_policy io_policy;
   h5g_path path;
   int sort_is_output;     /* one rank, one run on the GPU: the sorted run comes back as output */
   h5g_keyspec ks;

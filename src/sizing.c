@@ -122,6 +122,17 @@ static const char *path_name(h5g_path path) {
                                         : "device resident";
 }
 
+/* The I/O line of the plan (README "Several nodes"). */
+static const char *io_text(h5g_io_policy policy) {
+  static const char *const text[] = {
+      "threaded direct reads and writes on one node",
+      "threaded direct reads, aligned pwrite + fdatasync by every rank (ranks on several nodes)",
+      "threaded direct reads, aligned pwrite + fdatasync by every rank "
+      "(forced: H5GSORT_IO_POLICY=multinode)",
+      "collective MPI-IO (H5GSORT_IO=mpio)"};
+  return text[policy];
+}
+
 /* One rank's line of the plan, gathered to rank 0. */
 typedef struct {
   char host[64];
@@ -131,7 +142,7 @@ typedef struct {
 
 /* --plan --report FILE.json: the same, for scripts. */
 static int write_plan_json(const h5g_run *r, const h5g_verdict *v, const plan_line *lines,
-                           const char *bound,
+                           const char *bound, h5g_io_policy policy,
                            uint64_t disk, uint64_t free_bytes, double estimate, int fits) {
   int rc = H5G_OK;
   FILE *f = fopen(r->opt->report, "w");
@@ -139,9 +150,9 @@ static int write_plan_json(const h5g_run *r, const h5g_verdict *v, const plan_li
   fprintf(f, "{\n  \"plan\": true,\n  \"fits\": %s,\n  \"rows\": %" PRIu64
           ",\n  \"ranks\": %d,\n  \"memory_bound\": \"%s\",\n  \"disk_bytes\": %" PRIu64
           ",\n  \"disk_free_bytes\": %" PRIu64 ",\n  \"exchange\": \"%s\",\n"
-          "  \"estimate_seconds\": %.1f,\n  \"per_rank\": [\n", fits ? "true" : "false",
-          v->info.n, r->size, bound, disk, free_bytes, h5g_transport_name(r->transport),
-          estimate);
+          "  \"io_policy\": \"%s\",\n  \"estimate_seconds\": %.1f,\n  \"per_rank\": [\n",
+          fits ? "true" : "false", v->info.n, r->size, bound, disk, free_bytes,
+          h5g_transport_name(r->transport), h5g_io_policy_name(policy), estimate);
   for (int i = 0; i < r->size; i++)
     fprintf(f, "    {\"rank\": %d, \"host\": \"%s\", \"rows\": %" PRIu64 ", \"runs\": %" PRIu64
             ", \"path\": \"%s\", \"host_bytes\": %" PRIu64 ", \"host_available_bytes\": %" PRIu64
@@ -183,13 +194,12 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   printf("memory: %s per rank (%s)\n", fits ? "fits" : "DOES NOT FIT", l->bound);
   printf("disk: output and temporary file %.2f GiB, %.2f GiB free beside %s\n", gib(disk),
          gib(free_bytes), opt->output);
-  printf("exchange: %s; I/O: %s\n", h5g_transport_name(r->transport),
-         plan->ranks_on_node == r->size ? "threaded direct reads and writes on one node"
-                                          : "collective MPI-IO (ranks on several nodes)");
+  printf("exchange: %s; I/O: %s\n", h5g_transport_name(r->transport), io_text(plan->io_policy));
   printf("estimate: %.1f s (README's rates: %s)\n", estimate,
          gpus ? "2.8 GB/s per GPU node" : "0.2 GB/s per CPU rank");
   fflush(stdout);
-  return opt->report ? write_plan_json(r, v, lines, l->bound, disk, free_bytes, estimate, fits)
+  return opt->report ? write_plan_json(r, v, lines, l->bound, plan->io_policy, disk, free_bytes,
+                                       estimate, fits)
                      : H5G_OK;
 }
 

@@ -16,8 +16,9 @@ target_link_libraries(test_filters PRIVATE h5g_io h5g_base h5g_test_support)
 add_test(NAME io.filters COMMAND $<TARGET_FILE:test_filters> ${CMAKE_CURRENT_BINARY_DIR}/io_filters)
 set_tests_properties(io.filters PROPERTIES LABELS io TIMEOUT 300)
 
-# io/direct.c on its own: pwrite and mapped writes read back at unaligned offsets and awkward
-# sizes, a mapping whose file is cut short (SIGBUS) fails cleanly. Argument: a path prefix.
+# io/direct.c on its own: pwrite, mapped and SHARED (multi-node) writes read back at unaligned
+# offsets and awkward sizes, a mapping whose file is cut short (SIGBUS) fails cleanly, SHARED
+# writes aligned to their unit (fake block sizes). Argument: a path prefix.
 add_executable(test_direct ${CMAKE_CURRENT_SOURCE_DIR}/io/test_direct.c)
 target_link_libraries(test_direct PRIVATE h5g_io h5g_base h5g_test_support)
 add_test(NAME io.direct COMMAND $<TARGET_FILE:test_direct> ${CMAKE_CURRENT_BINARY_DIR}/io_direct)

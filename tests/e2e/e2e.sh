@@ -97,6 +97,84 @@ case_io_paths() {
   cmp "$W/direct_1.h5" "$W/direct_3.h5" || die "1- and 3-rank outputs differ"
 }
 
+# The multi-node policy forced on one node (H5GSORT_IO_POLICY=multinode: direct reads, every
+# rank's threads writing its range with pwrite in 1 MiB-aligned pieces, then fdatasync) writes
+# the bytes the default (mapped writes) writes, at 1-4 ranks: keys and index (1.5M u4: each rank
+# writes several aligned units and partial ones at its ends), and big-endian keys converted piece
+# by piece, in pieces smaller than a unit (their last partial unit held back to the next piece).
+case_io_multinode() {
+  gen 2 "$W/in.h5" -d /keys --count 1500007 --type u4 --dist uniform --seed 3
+  gen 1 "$W/in.h5" -d /be --count 300007 --type f8 --dist special --order be --append
+  for p in 1 2 3 4; do
+    sort_check "$p" "$W/in.h5" /keys "$W/one_$p.h5" /keys --index-out /idx
+    H5GSORT_IO_POLICY=multinode sort_check "$p" "$W/in.h5" /keys "$W/multi_$p.h5" /keys \
+      --index-out /idx --io-threads 2
+    cmp "$W/one_$p.h5" "$W/multi_$p.h5" || die "multinode and one-node outputs differ ($p ranks)"
+    sort_check "$p" "$W/in.h5" /be "$W/be_one_$p.h5" /be
+    H5GSORT_IO_POLICY=multinode H5GSORT_IO_PIECE_BYTES=300000 sort_check "$p" "$W/in.h5" /be \
+      "$W/be_multi_$p.h5" /be --io-threads 3
+    cmp "$W/be_one_$p.h5" "$W/be_multi_$p.h5" ||
+      die "multinode and one-node big-endian outputs differ ($p ranks)"
+  done
+}
+
+# dataset_bytes FILE DATASET: the dataset's values as raw little-endian bytes (h5dump -b).
+dataset_bytes() {
+  local bin
+  bin=$W/$(basename "$1").$(tr / _ <<<"$2").bin
+  h5dump -d "$2" -b LE -o "$bin" "$1" >/dev/null || die "h5dump -b of $1:$2 failed"
+  echo "$bin"
+}
+
+# A gzip-chunked input under the multi-node policy (threaded chunk reads on every rank): the same
+# values as the default run, whether the output keeps the chunks and filters or is contiguous
+# (written with aligned pwrite); chunked outputs are not compared byte for byte
+# (same_chunked_output says why), so their dataset bytes are.
+case_io_multinode_chunked() {
+  gen 2 "$W/gz.h5" -d /keys --count 1000003 --type i4 --dist uniform --layout gzip --chunk 10007
+  for p in 1 2 3 4; do
+    sort_check "$p" "$W/gz.h5" /keys "$W/one_$p.h5" /keys
+    H5GSORT_IO_POLICY=multinode sort_check "$p" "$W/gz.h5" /keys "$W/multi_$p.h5" /keys
+    H5GSORT_IO_POLICY=multinode sort_check "$p" "$W/gz.h5" /keys "$W/flat_$p.h5" /keys \
+      --layout contiguous
+    cmp "$(dataset_bytes "$W/one_$p.h5" /keys)" "$(dataset_bytes "$W/multi_$p.h5" /keys)" ||
+      die "multinode and one-node values differ ($p ranks, gzip output)"
+    cmp "$(dataset_bytes "$W/one_$p.h5" /keys)" "$(dataset_bytes "$W/flat_$p.h5" /keys)" ||
+      die "multinode and one-node values differ ($p ranks, contiguous output)"
+  done
+}
+
+# report_policy JSON POLICY: --report names the I/O policy that ran.
+report_policy() {
+  grep -q "\"io_policy\": \"$2\"" "$1" || { cat "$1" >&2; die "$1 does not give io_policy $2"; }
+}
+
+# The I/O policy that ran, in --report, -v and --plan (text and JSON): by topology on one node,
+# forced, mpio; auto is the default; any other H5GSORT_IO_POLICY is a usage error.
+case_io_policy() {
+  gen 1 "$W/in.h5" -d /keys --count 10007 --type u8 --dist uniform
+  sort_ok 2 --report "$W/one.json" "$W/in.h5" "$W/out1.h5" -d /keys
+  report_policy "$W/one.json" one-node
+  H5GSORT_IO_POLICY=auto sort_ok 2 --report "$W/auto.json" "$W/in.h5" "$W/out2.h5" -d /keys
+  report_policy "$W/auto.json" one-node
+  H5GSORT_IO_POLICY=multinode sort_ok 2 -v --report "$W/forced.json" "$W/in.h5" "$W/out3.h5" \
+    -d /keys
+  report_policy "$W/forced.json" multinode-forced
+  grep -q '^  I/O policy: multinode-forced$' "$W/last.log" || die "-v does not give the policy"
+  H5GSORT_IO=mpio H5GSORT_IO_POLICY=multinode sort_ok 2 --report "$W/mpio.json" "$W/in.h5" \
+    "$W/out4.h5" -d /keys
+  report_policy "$W/mpio.json" mpio
+  H5GSORT_IO_POLICY=multinode sort_ok 2 --plan --report "$W/plan.json" "$W/in.h5" "$W/p.h5" \
+    -d /keys
+  grep -q '^exchange: .*; I/O: .*aligned pwrite.*H5GSORT_IO_POLICY=multinode' "$W/last.log" ||
+    { cat "$W/last.log" >&2; die "--plan does not give the forced policy"; }
+  report_policy "$W/plan.json" multinode-forced
+  for f in 1 2 3 4; do check "$W/in.h5" -d /keys "$W/out$f.h5" -o /keys; done
+  mkdir "$W/bad"
+  IN=$W/in.h5 OUT=$W/bad/out.h5 WRAP=()
+  H5GSORT_IO_POLICY=multi-node expect_failure 2 'H5GSORT_IO_POLICY=multi-node' "$IN" "$OUT" -d /keys
+}
+
 # Nested groups in and out: /a/b/keys -> /out/sorted/keys (groups created), and the default.
 case_groups() {
   gen 2 "$W/in.h5" -d /a/b/keys --count 1009 --type i4 --dist uniform

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # h5gsort across two hosts (tests/multinode/cluster.sh: two network namespaces with their own
 # hostnames on a veth pair, Open MPI's TCP transport, an rsh agent for the second host). Every
-# output is compared byte for byte with the same sort on one host and checked by the independent
-# checkers. Cases:
+# output is compared byte for byte with the same sort on one host and with the same sort on two
+# hosts through H5GSORT_IO=mpio (the default there: the multi-node policy, README "Several
+# nodes"), and checked by the independent checkers. Cases:
 #   e2e     keys of several types at 2+2 and 3+1 ranks; -v and --report name both hosts and
-#           their ranks; --exchange auto takes MPI between CPU ranks on different nodes
+#           their ranks, --report the multi-node I/O policy; --exchange auto takes MPI between
+#           CPU ranks on different nodes
 #   records --carry, --index-out, a compound table's key field, several keys, --top, --unique
 #   faults  a rank on the second host killed at the exchange and at the write: the job ends, no
 #           output or temporary file, the input untouched, and a rerun succeeds
@@ -19,11 +21,13 @@ trap 'mn_down; rm -rf "$WORK"' EXIT
 mn_up "$CASE"
 W=$WORK
 
-# across LAYOUT OUT ARGS...: h5gsort on the two hosts must exit 0; its output in $W/across.log.
+# across LAYOUT ARGS...: h5gsort on the two hosts must exit 0; its output in $W/across.log.
+# H5GSORT_IO, when set, is passed to every rank.
 across() {
-  local layout=$1 rc=0
+  local layout=$1 rc=0 env=()
   shift
-  mn_mpirun "$layout" "$BIN/h5gsort" "$@" >"$W/across.log" 2>&1 || rc=$?
+  [ -z "${H5GSORT_IO:-}" ] || env=(-x H5GSORT_IO)
+  mn_mpirun "$layout" "${env[@]}" "$BIN/h5gsort" "$@" >"$W/across.log" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ] || grep -qE 'h5gsort: error|HDF5-DIAG' "$W/across.log"; then
     cat "$W/across.log" >&2
     die "h5gsort $* on two hosts ($layout) exited $rc"
@@ -31,17 +35,21 @@ across() {
 }
 
 # same_as_one_host LAYOUT IN ARGS...: the sort on two hosts writes the bytes the same sort on one
-# host (4 ranks) writes.
+# host (4 ranks) writes, and the same sort on two hosts through collective MPI-IO.
 same_as_one_host() {
   local layout=$1 in=$2
   shift 2
-  rm -f "$W/one.h5" "$W/two.h5"
+  rm -f "$W/one.h5" "$W/two.h5" "$W/mpio.h5"
   sort_ok 4 "$in" "$W/one.h5" "$@"
   across "$layout" "$in" "$W/two.h5" "$@"
   cmp -s "$W/one.h5" "$W/two.h5" || die "h5gsort $* on two hosts ($layout) differs from one host"
+  H5GSORT_IO=mpio across "$layout" "$in" "$W/mpio.h5" "$@"
+  cmp -s "$W/two.h5" "$W/mpio.h5" ||
+    die "h5gsort $* on two hosts ($layout) differs from the same with H5GSORT_IO=mpio"
 }
 
-# report_names_nodes JSON FIRST SECOND: the report has 2 nodes, FIRST ranks on node1, SECOND on node2.
+# report_names_nodes JSON FIRST SECOND: the report has 2 nodes, FIRST ranks on node1, SECOND on
+# node2, and the multi-node I/O policy.
 report_names_nodes() {
   python3 - "$@" <<'PY' || die "the report of the run on two hosts does not show them: $1"
 import json, sys
@@ -51,7 +59,7 @@ want = ["node1"] * int(sys.argv[2]) + ["node2"] * int(sys.argv[3])
 on_node = [d["ranks_on_node"] for d in r["rank_detail"]]
 sys.exit(not (r["nodes"] == 2 and hosts == want and
               on_node == [int(sys.argv[2])] * int(sys.argv[2]) + [int(sys.argv[3])] * int(sys.argv[3])
-              and r["exchange"] == "mpi"))
+              and r["exchange"] == "mpi" and r["io_policy"] == "multinode"))
 PY
 }
 
