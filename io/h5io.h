@@ -63,10 +63,16 @@ int h5g_io_open_rows(h5g_file *f, const char *dataset, h5g_dset **d);
 /* Output storage as asked for (--layout, --chunk, --compress), resolved for each dataset written
  * against the one it is made like (io/storage.c). All zero (or NULL): keep the source's layout,
  * chunk length and filters, as h5repack does; contiguous, compact or virtual sources give
- * contiguous output. CHUNKED, a chunk length or GZIP make chunked output; GZIP replaces the
- * filters by shuffle (elements wider than a byte) + deflate; NONE drops them. */
+ * contiguous output. CHUNKED, a chunk length or a compressor make chunked output; GZIP replaces
+ * the filters by shuffle (elements wider than a byte) + deflate; NONE drops them. */
 typedef enum { H5G_LAYOUT_KEEP = 0, H5G_LAYOUT_CONTIGUOUS, H5G_LAYOUT_CHUNKED } h5g_layout_choice;
-typedef enum { H5G_COMPRESS_KEEP = 0, H5G_COMPRESS_NONE, H5G_COMPRESS_GZIP } h5g_compress_choice;
+/* SCALEOFFSET (integer scale-offset, minimum bits found per chunk) and NBIT (the n-bit filter,
+ * packing the file type's precision) are lossless on integer types only; h5gsort-gen writes them,
+ * h5gsort's --compress does not offer them. */
+typedef enum {
+  H5G_COMPRESS_KEEP = 0, H5G_COMPRESS_NONE, H5G_COMPRESS_GZIP, H5G_COMPRESS_SCALEOFFSET,
+  H5G_COMPRESS_NBIT
+} h5g_compress_choice;
 typedef struct {
   h5g_layout_choice layout;
   uint64_t chunk_rows; /* rows per chunk; 0: the source's, or about 1 MiB of rows */

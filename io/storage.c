@@ -101,7 +101,8 @@ int h5g_io_storage_plist_internal(const h5g_io_storage_choice *choice, hid_t lik
   int like_chunked = like_dcpl >= 0 && H5Pget_layout(like_dcpl) == H5D_CHUNKED;
   int chunked = c->layout == H5G_LAYOUT_CHUNKED ||
                 (c->layout == H5G_LAYOUT_KEEP &&
-                 (like_chunked || c->chunk_rows || c->compress == H5G_COMPRESS_GZIP));
+                 (like_chunked || c->chunk_rows ||
+                  (c->compress != H5G_COMPRESS_KEEP && c->compress != H5G_COMPRESS_NONE)));
   *dcpl = H5I_INVALID_HID;
   for (int k = 0; k < rank; k++) maxdims[k] = dims[k];
   /* a fresh list, not a copy of the source's: no external files, virtual mappings, allocation
@@ -119,6 +120,11 @@ int h5g_io_storage_plist_internal(const h5g_io_storage_choice *choice, hid_t lik
     if (elem_bytes > 1) CHECK_H5(H5Pset_shuffle(*dcpl), "cannot set the shuffle filter (%s)", where);
     CHECK_H5(H5Pset_deflate(*dcpl, (unsigned)c->gzip_level), "cannot set the deflate filter (%s)",
              where);
+  } else if (c->compress == H5G_COMPRESS_SCALEOFFSET) {
+    CHECK_H5(H5Pset_scaleoffset(*dcpl, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT),
+             "cannot set the scale-offset filter (%s)", where);
+  } else if (c->compress == H5G_COMPRESS_NBIT) {
+    CHECK_H5(H5Pset_nbit(*dcpl), "cannot set the n-bit filter (%s)", where);
   } else if (c->compress == H5G_COMPRESS_KEEP && like_chunked) {
     CHECK(copy_filters(like_dcpl, *dcpl, value_filters, where));
   }

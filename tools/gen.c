@@ -62,9 +62,13 @@ static int generate(const gen_options *o, int rank, int nranks) {
   h5g_dset *dset = NULL;
   hid_t ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
   hsize_t dims[H5S_MAX_RANK];
+  static const h5g_compress_choice compress[] = {
+      [LAYOUT_CONTIGUOUS] = H5G_COMPRESS_NONE, [LAYOUT_CHUNKED] = H5G_COMPRESS_NONE,
+      [LAYOUT_GZIP] = H5G_COMPRESS_GZIP, [LAYOUT_SCALEOFFSET] = H5G_COMPRESS_SCALEOFFSET,
+      [LAYOUT_NBIT] = H5G_COMPRESS_NBIT};
   const h5g_io_storage_choice storage = {
       o->layout == LAYOUT_CONTIGUOUS ? H5G_LAYOUT_CONTIGUOUS : H5G_LAYOUT_CHUNKED, o->chunk,
-      o->layout == LAYOUT_GZIP ? H5G_COMPRESS_GZIP : H5G_COMPRESS_NONE, 6};
+      compress[o->layout], o->gzip_level};
   /* Rank 0 decides "exists?" before any rank may create the file. */
   int exists = rank == 0 && access(o->out, F_OK) == 0;
   CHECK_MPI(MPI_Bcast(&exists, 1, MPI_INT, 0, MPI_COMM_WORLD));

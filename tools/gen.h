@@ -20,7 +20,10 @@ typedef enum {
   DIST_SPECIAL, DIST_INDEX
 } dist_kind;
 
-typedef enum { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_GZIP } layout_kind;
+typedef enum { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_GZIP, LAYOUT_SCALEOFFSET, LAYOUT_NBIT } layout_kind;
+
+/* --layout nbit: an integer type whose precision is NBIT_DROP_BITS below its size (u4: 24 bits). */
+#define NBIT_DROP_BITS 8
 
 typedef struct {
   const char *out;
@@ -32,6 +35,7 @@ typedef struct {
   int big_endian;
   layout_kind layout;
   uint64_t chunk;
+  int gzip_level;                    /* deflate level of --layout gzip */
   int attrs;
   int force;
   int append;
@@ -55,9 +59,12 @@ int gen_parse_options(int argc, char **argv, gen_options *o, int *help);
 size_t gen_row_bytes(const gen_options *o);
 void gen_fill_row(const gen_options *o, uint64_t row, unsigned char *buf);
 
-/* tools/gen_types.c: a filtered big-endian dataset takes its rows in file byte order; the
+/* tools/gen_types.c: a filtered dataset of another byte order or of reduced precision takes its
+ * rows in the file's form (gen_fill_row swaps the bytes of big-endian ones); its precision in
+ * bits (8 * width unless --layout nbit); the
  * dataset's file and memory types (local calls); the attributes of --attrs (collective). */
 int gen_rows_in_file_order(const gen_options *o);
+unsigned gen_precision(const gen_options *o);
 int gen_dataset_types(const gen_options *o, hid_t *file, hid_t *mem);
 int gen_write_attributes(const gen_options *o, h5g_dset *dset);
 

@@ -9,7 +9,7 @@
 
 static const char *const dist_names[] = {"uniform", "normal", "zipf",    "sorted", "reverse",
                                          "equal",   "few",    "special", "index"};
-static const char *const layout_names[] = {"contiguous", "chunked", "gzip"};
+static const char *const layout_names[] = {"contiguous", "chunked", "gzip", "scaleoffset", "nbit"};
 
 static const struct {
   const char *name;
@@ -32,8 +32,13 @@ void gen_usage(FILE *to) {
           "                        index (element i holds i, truncated to the type)\n"
           "  --seed S              generator seed (default 1); values depend on (seed, index) only\n"
           "  --order le|be         byte order of the file type (default le)\n"
-          "  --layout L            contiguous (default), chunked or gzip (shuffle + deflate)\n"
+          "  --layout L            contiguous (default), chunked, gzip (shuffle + deflate),\n"
+          "                        scaleoffset (integer scale-offset, minimum bits per chunk) or\n"
+          "                        nbit (n-bit filter on a type of 8 bits less precision than\n"
+          "                        its size, e.g. u4 of 24 bits; values keep their low bits);\n"
+          "                        these two take integers of 2+ bytes, no --table\n"
           "  --chunk K             chunk length in rows (default 65536)\n"
+          "  --gzip-level L        deflate level of --layout gzip, 0 to 9 (default 6)\n"
           "  --row-shape K[,L...]  N x K (x L ...) array: rows of K (x L ...) elements\n"
           "  --table               1-D compound table {row u8, det u2, name S5, KEY T, x f8},\n"
           "                        packed; KEY follows --type and --dist\n"
@@ -83,13 +88,15 @@ static int find_name(const char *text, const char *const *names, int count) {
 /* Parses argv into *o. Returns H5G_ERR_USAGE with a message, or H5G_OK; *help set for -h. */
 int gen_parse_options(int argc, char **argv, gen_options *o, int *help) {
   enum { OPT_COUNT = 256, OPT_TYPE, OPT_DIST, OPT_SEED, OPT_ORDER, OPT_LAYOUT, OPT_CHUNK,
-         OPT_ATTRS, OPT_FORCE, OPT_APPEND, OPT_ROW_SHAPE, OPT_TABLE, OPT_KEY_FIELD };
+         OPT_ATTRS, OPT_FORCE, OPT_APPEND, OPT_ROW_SHAPE, OPT_TABLE, OPT_KEY_FIELD,
+         OPT_GZIP_LEVEL };
   static const struct option long_options[] = {
       {"dataset", required_argument, NULL, 'd'}, {"count", required_argument, NULL, OPT_COUNT},
       {"type", required_argument, NULL, OPT_TYPE}, {"dist", required_argument, NULL, OPT_DIST},
       {"seed", required_argument, NULL, OPT_SEED}, {"order", required_argument, NULL, OPT_ORDER},
       {"layout", required_argument, NULL, OPT_LAYOUT},
       {"chunk", required_argument, NULL, OPT_CHUNK}, {"attrs", no_argument, NULL, OPT_ATTRS},
+      {"gzip-level", required_argument, NULL, OPT_GZIP_LEVEL},
       {"force", no_argument, NULL, OPT_FORCE}, {"append", no_argument, NULL, OPT_APPEND},
       {"row-shape", required_argument, NULL, OPT_ROW_SHAPE},
       {"table", no_argument, NULL, OPT_TABLE},
@@ -100,6 +107,7 @@ int gen_parse_options(int argc, char **argv, gen_options *o, int *help) {
   memset(o, 0, sizeof *o);
   o->seed = 1;
   o->chunk = 65536;
+  o->gzip_level = 6;
   o->row_elems = 1;
   o->key_field = "key";
   opterr = 0;
@@ -147,6 +155,11 @@ int gen_parse_options(int argc, char **argv, gen_options *o, int *help) {
       if (parse_count(optarg, &o->chunk) != 0 || o->chunk == 0 || o->chunk > UINT32_MAX)
         H5G_FAIL(H5G_ERR_USAGE, "invalid --chunk '%s' (1 to 2^32-1 elements)", optarg);
       break;
+    case OPT_GZIP_LEVEL:
+      if (optarg[0] < '0' || optarg[0] > '9' || optarg[1] != '\0')
+        H5G_FAIL(H5G_ERR_USAGE, "invalid --gzip-level '%s' (0 to 9)", optarg);
+      o->gzip_level = optarg[0] - '0';
+      break;
     case OPT_ATTRS: o->attrs = 1; break;
     case OPT_FORCE: o->force = 1; break;
     case OPT_APPEND: o->append = 1; break;
@@ -169,6 +182,10 @@ int gen_parse_options(int argc, char **argv, gen_options *o, int *help) {
   if (!have_type) H5G_FAIL(H5G_ERR_USAGE, "missing --type");
   if (o->force && o->append) H5G_FAIL(H5G_ERR_USAGE, "--force and --append exclude each other");
   if (o->table && o->row_rank > 0) H5G_FAIL(H5G_ERR_USAGE, "--table and --row-shape exclude each other");
+  if ((o->layout == LAYOUT_SCALEOFFSET || o->layout == LAYOUT_NBIT) &&
+      (o->table || o->type.cls == H5G_KEY_FLOAT || o->type.width < 2))
+    H5G_FAIL(H5G_ERR_USAGE, "--layout %s takes integers of 2 or more bytes, without --table",
+             layout_names[o->layout]);
   if (o->table && (o->key_field[0] == '\0' || strcmp(o->key_field, "row") == 0 ||
                    strcmp(o->key_field, "det") == 0 || strcmp(o->key_field, "name") == 0 ||
                    strcmp(o->key_field, "x") == 0))

@@ -105,10 +105,16 @@ done:
   return rc;
 }
 
-/* A filtered big-endian dataset takes its rows in file byte order: parallel HDF5 writes filtered
- * data only collectively, and a type conversion turns a collective write independent. */
+/* A filtered dataset of another byte order or of reduced precision takes its rows in the file's
+ * form: parallel HDF5 writes filtered data only collectively, and a type conversion turns a
+ * collective write independent. */
 int gen_rows_in_file_order(const gen_options *o) {
-  return o->layout == LAYOUT_GZIP && o->big_endian && !o->table;
+  int filtered = o->layout != LAYOUT_CONTIGUOUS && o->layout != LAYOUT_CHUNKED;
+  return filtered && (o->big_endian || o->layout == LAYOUT_NBIT) && !o->table;
+}
+
+unsigned gen_precision(const gen_options *o) {
+  return 8 * o->type.width - (o->layout == LAYOUT_NBIT ? NBIT_DROP_BITS : 0);
 }
 
 /* The dataset's file and memory types (local calls). */
@@ -120,6 +126,9 @@ int gen_dataset_types(const gen_options *o, hid_t *file, hid_t *mem) {
   } else {
     CHECK_H5(*file = H5Tcopy(file_type(&o->type, o->big_endian)), "cannot copy type (%s:%s)",
              o->out, o->path);
+    if (o->layout == LAYOUT_NBIT)
+      CHECK_H5(H5Tset_precision(*file, gen_precision(o)), "cannot set the precision (%s:%s)",
+               o->out, o->path);
     CHECK_H5(*mem = H5Tcopy(gen_rows_in_file_order(o) ? *file : memory_type(&o->type)),
              "cannot copy type (%s:%s)", o->out, o->path);
   }

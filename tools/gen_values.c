@@ -125,8 +125,12 @@ void gen_fill_row(const gen_options *o, uint64_t row, unsigned char *buf) {
   if (!o->table) {
     for (uint64_t k = 0; k < o->row_elems; k++) {
       unsigned char *e = buf + k * o->type.width;
-      store_bits(buf, (size_t)k, o->type.width, element_bits(o, row * o->row_elems + k));
-      for (unsigned a = 0, b = o->type.width - 1; gen_rows_in_file_order(o) && a < b; a++, b--) {
+      const unsigned precision = gen_precision(o);
+      uint64_t bits = element_bits(o, row * o->row_elems + k);
+      if (precision < 64) bits &= ((uint64_t)1 << precision) - 1; /* --layout nbit: what fits */
+      store_bits(buf, (size_t)k, o->type.width, bits);
+      for (unsigned a = 0, b = o->type.width - 1; gen_rows_in_file_order(o) && o->big_endian && a < b;
+           a++, b--) {
         unsigned char t = e[a];
         e[a] = e[b];
         e[b] = t;
