@@ -82,24 +82,25 @@ static char *wanted_rows(const piece *p, const chunk *c, uint64_t *lo, uint64_t 
 
 /* One fetched chunk: the rows of it that are wanted land at their place in p->buf, copied from
  * an unfiltered chunk (one read in place needs nothing), decoded there from a filtered one when
- * it lies wholly inside the wanted rows, else into `raw` and the wanted rows copied. */
+ * it lies wholly inside the wanted rows, else into `raw` and the wanted rows copied; then
+ * converted there to the memory type. */
 static void read_chunk(piece *p, const chunk *c, h5g_filter_ctx *ctx, char *raw) {
   const h5g_chunked_source *src = p->src;
   size_t row_bytes = src->row_bytes, raw_bytes = raw_chunk_bytes(src);
   uint64_t lo, hi;
   char *to = wanted_rows(p, c, &lo, &hi), *stored = p->stored + c->at;
   const char *why = NULL;
-  if (c->in_place) return;
-  if (src->pipeline.count == 0) { /* its size checked when it was fetched */
-    memcpy(to, stored + (lo - c->first) * row_bytes, (hi - lo) * row_bytes);
-    return;
-  }
   int whole = c->first >= p->row && c->first + src->chunk_rows <= p->row + p->rows;
-  if (h5g_filters_decode(ctx, c->mask, stored, c->bytes, whole ? to : raw, raw_bytes, &why) != 0) {
-    fail(p, c, why ? why : "it does not decode", 0);
-    return;
+  if (!c->in_place && src->pipeline.count == 0) { /* its size checked when it was fetched */
+    memcpy(to, stored + (lo - c->first) * row_bytes, (hi - lo) * row_bytes);
+  } else if (!c->in_place) {
+    if (h5g_filters_decode(ctx, c->mask, stored, c->bytes, whole ? to : raw, raw_bytes, &why)) {
+      fail(p, c, why ? why : "it does not decode", 0);
+      return;
+    }
+    if (!whole) memcpy(to, raw + (lo - c->first) * row_bytes, (hi - lo) * row_bytes);
   }
-  if (!whole) memcpy(to, raw + (lo - c->first) * row_bytes, (hi - lo) * row_bytes);
+  h5g_convert_apply(&src->convert, to, (hi - lo) * row_bytes);
 }
 
 /* One chunk to write: its rows (the dataset's last chunk padded with zeros to the chunk's size,

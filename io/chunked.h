@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/convert.h"
 #include "io/filters.h"
 #include "io/h5io.h"
 
@@ -23,6 +24,7 @@ typedef struct {
   uint64_t chunk_rows;    /* rows per chunk (every chunk holds whole rows) */
   size_t row_bytes;       /* bytes of one row, in memory and in the file alike */
   h5g_filter_pipeline pipeline;
+  h5g_convert convert;    /* reading: made by the threads on the rows they land */
   /* reads rows [row, row + rows) into buf through HDF5 (independent transfer) */
   int (*fallback)(void *ctx, uint64_t row, uint64_t rows, void *buf);
   void *fallback_ctx;

@@ -1,7 +1,9 @@
-/* Shuffle, deflate and fletcher32 as HDF5 1.10.8 runs them (H5Z.c H5Z_pipeline, H5Zshuffle.c,
- * H5Zdeflate.c, H5Zfletcher32.c, H5checksum.c). Deflate decodes through libdeflate (2-3x faster
- * than zlib) and encodes through zlib's compress2, HDF5's own call: a chunk encoded here is the
- * chunk HDF5 writes, byte for byte, so an output does not depend on which of the two wrote it. */
+/* The filters h5gsort runs itself, as HDF5 1.10.8 runs them (H5Z.c H5Z_pipeline): shuffle,
+ * deflate and fletcher32 both ways (H5Zshuffle.c, H5Zdeflate.c, H5Zfletcher32.c, H5checksum.c);
+ * scale-offset and n-bit decoded only (io/filter_codecs.h). Deflate decodes through libdeflate
+ * (2-3x faster than zlib) and encodes through zlib's compress2, HDF5's own call: a chunk encoded
+ * here is the chunk HDF5 writes, byte for byte, so an output does not depend on which of the two
+ * wrote it. */
 #include "io/filters.h"
 
 #include <libdeflate.h>
@@ -12,9 +14,12 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "io/filter_codecs.h"
 #include "io/h5check.h"
 
 #define FLETCHER_BYTES 4
+/* scale-offset's header and last byte: its stream at full width is the data and 22 bytes */
+#define SCALEOFFSET_GROWTH 22
 
 struct h5g_filter_ctx {
   h5g_filter_pipeline p;
@@ -25,15 +30,94 @@ struct h5g_filter_ctx {
   struct libdeflate_decompressor *decompressor;
 };
 
+/* Reads a stored filter's parameters into f (HDF5's ncd values in cd): 1 when we run it so, for
+ * elements of elem_size bytes in chunks of chunk_elems (0: not known, a new list). */
+typedef int (*filter_parse)(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+                            uint64_t chunk_elems);
+
+static int parse_shuffle(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+                         uint64_t chunk_elems) {
+  (void)chunk_elems;
+  /* A dataset's list holds the element size HDF5 set (set_local); a new list holds none. */
+  if (ncd > 1 || (ncd == 0 && elem_size > UINT_MAX)) return 0;
+  f->param = ncd == 1 ? cd[0] : (unsigned)elem_size;
+  return f->param != 0;
+}
+
+static int parse_deflate(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+                         uint64_t chunk_elems) {
+  (void)elem_size, (void)chunk_elems;
+  if (ncd != 1 || cd[0] > 9) return 0; /* HDF5 fails such a filter on every chunk */
+  f->param = cd[0];
+  return 1;
+}
+
+static int parse_fletcher32(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+                            uint64_t chunk_elems) {
+  (void)f, (void)cd, (void)ncd, (void)elem_size, (void)chunk_elems;
+  return 1;
+}
+
+/* Scale-offset and n-bit: their stored parameters, kept for the decoder. */
+static int parse_scaleoffset(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+                             uint64_t chunk_elems) {
+  if (ncd > H5G_FILTER_CD_MAX ||
+      !h5g_scaleoffset_accepts(cd, ncd, elem_size, chunk_elems, &f->identity))
+    return 0;
+  memcpy(f->cd, cd, ncd * sizeof *cd);
+  return 1;
+}
+
+static int parse_nbit(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+                      uint64_t chunk_elems) {
+  if (ncd > H5G_FILTER_CD_MAX || !h5g_nbit_accepts(cd, ncd, elem_size, chunk_elems, &f->identity))
+    return 0;
+  memcpy(f->cd, cd, ncd * sizeof *cd);
+  return 1;
+}
+
+/* The one table of the filters we run: h5g_filters_from_dcpl, check_pipeline and the names
+ * read it; h5g_filters_decode and h5g_filters_encode dispatch on the same ids. */
+static const struct {
+  H5Z_filter_t id;
+  const char *name;
+  filter_parse parse;
+  int encodes; /* h5g_filters_encode runs it too (the others: read only) */
+} known[] = {
+    {H5Z_FILTER_SHUFFLE, "shuffle", parse_shuffle, 1},
+    {H5Z_FILTER_DEFLATE, "deflate", parse_deflate, 1},
+    {H5Z_FILTER_FLETCHER32, "fletcher32", parse_fletcher32, 1},
+    {H5Z_FILTER_SCALEOFFSET, "scaleoffset", parse_scaleoffset, 0},
+    {H5Z_FILTER_NBIT, "nbit", parse_nbit, 0},
+};
+enum { NKNOWN = sizeof known / sizeof known[0] };
+
+static int find_known(H5Z_filter_t id) {
+  for (int k = 0; k < NKNOWN; k++)
+    if (known[k].id == id) return k;
+  return -1;
+}
+
+const char *h5g_filter_name(H5Z_filter_t id) {
+  int k = find_known(id);
+  return k < 0 ? "unknown" : known[k].name;
+}
+
+int h5g_filters_encodable(const h5g_filter_pipeline *p) {
+  for (int i = 0; i < p->count; i++) {
+    int k = find_known(p->filter[i].id);
+    if (k < 0 || !known[k].encodes) return 0;
+  }
+  return 1;
+}
+
 static const char *check_pipeline(const h5g_filter_pipeline *p) {
   if (p->count < 0 || p->count > H5G_FILTERS_MAX) return "too many filters";
   for (int i = 0; i < p->count; i++) {
     const h5g_filter *f = &p->filter[i];
+    if (find_known(f->id) < 0) return "filter not handled by h5gsort";
     if (f->id == H5Z_FILTER_DEFLATE && f->param > 9) return "deflate level above 9";
     if (f->id == H5Z_FILTER_SHUFFLE && f->param == 0) return "shuffle of 0-byte elements";
-    if (f->id != H5Z_FILTER_DEFLATE && f->id != H5Z_FILTER_SHUFFLE &&
-        f->id != H5Z_FILTER_FLETCHER32)
-      return "filter not handled by h5gsort";
   }
   return NULL;
 }
@@ -42,30 +126,29 @@ int h5g_filters_from_dcpl(hid_t dcpl, size_t elem_size, h5g_filter_pipeline *p, 
                           const char *where) {
   int rc = H5G_OK, n = H5Pget_nfilters(dcpl);
   h5g_filter_pipeline q = {0};
+  hsize_t chunk[H5S_MAX_RANK];
+  uint64_t chunk_elems = 0;
   *ours = 0;
   *p = q;
   CHECK_H5(n, "cannot list the dataset's filters (%s)", where);
   if (n > H5G_FILTERS_MAX) goto done;
+  int rank = H5Pget_layout(dcpl) == H5D_CHUNKED ? H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk) : 0;
+  for (int k = 0; k < rank; k++) chunk_elems = (k ? chunk_elems : 1) * chunk[k];
   for (int i = 0; i < n; i++) {
-    unsigned flags, cd[8];
-    size_t ncd = sizeof cd / sizeof cd[0];
+    unsigned flags, cd[H5G_FILTER_CD_MAX];
+    size_t ncd = H5G_FILTER_CD_MAX;
     H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL);
     CHECK_H5(id, "cannot read filter %d of the dataset (%s)", i, where);
     h5g_filter *f = &q.filter[i];
-    *f = (h5g_filter){id, flags & H5Z_FLAG_OPTIONAL, 0};
-    if (id == H5Z_FILTER_SHUFFLE) {
-      /* A dataset's list holds the element size HDF5 set (set_local); a new list holds none. */
-      if (ncd > 1 || (ncd == 0 && elem_size > UINT_MAX)) goto done;
-      f->param = ncd == 1 ? cd[0] : (unsigned)elem_size;
-    } else if (id == H5Z_FILTER_DEFLATE) {
-      if (ncd != 1) goto done; /* HDF5 fails such a filter on every chunk: left to HDF5 */
-      f->param = cd[0];
-    } else if (id != H5Z_FILTER_FLETCHER32) {
+    f->id = id;
+    f->flags = flags & H5Z_FLAG_OPTIONAL;
+    int k = find_known(id);
+    /* anything else, or parameters HDF5 rejects (more than we read, included): left to HDF5 */
+    if (k < 0 || ncd > H5G_FILTER_CD_MAX || !known[k].parse(f, cd, ncd, elem_size, chunk_elems))
       goto done;
-    }
   }
   q.count = n;
-  if (check_pipeline(&q)) goto done; /* e.g. a level HDF5 rejects: left to HDF5 */
+  if (check_pipeline(&q)) goto done;
   *p = q;
   *ours = 1;
 done:
@@ -85,6 +168,7 @@ size_t h5g_filters_bound(const h5g_filter_pipeline *p, size_t raw_bytes) {
   for (int i = 0; i < p->count; i++) {
     if (p->filter[i].id == H5Z_FILTER_DEFLATE) n = deflate_limit(n);
     else if (p->filter[i].id == H5Z_FILTER_FLETCHER32) n += FLETCHER_BYTES;
+    else if (p->filter[i].id == H5Z_FILTER_SCALEOFFSET) n += SCALEOFFSET_GROWTH;
   }
   return n;
 }
@@ -175,8 +259,11 @@ static void shuffle(const unsigned char *src, unsigned char *dst, size_t n, size
   memcpy(dst + count * width, src + count * width, n - count * width);
 }
 
-/* A filter that changes nothing: shuffle of 1-byte elements (HDF5 returns the data as is). */
-static int is_noop(const h5g_filter *f) { return f->id == H5Z_FILTER_SHUFFLE && f->param == 1; }
+/* A filter that changes nothing (HDF5 returns the data as is): shuffle of 1-byte elements (also
+ * in a pipeline made by hand), n-bit of a type with no padding bits, scale-offset at full width. */
+static int is_noop(const h5g_filter *f) {
+  return f->identity || (f->id == H5Z_FILTER_SHUFFLE && f->param == 1);
+}
 
 #define REJECT(reason)                                                                            \
   do {                                                                                            \
@@ -220,6 +307,10 @@ int h5g_filters_decode(h5g_filter_ctx *c, unsigned filter_mask, const void *in, 
       enum libdeflate_result r = libdeflate_zlib_decompress(c->decompressor, cur, n, dst, cap, &n);
       if (r == LIBDEFLATE_INSUFFICIENT_SPACE) REJECT("deflate stream decodes past the chunk");
       if (r != LIBDEFLATE_SUCCESS) REJECT("deflate stream is corrupt");
+    } else if (f->id == H5Z_FILTER_SCALEOFFSET) {
+      if (h5g_scaleoffset_decode(f->cd, cur, n, dst, cap, &n, why) != 0) return -1;
+    } else if (f->id == H5Z_FILTER_NBIT) {
+      if (h5g_nbit_decode(f->cd, cur, n, dst, cap, &n, why) != 0) return -1;
     } else {
       if (n > cap) REJECT("decoded size differs from the chunk size");
       shuffle(cur, dst, n, f->param, 1);
@@ -240,6 +331,7 @@ int h5g_filters_encode(h5g_filter_ctx *c, const void *in, size_t raw_bytes, void
   int last = -1; /* the last filter that moves the data: it writes into out */
   *why = NULL;
   if (c->invalid) REJECT(c->invalid);
+  if (!h5g_filters_encodable(p)) REJECT("filter decoded only by h5gsort");
   if (raw_bytes > c->chunk_bytes) REJECT("chunk larger than its filter context allows");
   if (out_cap < h5g_filters_bound(p, raw_bytes)) REJECT("output smaller than h5g_filters_bound");
   for (int i = 0; i < p->count; i++)

@@ -1,10 +1,12 @@
 /* The filter pipelines h5gsort decodes and encodes itself (internal to io/): shuffle, deflate
- * and fletcher32, the filters of h5py's and h5repack's gzip output and of most chunked files.
+ * and fletcher32, the filters of h5py's and h5repack's gzip output and of most chunked files,
+ * decoded and encoded; scale-offset of integers and n-bit of integers and floats (HDF5's
+ * built-in H5Zscaleoffset.c and H5Znbit.c, io/filter_codecs.h), decoded only.
  * HDF5 is not thread-safe and runs its filters on one thread per rank; these functions touch no
  * HDF5 state (but h5g_filters_from_dcpl), so several threads decode or encode chunks at once.
  * Deflate decodes through libdeflate (HDF5's zlib streams, 2-3x faster than zlib) and encodes
  * through zlib as HDF5 does, so encoded chunks are HDF5's own, byte for byte. Anything else
- * (szip, scale-offset, n-bit, plugins) is left to HDF5. */
+ * (szip, scale-offset of floats, n-bit of compounds and arrays, plugins) is left to HDF5. */
 #ifndef H5G_IO_FILTERS_H
 #define H5G_IO_FILTERS_H
 
@@ -12,11 +14,14 @@
 #include <stddef.h>
 
 #define H5G_FILTERS_MAX 8
+#define H5G_FILTER_CD_MAX 20 /* scale-offset's parameters, the most of the filters decoded */
 
 typedef struct {
-  H5Z_filter_t id;  /* H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE or H5Z_FILTER_FLETCHER32 */
+  H5Z_filter_t id;  /* one of the filters above */
   unsigned flags;   /* H5Z_FLAG_OPTIONAL or 0, as stored */
   unsigned param;   /* deflate: level 0-9; shuffle: element size in bytes; fletcher32: 0 */
+  int identity;     /* HDF5 returns the data unchanged (n-bit of a full-precision type, ...) */
+  unsigned cd[H5G_FILTER_CD_MAX]; /* scale-offset, n-bit: the parameters HDF5 stored */
 } h5g_filter;
 
 typedef struct {
@@ -25,10 +30,16 @@ typedef struct {
 } h5g_filter_pipeline;
 
 /* From a dataset creation property list, for elements of elem_size bytes: *ours = 1 and *p
- * filled when every filter is one of the three above (an empty pipeline included), *ours = 0
- * when any other filter is present. H5G_ERR_RUNTIME only when HDF5 cannot list the filters. */
+ * filled when every filter is one we decode with the parameters stored (an empty pipeline
+ * included), *ours = 0 otherwise. H5G_ERR_RUNTIME only when HDF5 cannot list the filters. */
 int h5g_filters_from_dcpl(hid_t dcpl, size_t elem_size, h5g_filter_pipeline *p, int *ours,
                           const char *where);
+
+/* 1 when every filter of p also encodes here (h5g_filters_encode refuses the others). */
+int h5g_filters_encodable(const h5g_filter_pipeline *p);
+
+/* HDF5's name of filter `id` as h5dump prints it ("deflate", "scaleoffset", ...). */
+const char *h5g_filter_name(H5Z_filter_t id);
 
 /* The most bytes a chunk of raw_bytes can take once encoded (the output buffer's size). */
 size_t h5g_filters_bound(const h5g_filter_pipeline *p, size_t raw_bytes);

@@ -5,6 +5,7 @@
 
 #include <hdf5.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,15 +21,14 @@
 
 void h5g_io_allow_direct(h5g_dset *d) { d->direct = 1; }
 
-/* What every direct transfer of `d` needs (io/h5io.h: h5g_io_allow_direct): allowed, rows stored
- * exactly as in memory, in this file (through an external link the data lie in another one),
- * which has no user block. */
-static int direct_allowed(const h5g_dset *d) {
+/* What every direct transfer of `d` needs but the types (io/h5io.h: h5g_io_allow_direct):
+ * allowed, in this file (through an external link the data lie in another one), which has no
+ * user block. */
+static int direct_place_allowed(const h5g_dset *d) {
   hid_t fcpl = H5I_INVALID_HID;
   hsize_t userblock = 1;
   H5O_info_t in_dset, in_file;
   int allowed = d->direct && h5g_io_config_internal.direct &&
-                H5Tequal(d->file_type, d->mem_type) > 0 &&
                 H5Oget_info2(d->id, &in_dset, H5O_INFO_BASIC) >= 0 &&
                 H5Oget_info2(d->file->id, &in_file, H5O_INFO_BASIC) >= 0 &&
                 in_dset.fileno == in_file.fileno &&
@@ -36,6 +36,11 @@ static int direct_allowed(const h5g_dset *d) {
                 H5Pget_userblock(fcpl, &userblock) >= 0 && userblock == 0;
   CLOSE_ID(H5Pclose, fcpl);
   return allowed;
+}
+
+/* ... and rows stored exactly as in memory. */
+static int direct_allowed(const h5g_dset *d) {
+  return H5Tequal(d->file_type, d->mem_type) > 0 && direct_place_allowed(d);
 }
 
 /* 1 when bytes [address, address + bytes) lie inside the end of file HDF5 reads up to (the
@@ -85,22 +90,27 @@ done:
 }
 
 /* 1 when the transfers of `d` may go through io/chunked.h, *src filled: a chunked dataset of
- * this file (no user block) moved with no conversion, whose chunks hold whole rows and whose
- * filters io/filters.h knows (h5g_io_allow_direct, as for contiguous data). Anything else, or
- * any HDF5 query that fails, leaves the transfer to HDF5. */
+ * this file (no user block) whose chunks hold whole rows, written with no conversion and
+ * filters io/filters.h encodes, read with a conversion io/convert.h makes (or none) and filters
+ * it decodes (h5g_io_allow_direct, as for contiguous data). Anything else, or any HDF5 query
+ * that fails, leaves the transfer to HDF5. */
 static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
   hid_t dcpl = H5I_INVALID_HID;
   hsize_t chunk[H5S_MAX_RANK];
   unsigned chunk_opts = 0;
+  src->convert = (h5g_convert){0}; /* writing: none */
   int had_error = h5g_error_code() != H5G_OK, ours = 0, eligible =
-      d->dims[0] > 0 && direct_allowed(d) &&
+      d->dims[0] > 0 && direct_place_allowed(d) &&
+      (writing ? H5Tequal(d->file_type, d->mem_type) > 0
+               : h5g_convert_plan(d->file_type, d->mem_type, &src->convert)) &&
       (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
       H5Pget_chunk(dcpl, d->rank, chunk) == d->rank &&
       /* an edge chunk stored unfiltered says so in the layout, not in its filter mask */
       H5Pget_chunk_opts(dcpl, &chunk_opts) >= 0 &&
       !(chunk_opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) &&
       (writing || h5g_superblock_eoa(d->file->path, &src->eoa) == 0) &&
-      h5g_filters_from_dcpl(dcpl, d->elem_size, &src->pipeline, &ours, d->where) == H5G_OK && ours;
+      h5g_filters_from_dcpl(dcpl, d->elem_size, &src->pipeline, &ours, d->where) == H5G_OK &&
+      ours && (!writing || h5g_filters_encodable(&src->pipeline));
   for (int k = 1; eligible && k < d->rank; k++) eligible = chunk[k] == d->dims[k];
   if (eligible) {
     src->dset = d->id;
@@ -204,6 +214,23 @@ done:
   return rc;
 }
 
+/* H5GSORT_IO_TRACE set: one line on stderr per transfer saying how its rows moved, and for
+ * chunks read by threads, their filters and conversion (tests check that threads ran). */
+static void trace(const h5g_dset *d, int writing, const char *how, const h5g_chunked_source *src) {
+  char detail[256] = "";
+  if (!getenv("H5GSORT_IO_TRACE")) return;
+  if (src) {
+    size_t used = (size_t)snprintf(detail, sizeof detail, " (filters:");
+    for (int i = 0; i < src->pipeline.count && used < sizeof detail; i++)
+      used += (size_t)snprintf(detail + used, sizeof detail - used, " %s",
+                               h5g_filter_name(src->pipeline.filter[i].id));
+    if (used < sizeof detail)
+      snprintf(detail + used, sizeof detail - used, "%s; conversion: %s)",
+               src->pipeline.count ? "" : " none", h5g_convert_name(&src->convert));
+  }
+  fprintf(stderr, "h5gsort: io: %s %s: %s%s\n", writing ? "write" : "read", d->where, how, detail);
+}
+
 static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int writing,
                     h5g_io_piece_fn each, void *ctx) {
   int rc = H5G_OK;
@@ -237,6 +264,7 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   CHECK_MPI(MPI_Allreduce(modes, agreed, 2, MPI_INT, MPI_MIN, comm));
   if (agreed[0] != -agreed[1]) mode = THROUGH_HDF5;
   if (mode == CONTIGUOUS_BYTES) {
+    trace(d, writing, "contiguous bytes by threads", NULL);
     h5g_direct_how how = writing ? cfg->write : H5G_DIRECT_READ;
     CHECK(h5g_agree(comm, h5g_direct_transfer(d->file->path, offset + (off_t)(row * row_bytes),
                                               buf, rows, row_bytes, how, cfg->threads,
@@ -247,23 +275,27 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
     room_check room = {each, ctx, d->file->path, row_bytes};
     h5g_io_piece_fn check = needs_room ? check_room : each;
     void *check_ctx = needs_room ? (void *)&room : ctx;
+    trace(d, writing, "chunks by threads", &chunked);
     CHECK(h5g_agree(comm, h5g_chunked_write(&chunked, row, rows, buf, cfg->threads, NULL,
                                             check, check_ctx)));
     goto done;
   }
   if (mode == GATHERED) { /* the room is checked as rank 0 stores the chunks */
+    trace(d, writing, "chunks by threads, stored by rank 0", &chunked);
     CHECK(h5g_agree(comm, keep_chunks(d, &chunked, row, rows, buf, each, ctx)));
     goto done;
   }
   if (mode == CHUNKS && d->chunk_index == 0) CHECK(chunk_index_adds_up(d, &chunked));
   if (mode == CHUNKS && d->chunk_index > 0) {
     uint64_t counted;
+    trace(d, writing, "chunks by threads", &chunked);
     int status = h5g_chunked_index(&chunked, row, rows, &index, &counted);
     if (status == H5G_OK)
       status = h5g_chunked_read(&chunked, index, row, rows, buf, cfg->threads, each, ctx);
     CHECK(h5g_agree(comm, status));
     goto done;
   }
+  trace(d, writing, "through HDF5", NULL);
   uint64_t piece = h5g_io_piece_bytes() / row_bytes;
   if (piece == 0) piece = 1;
   uint64_t my_pieces = (rows + piece - 1) / piece, pieces = 0;

@@ -59,7 +59,9 @@ int main(void) {
          "pwrite in pieces aligned to the file system's block, then fdatasync. "
          "\\fBmultinode\\fR: the policy of several nodes on one node too (to measure or "
          "test it).\n"
-         ".TP\n\\fBH5GSORT_HDF5_ERRORS\\fR\n1: print HDF5's own error stack.\n");
+         ".TP\n\\fBH5GSORT_HDF5_ERRORS\\fR\n1: print HDF5's own error stack.\n"
+         ".TP\n\\fBH5GSORT_IO_TRACE\\fR\n1: one line on stderr per dataset transfer: how its "
+         "rows moved.\n");
   printf(".SH EXAMPLES\n.nf\nmpiexec \\-n 4 \\-\\-bind\\-to none h5gsort in.h5 out.h5 \\-d "
          "/particles/id \\-\\-verify\nsrun h5gsort \\-\\-plan in.h5 out.h5 \\-d /keys\n.fi\n");
   printf(".SH SEE ALSO\n.BR h5dump (1),\n.BR h5diff (1),\n.BR mpiexec (1),\n.BR srun (1);\n"

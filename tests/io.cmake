@@ -23,3 +23,11 @@ add_executable(test_direct ${CMAKE_CURRENT_SOURCE_DIR}/io/test_direct.c)
 target_link_libraries(test_direct PRIVATE h5g_io h5g_base h5g_test_support)
 add_test(NAME io.direct COMMAND $<TARGET_FILE:test_direct> ${CMAKE_CURRENT_BINARY_DIR}/io_direct)
 set_tests_properties(io.direct PROPERTIES LABELS io TIMEOUT 300)
+
+# io/filter_scaleoffset.c, io/filter_nbit.c and io/convert.c against serial HDF5's own reads
+# (tests/io/test_filter_codecs.c). Argument: a path prefix for its file, removed at the end.
+add_executable(test_filter_codecs ${CMAKE_CURRENT_SOURCE_DIR}/io/test_filter_codecs.c)
+target_link_libraries(test_filter_codecs PRIVATE h5g_io h5g_base h5g_test_support m)
+add_test(NAME io.filter_codecs COMMAND $<TARGET_FILE:test_filter_codecs>
+                                       ${CMAKE_CURRENT_BINARY_DIR}/io_filter_codecs)
+set_tests_properties(io.filter_codecs PROPERTIES LABELS io TIMEOUT 300)

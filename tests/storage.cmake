@@ -18,6 +18,12 @@ foreach(case many_chunks tiny_chunks large_attrs)
                    "${H5G_MPIEXEC_STR}" ${case})
   set_tests_properties(storage.${case} PROPERTIES LABELS storage TIMEOUT 180)
 endforeach()
+# Issue 29 #2: scale-offset, n-bit and big-endian inputs read by the I/O threads, outputs equal to
+# HDF5's reads (tests/storage/threaded_reads.sh; about 35 s on 2 cores).
+add_test(NAME storage.threaded_reads
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/storage/threaded_reads.sh ${H5G_BIN_DIR}
+                 "${H5G_MPIEXEC_STR}")
+set_tests_properties(storage.threaded_reads PROPERTIES LABELS storage TIMEOUT 180)
 # The cases that sort again on the GPU backend (label gpu; skipped where no GPU is usable).
 if(H5G_HAVE_CUDA)
   foreach(case keep contiguous chunked gzip none carry whole_file group_attrs)

@@ -11,7 +11,8 @@
  *    so does a chunk with its deflate skipped (mask bit set) and, for a final fletcher32, one
  *    with the checksum stored in the byte order of HDF5 before 1.6.3;
  *  - corrupt deflate streams and fletcher32-protected chunks fail with a reason, never crash;
- *  - scale-offset and n-bit are not ours; an invalid pipeline or buffer is refused.
+ *  - a new list's scale-offset and n-bit (no parameters of a dataset yet) are not ours; an
+ *    invalid pipeline or buffer is refused (test_filter_codecs.c checks the datasets' ones).
  * Usage: test_filters PREFIX (file PREFIX.h5, removed at the end). */
 #include <hdf5.h>
 #include <stdio.h>
@@ -343,13 +344,14 @@ static void check_refusals(void) {
   unsigned char in[64] = {0}, out[256];
   size_t bytes;
   unsigned mask;
-  h5g_filter_pipeline szip = {1, {{H5Z_FILTER_SZIP, 0, 0}}};
+  h5g_filter_pipeline szip = {1, {{.id = H5Z_FILTER_SZIP}}};
   h5g_filter_ctx *ctx = h5g_filter_ctx_new(&szip, sizeof in);
   EXPECT(ctx && h5g_filters_decode(ctx, 0, in, sizeof in, out, sizeof in, &why) == -1 && why,
          "szip pipeline decodes");
   h5g_filter_ctx_free(ctx);
   h5g_filter_pipeline fl = {
-      2, {{H5Z_FILTER_DEFLATE, H5Z_FLAG_OPTIONAL, 6}, {H5Z_FILTER_FLETCHER32, 0, 0}}};
+      2, {{.id = H5Z_FILTER_DEFLATE, .flags = H5Z_FLAG_OPTIONAL, .param = 6},
+          {.id = H5Z_FILTER_FLETCHER32}}};
   ctx = h5g_filter_ctx_new(&fl, sizeof in);
   EXPECT(h5g_filters_encode(ctx, in, sizeof in, out, 8, &bytes, &mask, &why) == -1 && why,
          "encoding into a buffer below the bound");

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Issue 29 #2: inputs whose chunks the I/O threads read with filters other than shuffle, deflate
+# and fletcher32 (scale-offset of integers, n-bit) or with a conversion (big-endian keys, n-bit's
+# padded integers), at 1 to 4 ranks. Inputs are made by h5py and h5gsort-gen, with edge chunks,
+# fill values, all-equal values, signed and unsigned keys (a dataset with chunks never written is
+# read through HDF5 whatever its filters: HDF5 1.10.8's H5Dget_chunk_storage_size fails on
+# them). Each sort
+# runs with H5GSORT_IO_TRACE=1 and must say it read the keys' chunks by threads (with the filters
+# and the conversion expected), its output is checked by h5gsort_check and its sorted keys must
+# equal, byte for byte, those of a run under H5GSORT_IO=mpio (HDF5 reading everything).
+#   threaded_reads.sh BIN_DIR "MPIEXEC ... -n"
+BIN=$1
+MPIEXEC=$2
+source "$(dirname "$0")/../e2e/lib.sh"
+W=$WORK
+PY=/usr/bin/python3
+
+"$PY" - "$W" <<'PYEOF' || die "making the h5py inputs failed"
+import sys
+import h5py, numpy as np
+w, n = sys.argv[1], 60013
+rng = np.random.default_rng(29)
+with h5py.File(f"{w}/soff_u4.h5", "w") as f:  # narrow range, edge chunk
+    f.create_dataset("keys", data=rng.integers(0, 1 << 19, n).astype("<u4"), chunks=(4099,),
+                     scaleoffset=0)
+with h5py.File(f"{w}/soff_i2be.h5", "w") as f:  # big-endian, fill value (and holding it), gzip
+    d = f.create_dataset("keys", shape=(n,), dtype=">i2", chunks=(1000,), scaleoffset=0,
+                         compression="gzip", fillvalue=-5)
+    d[:45000] = rng.integers(-300, 300, 45000)
+    d[:45000:7] = -5
+    d[45000:50000] = 77  # all equal
+    d[50000:] = rng.integers(-32768, 32767, n - 50000)  # full range: stored at full width
+def nbit(path, base, precision, offset, values, chunk, gzip):
+    with h5py.File(path, "w") as f:
+        t = base.copy()
+        t.set_precision(precision)
+        t.set_offset(offset)
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((chunk,))
+        dcpl.set_filter(h5py.h5z.FILTER_NBIT, h5py.h5z.FLAG_OPTIONAL)  # H5Pset_nbit
+        if gzip:
+            dcpl.set_deflate(1)
+        space = h5py.h5s.create_simple((len(values),))
+        d = h5py.h5d.create(f.id, b"keys", t, space, dcpl=dcpl)
+        d.write(h5py.h5s.ALL, h5py.h5s.ALL, values)
+# unsigned: h5gsort_check compares a padded integer's stored bits (signed ones: unit tested)
+nbit(f"{w}/nbit_u4.h5", h5py.h5t.STD_U32LE, 20, 3,
+     rng.integers(0, 1 << 20, n).astype(np.uint32), 5000, False)
+nbit(f"{w}/nbit_u2be.h5", h5py.h5t.STD_U16BE, 11, 2,
+     rng.integers(0, 1 << 11, n).astype(np.uint16), 777, True)
+PYEOF
+gen 1 "$W/gz_i8be.h5" -d /keys --count 60013 --type i8 --dist uniform --order be --layout gzip \
+  --chunk 3001
+gen 1 "$W/gz_f8be.h5" -d /keys --count 20011 --type f8 --dist special --order be --layout gzip \
+  --chunk 999
+
+# same_keys A B: the sorted keys of A and B, byte for byte.
+same_keys() {
+  "$PY" -c 'import sys, h5py
+a, b = (h5py.File(p, "r")["keys"][...] for p in sys.argv[1:])
+sys.exit(a.dtype != b.dtype or a.tobytes() != b.tobytes())' "$1" "$2" ||
+    die "$2 holds other keys than $1 (read through HDF5)"
+}
+
+# NAME:FILTERS:CONVERSION: each input, the filters and conversion its threaded read reports.
+for c in soff_u4:scaleoffset:none soff_i2be:scaleoffset,deflate:byte_swap \
+  nbit_u4:nbit:integer_widening nbit_u2be:nbit,deflate:integer_widening \
+  gz_i8be:shuffle,deflate:byte_swap gz_f8be:shuffle,deflate:byte_swap; do
+  IFS=: read -r name filters conversion <<<"$c"
+  H5GSORT_IO=mpio H5GSORT_IO_TRACE=1 sort_check 2 "$W/$name.h5" /keys "$W/${name}_mpio.h5" /keys
+  grep -q "read $W/$name.h5:/keys: through HDF5" "$W/last.log" ||
+    die "$name under H5GSORT_IO=mpio: not read through HDF5: $(cat "$W/last.log")"
+  for p in 1 2 3 4; do
+    H5GSORT_IO_TRACE=1 sort_check "$p" "$W/$name.h5" /keys "$W/${name}_$p.h5" /keys
+    want="read $W/$name.h5:/keys: chunks by threads (filters: ${filters//,/ }; conversion: ${conversion//_/ })"
+    grep -qF "$want" "$W/last.log" ||
+      die "$name on $p ranks: no line '$want' in: $(cat "$W/last.log")"
+    if grep -q "read $W/$name.h5:/keys: through HDF5" "$W/last.log"; then
+      die "$name on $p ranks: keys read through HDF5 too"
+    fi
+    same_keys "$W/${name}_mpio.h5" "$W/${name}_$p.h5"
+  done
+done
+passed
