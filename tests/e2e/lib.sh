@@ -58,6 +58,16 @@ same_chunked_output() {
     die "$1 and $2 differ in their objects or storage"
 }
 
+# same_output A B: B holds what A holds: byte for byte, or where A has a chunked dataset, as
+# same_chunked_output compares.
+same_output() {
+  if h5ls -v -r "$1" | grep -q '^ *Chunks:'; then
+    same_chunked_output "$1" "$2"
+  else
+    cmp "$1" "$2" >&2 || die "$2 is not byte-identical to $1"
+  fi
+}
+
 # gen P OUT ARGS...: h5gsort-gen on P ranks; fails the test on error.
 gen() {
   local ranks=$1

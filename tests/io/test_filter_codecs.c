@@ -22,14 +22,6 @@
 #include "io/filters.h"
 #include "tests/support/check.h"
 
-#define MUST_H5(call)                                                                             \
-  do {                                                                                            \
-    if ((call) < 0) {                                                                             \
-      fprintf(stderr, "FATAL %s:%d: %s failed\n", __FILE__, __LINE__, #call);                     \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
-
 enum { N = 4500, CHUNK = 1000, NCHUNKS = (N + CHUNK - 1) / CHUNK };
 enum { NARROW, FULL, EQUAL, WITH_FILL, NKINDS };
 static const char *const kind_names[] = {"narrow", "full", "equal", "with-fill"};

@@ -22,14 +22,6 @@
 #include "io/filters.h"
 #include "tests/support/check.h"
 
-#define MUST_H5(call)                                                                             \
-  do {                                                                                            \
-    if ((call) < 0) {                                                                             \
-      fprintf(stderr, "FATAL %s:%d: %s failed\n", __FILE__, __LINE__, #call);                     \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
-
 enum { S = 1, D1, D6, D9, F }; /* the filters of a case, in the order HDF5 applies them */
 
 typedef struct {

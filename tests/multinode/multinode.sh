@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # h5gsort across two hosts (tests/multinode/cluster.sh: two network namespaces with their own
 # hostnames on a veth pair, Open MPI's TCP transport, an rsh agent for the second host). Every
-# output is compared byte for byte with the same sort on one host and with the same sort on two
-# hosts through H5GSORT_IO=mpio (the default there: the multi-node policy, README "Several
-# nodes"), and checked by the independent checkers. Cases:
-#   e2e     keys of several types at 2+2 and 3+1 ranks; -v and --report name both hosts and
+# output is compared with the same sort on one host and with the same sort on two hosts through
+# H5GSORT_IO=mpio (the default there: the multi-node policy, README "Several nodes"), byte for
+# byte (chunked outputs: values, chunks, filters and allocated bytes: same_output), and checked
+# by the independent checkers. Cases:
+#   e2e     keys of several types (one gzip-chunked, in and out) at 2+2 and 3+1 ranks; -v and
+#           --report name both hosts and
 #           their ranks, --report the multi-node I/O policy; --exchange auto takes MPI between
 #           CPU ranks on different nodes
-#   records --carry, --index-out, a compound table's key field, several keys, --top, --unique
+#   records --carry, --index-out (contiguous and gzip), a compound table's key field, several
+#           keys, --top, --unique
 #   faults  a rank on the second host killed at the exchange and at the write: the job ends, no
 #           output or temporary file, the input untouched, and a rerun succeeds
 # Skipped (exit 77) where network namespaces are not permitted.
@@ -42,9 +45,10 @@ same_as_one_host() {
   rm -f "$W/one.h5" "$W/two.h5" "$W/mpio.h5"
   sort_ok 4 "$in" "$W/one.h5" "$@"
   across "$layout" "$in" "$W/two.h5" "$@"
-  cmp -s "$W/one.h5" "$W/two.h5" || die "h5gsort $* on two hosts ($layout) differs from one host"
+  same_output "$W/one.h5" "$W/two.h5" ||
+    die "h5gsort $* on two hosts ($layout) differs from one host"
   H5GSORT_IO=mpio across "$layout" "$in" "$W/mpio.h5" "$@"
-  cmp -s "$W/two.h5" "$W/mpio.h5" ||
+  same_output "$W/two.h5" "$W/mpio.h5" ||
     die "h5gsort $* on two hosts ($layout) differs from the same with H5GSORT_IO=mpio"
 }
 
@@ -67,7 +71,12 @@ case_e2e() {
   gen 2 "$W/in.h5" -d /f8 --count 200003 --type f8 --dist special
   gen 2 "$W/in.h5" -d /u4 --count 200003 --type u4 --dist few --append
   gen 1 "$W/in.h5" -d /i2 --count 3 --type i2 --append # fewer rows than ranks
+  gen 2 "$W/in.h5" -d /gz --count 100003 --type i8 --dist uniform --layout gzip --chunk 1000 \
+    --append # read by chunks; its chunks kept for rank 0 on both hosts
   for layout in 2+2 3+1; do
+    same_as_one_host "$layout" "$W/in.h5" -d /gz
+    "$BIN/h5gsort_check" "$W/in.h5" -d /gz "$W/two.h5" -o /gz >/dev/null ||
+      die "the checker rejected the gzip output of two hosts ($layout)"
     same_as_one_host "$layout" "$W/in.h5" -d /f8
     "$BIN/h5gsort_check" "$W/in.h5" -d /f8 "$W/two.h5" -o /f8 >/dev/null ||
       die "the checker rejected the f8 output of two hosts ($layout)"
@@ -91,6 +100,8 @@ case_records() {
     same_as_one_host "$layout" "$W/in.h5" -d /k --carry /pay --index-out /idx
     "$BIN/h5gsort_check_records" "$W/in.h5" "$W/two.h5" -d /k --carry /pay --index /idx \
       >/dev/null || die "the record checker rejected the output of two hosts ($layout)"
+    same_as_one_host "$layout" "$W/in.h5" -d /k --carry /pay --index-out /idx --compress gzip=1 \
+      --chunk 999 # every output's chunks kept for rank 0, chunk edges inside the ranks' rows
     same_as_one_host "$layout" "$W/in.h5" -d /t --key-field key --descending --index-out /idx
     same_as_one_host "$layout" "$W/in.h5" -d /b -d /k --order desc,asc --carry /pay
     same_as_one_host "$layout" "$W/in.h5" -d /b --unique --counts /n --top 3

@@ -37,11 +37,7 @@ input_args() {
 # same_as_one ONE OTHER: OTHER, written by more ranks (or another I/O mode), is ONE's output.
 same_as_one() {
   check --identical "$1" -d /keys "$2" -o /keys
-  if h5ls -v "$1/keys" | grep -q '^ *Chunks:'; then
-    same_chunked_output "$1" "$2"
-  else
-    cmp "$1" "$2" >&2 || die "$2 is not byte-identical to $1"
-  fi
+  same_output "$1" "$2"
 }
 
 # sort_as_one IN PREFIX TAG P [H5GSORT OPTIONS...]: sorts IN on P ranks into PREFIX_P.h5 (TAG

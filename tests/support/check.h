@@ -46,6 +46,15 @@ static inline int test_summary(const char *name) {
   return test_failures == 0 ? 0 : 1;
 }
 
+/* An HDF5 call (or any returning a negative value on failure) a test cannot go on without. */
+#define MUST_H5(call)                                                                             \
+  do {                                                                                            \
+    if ((call) < 0) {                                                                             \
+      fprintf(stderr, "FATAL %s:%d: %s failed\n", __FILE__, __LINE__, #call);                     \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+
 static inline uint64_t test_rand(uint64_t *state) {
   uint64_t z = *state;
   *state += H5G_GOLDEN_GAMMA;
