@@ -8,10 +8,13 @@
 # launch), the same with Open MPI's shared-memory transport named (the README's one-node start-up
 # option: no UCX start-up), h5gsort with mpirun's default binding (one core when P <= 2), h5py +
 # numpy.sort and h5py + cupy.sort (the 4 GiB and f8 sets). Medians of REPEATS runs after a
-# warm-up, files in the page cache, printed as a Markdown table; in-process phases below it, and
-# the issue's targets computed from the table.
+# warm-up, files in the page cache, printed as a Markdown table; in-process phases below it, the
+# whole process of each h5gsort row broken down from launcher start to launcher exit (issue 30:
+# rank 0's H5GSORT_TIMELINE between `date` stamps around the launcher), and the targets of
+# issues 15 and 30 computed from the table.
 #   bench/e2e.sh [WORKDIR]   env: BIN (build/bin), REPEATS (3), PY_REPEATS (1), SETS (see below),
-#                            OLD_BIN (an earlier build's bin: one more h5gsort row, for comparison)
+#                            OLD_BIN (an earlier build's bin: one more h5gsort row, for comparison),
+#                            PYTHON (python3: the interpreter of the h5py rows)
 set -euo pipefail
 bin=${BIN:-build/bin}
 work=${1:-/tmp/h5gsort-e2e}
@@ -31,21 +34,27 @@ repeat() { # repeat COUNT CMD... -> median seconds of COUNT runs after a warm-up
   "${@:2}" >/dev/null
   for _ in $(seq "$1"); do "${@:2}"; done | median | xargs printf '%.3f\n'
 }
-wall() { # wall seconds of a whole command (launcher included); its output goes to $work/last.txt
+wall() { # wall seconds of a whole command (launcher included); its output goes to $work/last.txt,
+  # its start and end (epoch seconds) to $work/last.wall
   local start end
   start=$(date +%s.%N)
   "$@" >"$work/last.txt" 2>&1 || { echo "failed: $*" >&2; cat "$work/last.txt" >&2; return 1; }
   end=$(date +%s.%N)
+  printf 'launch_start %s\nlaunch_end %s\n' "$start" "$end" >"$work/last.wall"
   python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$end"
 }
-h5gsort_run() { # launch in out [h5gsort options]: whole-process seconds
+h5gsort_run() { # launch in out [h5gsort options]: whole-process seconds; the run's launch
+  # stamps and timeline (an earlier build writes none) go to $work/timelines.txt, one block a run
   local binding=$1 in=$2 out=$3
   shift 3
-  rm -f "$out"
-  local launch=("${mpirun[@]}" -np 1) program=${H5GSORT:-$bin/h5gsort}
+  rm -f "$out" "$work/timeline.txt"
+  local launch=("${mpirun[@]}" -np 1 -x H5GSORT_TIMELINE) program=${H5GSORT:-$bin/h5gsort}
   [ "$binding" = default ] || launch+=(--bind-to none)
   [ "$binding" = shm ] && launch+=(--mca pml ob1 --mca btl self,vader)
-  wall "${launch[@]}" "$program" "$in" "$out" -d /keys "$@" -q --report "$work/report.json"
+  H5GSORT_TIMELINE=$work/timeline.txt \
+    wall "${launch[@]}" "$program" "$in" "$out" -d /keys "$@" -q --report "$work/report.json"
+  [ -e "$work/timeline.txt" ] || return 0
+  { cat "$work/last.wall" "$work/timeline.txt"; echo; } >>"$work/timelines.txt"
 }
 raw_run() { # in out pwrite|mmap: the raw bound of the dataset's bytes
   rm -f "$2"
@@ -56,7 +65,7 @@ raw_run() { # in out pwrite|mmap: the raw bound of the dataset's bytes
 cp_run() { rm -f "$2"; wall cp "$1" "$2"; }
 python_run() { # numpy|cupy in out: whole process, interpreter start included
   rm -f "$3"
-  wall python3 - "$@" <<'PY'
+  wall "${PYTHON:-python3}" - "$@" <<'PY'
 import sys, h5py
 lib, src, dst = sys.argv[1:4]
 with h5py.File(src, "r") as f:
@@ -78,6 +87,64 @@ gen() { # file type log2
   [ -e "$1" ] || "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$1" -d /keys --count $((1 << $3)) --type "$2" --dist uniform --seed 42 >/dev/null
   cat "$1" >/dev/null # into the page cache
 }
+breakdown() { # label WHAT=TIMELINES...: the whole process of each row's median run, stage by stage
+  python3 - "$@" <<'PY'
+import sys
+label, columns = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
+# rows from one mark to the next; the phases (the span from one phase:NAME mark to the next mark
+# goes to NAME) fill the gap between gpu_context_ready and report_written
+EDGES = [("launcher start -> main(): launcher, exec, loader", "launch_start", "main"),
+         ("MPI_Init (from main())", "main", "mpi_init_done"),
+         ("-> GPU context ready: options, validate, plan (a context made behind validate)",
+          "mpi_init_done", "gpu_context_ready"),
+         None,
+         ("report written -> commit done: input re-checked, rename, fsync", "report_written",
+          "commit_done"),
+         ("-> pipeline returned: host buffers freed, backend, transport", "commit_done",
+          "pipeline_done"),
+         ("-> MPI_Finalize: report freed, H5close", "pipeline_done", "mpi_finalize"),
+         ("MPI_Finalize", "mpi_finalize", "mpi_finalize_done"),
+         ("-> exit: GPU context released", "mpi_finalize_done", "exit"),
+         ("exit -> launcher exit: timeline written, process exit, launcher's exit", "exit",
+          "launch_end")]
+def median_run(path): # the runs after the warm-up; the middle one by wall time (lower for even)
+    blocks = [sorted(((l.split()[0], float(l.split()[1])) for l in b.splitlines()),
+                     key=lambda mark: mark[1]) for b in open(path).read().strip().split("\n\n")]
+    wall = lambda marks: dict(marks)["launch_end"] - dict(marks)["launch_start"]
+    runs = sorted(blocks[1:] or blocks, key=wall)
+    return runs[(len(runs) - 1) // 2], len(runs)
+def stages(marks):
+    at, phases, phase = dict(marks), {}, None
+    for (name, t), (_, t_next) in zip(marks, marks[1:]):
+        phase = name[6:] if name.startswith("phase:") else phase
+        if at.get("gpu_context_ready", t_next) <= t and t_next <= at.get("report_written", t):
+            phases[phase] = phases.get(phase, 0) + t_next - t
+    rows = {}
+    for e in EDGES:
+        if e is None:
+            rows.update(("phase " + k + (", the report at its end" if k == "write" else ""), v)
+                        for k, v in phases.items())
+        elif e[1] in at and e[2] in at:
+            rows[e[0]] = at[e[2]] - at[e[1]]
+    return rows, at["launch_end"] - at["launch_start"]
+found = [(what,) + median_run(path) for what, path in columns]
+cols = [(what, n) + stages(marks) for what, marks, n in found]
+names = []
+for _, _, rows, _ in cols:
+    names += [k for k in rows if k not in names]
+counts = "/".join(str(c[1]) for c in cols)
+print("\n%s, the median of %s runs of each (seconds):\n" % (label, counts))
+print("| stage | " + " | ".join(c[0] for c in cols) + " |")
+print("|---|" + "---:|" * len(cols))
+fmt = lambda v: ("%.3f" % v).replace("-0.000", "0.000")
+for k in names:
+    print("| %s | %s |" % (k, " | ".join(fmt(c[2][k]) if k in c[2] else "-" for c in cols)))
+print("| sum of the stages | %s |" % " | ".join(fmt(sum(c[2].values())) for c in cols))
+print("| whole process, launcher start -> launcher exit | %s |"
+      % " | ".join(fmt(c[3]) for c in cols))
+print("| unaccounted | %s |" % " | ".join(fmt(c[3] - sum(c[2].values())) for c in cols))
+PY
+}
 ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
 
 echo "# bench/e2e.sh on $gpu_name x $gpus, $cores cores, $(free -g | awk '/Mem/ {print $2}') GiB, $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -87,6 +154,7 @@ echo
 echo "| dataset | what | seconds | x raw bound | x fastest raw | x cp |"
 echo "|---|---|---:|---:|---:|---:|"
 : >"$work/phases.txt"
+: >"$work/breakdown.md"
 declare -A seconds # "LOG2 TYPE EXTRA what" -> seconds, for the targets
 row() { # label what seconds key
   echo "| $1 | $2 | $3 | $(ratio "$3" "$raw") | $(ratio "$3" "$mapped") | $(ratio "$3" "$copy") |"
@@ -108,16 +176,21 @@ for spec in $sets; do
   row "$label" "raw bound: $cores-thread pread + pwrite" "$raw" "$key raw"
   row "$label" "fastest raw: $cores-thread pread + copy into a mapping" "$mapped" "$key mapped"
   row "$label" cp "$copy" "$key cp"
+  timelines=()
   for binding in none shm default; do
     case $binding in
       none) what="h5gsort, mpirun -np 1 --bind-to none" ;;
       shm) what="h5gsort, mpirun -np 1 --bind-to none --mca pml ob1 --mca btl self,vader" ;;
       default) what="h5gsort, mpirun -np 1 (default binding)" ;;
     esac
+    : >"$work/timelines.txt"
     t=$(repeat "$repeats" h5gsort_run "$binding" "$in" "$out" "${opts[@]}")
     row "$label" "$what" "$t" "$key $binding"
     echo "$label $what: $(phases)" >>"$work/phases.txt"
+    mv "$work/timelines.txt" "$work/timelines_$binding.txt"
+    timelines+=("$binding=$work/timelines_$binding.txt")
   done
+  breakdown "$label" "${timelines[@]}" >>"$work/breakdown.md"
   if [ -n "${OLD_BIN:-}" ]; then
     t=$(H5GSORT=$OLD_BIN/h5gsort repeat "$repeats" h5gsort_run none "$in" "$out" "${opts[@]}")
     row "$label" "earlier h5gsort ($OLD_BIN), --bind-to none" "$t" "$key old"
@@ -135,6 +208,11 @@ echo
 echo "In-process phases of the last run of each (seconds, slowest rank):"
 echo
 sed 's/^/    /' "$work/phases.txt"
+echo
+echo "Whole process, launcher start to launcher exit, rank 0's H5GSORT_TIMELINE between \`date\`"
+echo "stamps around the launcher; columns: the h5gsort rows above (none: --bind-to none, shm: the"
+echo "same with the shared-memory transport, default: mpirun's default binding)."
+cat "$work/breakdown.md"
 target() { # what numerator-key denominator-key limit (ratio <= limit; a negative limit: >= -limit)
   local a=${seconds[$2]:-} b=${seconds[$3]:-}
   [ -n "$a" ] && [ -n "$b" ] || return 0
@@ -154,4 +232,11 @@ for launch in none shm; do
   target "h5py + cupy / 4 GiB u4 [$launch]" "30 u4 py cupy" "30 u4 py $launch" -4
   target "4 GiB u4 at --device-memory 512M / in core [$launch]" "30 u4 ooc $launch" "30 u4 py $launch" 1.25
 done
-rm -f "$work/phases.txt" "$work/out.h5"
+echo
+echo "Targets (issue 30), whole process / fastest raw copy, 1 GPU, --bind-to none [and shm]:"
+for launch in none shm; do
+  target "16 GiB u4 / fastest raw [$launch]" "32 u4  $launch" "32 u4  mapped" 1.35
+  target "4 GiB u4 / fastest raw [$launch]" "30 u4 py $launch" "30 u4 py mapped" 1.6
+  target "f8 2^28 / fastest raw [$launch]" "28 f8 py $launch" "28 f8 py mapped" 1.6
+done
+rm -f "$work/phases.txt" "$work/breakdown.md" "$work"/timeline*.txt "$work/last.wall" "$work/out.h5"

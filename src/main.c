@@ -15,6 +15,7 @@
 #include "src/options.h"
 #include "src/pipeline.h"
 #include "src/report.h"
+#include "src/timeline.h"
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -87,6 +88,7 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
 }
 
 int main(int argc, char **argv) {
+  h5g_timeline_mark("main");
   double start = now_seconds(); /* MPI_Init's time counts from here */
   int rank = 0, rc = H5G_OK, sorted = 0;
   h5g_options opt;
@@ -100,7 +102,9 @@ int main(int argc, char **argv) {
    * the rank as the launcher gives it until MPI_Init tells */
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
+  h5g_timeline_mark("mpi_init");
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
+  h5g_timeline_mark("mpi_init_done");
   rep.startup.mpi_init = now_seconds() - start;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   h5g_interrupt_install(rank);
@@ -120,6 +124,7 @@ int main(int argc, char **argv) {
     rc = h5g_check_run(MPI_COMM_WORLD, &opt);
   } else if (rc == H5G_OK) {
     rc = h5g_pipeline_run(MPI_COMM_WORLD, &opt, &rep);
+    h5g_timeline_mark("pipeline_done");
     sorted = rc == H5G_OK;
     if (sorted && rank == 0 && !opt.plan) print_summary(&opt, &rep);
   }
@@ -148,10 +153,14 @@ int main(int argc, char **argv) {
   start = now_seconds();
   H5close();
   rep.teardown.hdf5 = now_seconds() - start;
+  h5g_timeline_mark("mpi_finalize");
   start = now_seconds();
   MPI_Finalize();
   rep.teardown.mpi_finalize = now_seconds() - start;
+  h5g_timeline_mark("mpi_finalize_done");
   rep.teardown.context = h5g_cuda_release_context();
   if (sorted && rank == 0 && opt.verbose && !opt.quiet) print_teardown(&rep.teardown);
+  h5g_timeline_mark("exit");
+  if (rank == 0) h5g_timeline_write(opt.input, opt.output);
   return rc;
 }

@@ -61,7 +61,13 @@ int main(void) {
          "test it).\n"
          ".TP\n\\fBH5GSORT_HDF5_ERRORS\\fR\n1: print HDF5's own error stack.\n"
          ".TP\n\\fBH5GSORT_IO_TRACE\\fR\n1: one line on stderr per dataset transfer: how its "
-         "rows moved.\n");
+         "rows moved.\n"
+         ".TP\n\\fBH5GSORT_TIMELINE\\fR=\\fIFILE\\fR\nrank 0 appends one line per mark of the "
+         "whole process, \\fIname epoch_seconds\\fR (wall clock), once MPI is finalized: main, "
+         "mpi_init, mpi_init_done, phase:\\fINAME\\fR as each phase begins, gpu_context_ready, "
+         "report_written, commit_done, pipeline_done, mpi_finalize, mpi_finalize_done, exit. A "
+         "file that cannot be written, or that names INPUT or OUTPUT, is a warning, not a "
+         "failure.\n");
   printf(".SH EXAMPLES\n.nf\nmpiexec \\-n 4 \\-\\-bind\\-to none h5gsort in.h5 out.h5 \\-d "
          "/particles/id \\-\\-verify\nsrun h5gsort \\-\\-plan in.h5 out.h5 \\-d /keys\n.fi\n");
   printf(".SH SEE ALSO\n.BR h5dump (1),\n.BR h5diff (1),\n.BR mpiexec (1),\n.BR srun (1);\n"

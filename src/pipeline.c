@@ -23,6 +23,7 @@
 #include "src/report_gather.h"
 #include "src/run.h"
 #include "src/sizing.h"
+#include "src/timeline.h"
 #include "src/top.h"
 #include "src/unique.h"
 #include "src/validate.h"
@@ -52,6 +53,7 @@ void h5g_step_begin(h5g_run *r, h5g_phase phase) {
   if (r->rank == 0)
     h5g_progress_phase(&r->progress, phase, r->metrics.seconds, r->phase_bytes[phase]);
   h5g_fault_point(r, h5g_phase_name(phase));
+  h5g_timeline_phase((int)phase, h5g_phase_name(phase));
   r->step_start = MPI_Wtime();
 }
 
@@ -79,6 +81,7 @@ static int join_context(h5g_run *r, const h5g_plan *plan) {
   int rc = h5g_cuda_warmup_finish(r->warmup, plan->use_cuda, &r->metrics.startup.context);
   r->warmup = NULL;
   r->metrics.startup.context_waited = MPI_Wtime() - start;
+  h5g_timeline_mark("gpu_context_ready");
   return rc;
 }
 
@@ -208,8 +211,10 @@ static int write_and_commit(h5g_run *r, const run_state *s, double start, h5g_re
   if (r->opt->report) /* a run that then fails to commit gets a failure report (src/main.c) */
     CHECK(h5g_agree(r->comm, r->rank == 0 ? h5g_report_write_json(rep, r->opt, 0, r->opt->report)
                                           : H5G_OK));
+  h5g_timeline_mark("report_written");
   h5g_interrupt_hold();
   STEP(r, H5G_PHASE_WRITE, h5g_write_commit(r, v));
+  h5g_timeline_mark("commit_done");
   h5g_interrupt_committed();
   h5g_interrupt_release();
 done:

@@ -175,6 +175,43 @@ case_io_policy() {
   H5GSORT_IO_POLICY=multi-node expect_failure 2 'H5GSORT_IO_POLICY=multi-node' "$IN" "$OUT" -d /keys
 }
 
+# H5GSORT_TIMELINE=FILE (bench/e2e.sh's whole-process breakdown): rank 0 alone appends its marks,
+# the fixed ones once each and in order, phases between MPI_Init and the report, times never going
+# back; nothing without the variable; a file that cannot be written, or that names INPUT, gets a
+# warning and the run succeeds, its output checked and its input unchanged.
+case_timeline() {
+  gen 1 "$W/in.h5" -d /keys --count 10007 --type f4 --dist uniform
+  H5GSORT_TIMELINE=$W/tl.txt sort_ok 3 "$W/in.h5" "$W/out1.h5" -d /keys
+  H5GSORT_TIMELINE=$W/tl.txt sort_ok 1 --verify "$W/in.h5" "$W/out2.h5" -d /keys
+  sort_ok 2 "$W/in.h5" "$W/out3.h5" -d /keys
+  python3 - "$W/tl.txt" <<'EOF' || die "H5GSORT_TIMELINE wrote unexpected marks"
+import sys
+fixed = ["main", "mpi_init", "mpi_init_done", "gpu_context_ready", "report_written",
+         "commit_done", "pipeline_done", "mpi_finalize", "mpi_finalize_done", "exit"]
+lines = [line.split() for line in open(sys.argv[1])]
+starts = [i for i, (name, _) in enumerate(lines) if name == "main"] + [len(lines)]
+assert len(starts) == 3, "expected the marks of 2 runs: %s" % lines
+for run in (lines[a:b] for a, b in zip(starts, starts[1:])):
+    names, times = [n for n, _ in run], [float(t) for _, t in run]
+    assert times == sorted(times), run
+    assert [n for n in names if not n.startswith("phase:")] == fixed, names
+    phases = [n[6:] for n in names if n.startswith("phase:")]
+    first, last = names.index("mpi_init_done"), names.index("report_written")
+    assert all(first < i < last for i, n in enumerate(names) if n.startswith("phase:")), names
+    assert phases[0] == "validate" and {"read", "local_sort", "write"} <= set(phases), phases
+    assert all(a != b for a, b in zip(phases, phases[1:])), phases
+EOF
+  cp "$W/in.h5" "$W/in.copy"
+  H5GSORT_TIMELINE=$W/missing/tl.txt sort_ok 2 "$W/in.h5" "$W/out4.h5" -d /keys
+  grep -q '^h5gsort: warning: cannot write the timeline: ' "$W/last.log" ||
+    { cat "$W/last.log" >&2; die "an unwritable H5GSORT_TIMELINE gave no warning"; }
+  H5GSORT_TIMELINE=$W/in.h5 sort_ok 2 -q "$W/in.h5" "$W/out5.h5" -d /keys
+  grep -q '^h5gsort: warning: H5GSORT_TIMELINE names INPUT' "$W/last.log" ||
+    { cat "$W/last.log" >&2; die "H5GSORT_TIMELINE naming INPUT gave no warning"; }
+  cmp -s "$W/in.h5" "$W/in.copy" || die "H5GSORT_TIMELINE changed the input"
+  for f in 1 2 3 4 5; do check "$W/in.h5" -d /keys "$W/out$f.h5" -o /keys; done
+}
+
 # Nested groups in and out: /a/b/keys -> /out/sorted/keys (groups created), and the default.
 case_groups() {
   gen 2 "$W/in.h5" -d /a/b/keys --count 1009 --type i4 --dist uniform
