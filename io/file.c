@@ -181,10 +181,10 @@ int h5g_io_finish_file(h5g_file *f) {
   h5g_gathered *gathered = f->gathered;
   f->gathered = NULL;
   memcpy(path, f->path, sizeof path);
-  CHECK(h5g_agree(comm, h5g_io_close_file(f)));
-  CHECK(h5g_gathered_write(comm, gathered, path));
-  gathered = NULL; /* freed by the write */
-done:
-  h5g_gathered_free(gathered);
-  return rc;
+  rc = h5g_agree(comm, h5g_io_close_file(f));
+  if (rc != H5G_OK) {
+    h5g_gathered_free(gathered);
+    return rc;
+  }
+  return h5g_gathered_write(comm, gathered, path); /* frees what was kept */
 }
