@@ -210,6 +210,10 @@ int h5g_direct_transfer(const char *path, off_t offset, char *buf, uint64_t rows
     if (error)
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the dataset: %s (%s)", writing ? "write" : "read",
                strerror(error), where);
+    /* the piece's writeback begun now, behind the next pieces, so the fdatasync below waits
+     * for the last ones only (a hint: where it fails, fdatasync does all of it) */
+    if (how == H5G_DIRECT_SHARED && to > written)
+      sync_file_range(fd, written, to - written, SYNC_FILE_RANGE_WRITE);
     if (to > written) written = to;
     for (; moved < first + count; moved += piece) { /* the pieces now wholly in the file */
       uint64_t n = rows - moved < piece ? rows - moved : piece;
