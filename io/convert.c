@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "base/parallel.h"
+
 /* An integer or float type this plan knows: 1, 2, 4 or 8 bytes, little- or big-endian, padding
  * bits (if any) zero. */
 static int plain_atomic(hid_t t, H5T_class_t cls) {
@@ -91,6 +93,30 @@ void h5g_convert_apply(const h5g_convert *c, void *buf, size_t bytes) {
     if (c->is_signed && (v & sign)) v |= ~mask; /* H5T__conv_i_i sign-extends */
     for (unsigned i = 0; i < size; i++) b[e + i] = (unsigned char)(v >> 8 * i);
   }
+}
+
+typedef struct {
+  const h5g_convert *c;
+  unsigned char *buf;
+  size_t elements;
+} convert_job;
+
+static void convert_share(void *arg, int part, int parts) {
+  convert_job *job = arg;
+  size_t from, to;
+  h5g_share(job->elements, part, parts, &from, &to);
+  h5g_convert_apply(job->c, job->buf + from * job->c->size, (to - from) * job->c->size);
+}
+
+/* Below this a thread's start costs more than its share of the work. */
+#define CONVERT_BYTES_PER_THREAD ((size_t)1 << 20)
+
+void h5g_convert_apply_threads(const h5g_convert *c, void *buf, size_t bytes, int threads) {
+  if (!c->active) return;
+  convert_job job = {c, buf, bytes / c->size};
+  size_t most = bytes / CONVERT_BYTES_PER_THREAD + 1;
+  h5g_parallel(threads < 1 ? 1 : (size_t)threads < most ? threads : (int)most, convert_share,
+               &job);
 }
 
 const char *h5g_convert_name(const h5g_convert *c) {

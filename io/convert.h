@@ -25,6 +25,10 @@ int h5g_convert_plan(hid_t file_type, hid_t mem_type, h5g_convert *c);
 /* Converts `bytes` (whole elements) of buf in place, from the file's form to memory's. */
 void h5g_convert_apply(const h5g_convert *c, void *buf, size_t bytes);
 
+/* The same with `threads` threads, each taking whole elements: a dataset's slice converted at
+ * memory speed rather than one core's. */
+void h5g_convert_apply_threads(const h5g_convert *c, void *buf, size_t bytes, int threads);
+
 /* "none", "byte swap" or "integer widening", for traces. */
 const char *h5g_convert_name(const h5g_convert *c);
 

@@ -2,6 +2,8 @@
  * storage resolved (io/storage.c) or written in place (io/replace.c), closed collectively. */
 #include "io/h5io_pkg.h"
 
+#include "io/convert.h"
+
 #include <hdf5.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -305,11 +307,10 @@ int h5g_io_create_like(h5g_file *out, const char *dataset, const h5g_dset *like,
   CHECK(create_dataset(out, dataset, like->file_type, like->rank, dims, dcpl, maxdims, 1, d));
   /* a dataset written in place has its attributes */
   if (!d->in_place) CHECK(h5g_io_copy_attributes_internal(out->comm, like->id, d->id, d->where));
-  /* a filtered output whose file type is not its memory type takes its rows in the file's form
+  /* an output whose file type is not its memory type takes its rows in the file's form
    * (h5g_io_file_form) */
   H5T_class_t cls = H5Tget_class(like->mem_type);
-  int raw = H5Pget_nfilters(dcpl) > 0 &&
-            (cls == H5T_INTEGER || cls == H5T_FLOAT || cls == H5T_BITFIELD) &&
+  int raw = (cls == H5T_INTEGER || cls == H5T_FLOAT || cls == H5T_BITFIELD) &&
             H5Tequal(like->mem_type, like->file_type) <= 0;
   CHECK(finish_created(d, raw ? like->file_type : like->mem_type));
   *result = d;
@@ -363,7 +364,14 @@ int h5g_io_convert_rows(const h5g_dset *d, void *buf, uint64_t rows, int to_file
   int rc = H5G_OK;
   hid_t native = H5I_INVALID_HID;
   size_t count = (size_t)(rows * d->row_elems);
+  h5g_convert plan;
   CHECK_H5(native = native_order_copy(d->file_type), "cannot build the memory type (%s)", d->where);
+  /* a byte swap (either way) or a widening (to the host) by the rank's threads; else HDF5 */
+  if (h5g_convert_plan(d->file_type, native, &plan) && plan.active &&
+      (!to_file || plan.precision == 8 * plan.size)) {
+    h5g_convert_apply_threads(&plan, buf, count * plan.size, h5g_io_config_internal.threads);
+    goto done;
+  }
   CHECK_H5(H5Tconvert(to_file ? native : d->file_type, to_file ? d->file_type : native, count, buf,
                       NULL, H5P_DEFAULT),
            "cannot convert the rows to the %s's form (%s)", to_file ? "file" : "host", d->where);

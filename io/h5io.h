@@ -107,11 +107,12 @@ int h5g_io_create_index(h5g_file *out, const char *dataset, uint64_t n, h5g_dset
  * n-bit). */
 int h5g_io_create_index_like(h5g_file *out, const char *dataset, uint64_t n, const h5g_dset *keys,
                              const h5g_io_storage_choice *storage, h5g_dset **d);
-/* 1 when d takes its rows in the file's own form, not the host's: a filtered output of another
- * byte order or of padded integers (a precision below the size) is written without conversion,
- * since HDF5 1.10 writes filtered datasets only collectively and a type conversion breaks
- * collective I/O. h5g_io_convert_rows turns such rows (whole rows of d) into the file's form
- * (to_file 1) and back, in place. */
+/* 1 when d takes its rows in the file's own form, not the host's: an output of another byte
+ * order or of padded integers (a precision below the size) is written without conversion, so
+ * that the rank's threads write it (direct or by chunks: HDF5 converts on one thread, and a type
+ * conversion breaks its collective filtered writes). h5g_io_convert_rows turns such rows (whole
+ * rows of d) into the file's form (to_file 1) and back, in place: a byte swap, or a widening to
+ * the host, by the rank's threads (io/convert.h); anything else through HDF5. */
 int h5g_io_file_form(const h5g_dset *d);
 int h5g_io_convert_rows(const h5g_dset *d, void *buf, uint64_t rows, int to_file);
 /* Collective: copies the attributes of group `group` of `in` to the group of that path in `out`,

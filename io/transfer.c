@@ -38,9 +38,12 @@ static int direct_place_allowed(const h5g_dset *d) {
   return allowed;
 }
 
-/* ... and rows stored exactly as in memory. */
-static int direct_allowed(const h5g_dset *d) {
-  return H5Tequal(d->file_type, d->mem_type) > 0 && direct_place_allowed(d);
+/* ... and rows stored as in memory, or, reading, converted to it by the threads (*convert set,
+ * none writing: a written dataset takes its rows in the file's form, h5g_io_file_form). */
+static int direct_types(const h5g_dset *d, int writing, h5g_convert *convert) {
+  *convert = (h5g_convert){0};
+  return writing ? H5Tequal(d->file_type, d->mem_type) > 0
+                 : h5g_convert_plan(d->file_type, d->mem_type, convert);
 }
 
 /* 1 when bytes [address, address + bytes) lie inside the end of file HDF5 reads up to (the
@@ -51,12 +54,13 @@ int h5g_io_inside_file_end_internal(const h5g_dset *d, haddr_t address, hsize_t 
          address <= eoa && bytes <= eoa - address;
 }
 
-/* The file offset of a contiguous dataset that a direct transfer may move, or -1. A file being
- * written has its end in the superblock only once HDF5 flushes it: that bound is for reads. */
-static off_t direct_offset(const h5g_dset *d, int writing) {
+/* The file offset of a contiguous dataset that a direct transfer may move, or -1 (*convert: as
+ * direct_types). A file being written has its end in the superblock only once HDF5 flushes it:
+ * that bound is for reads. */
+static off_t direct_offset(const h5g_dset *d, int writing, h5g_convert *convert) {
   hid_t dcpl = H5I_INVALID_HID;
   haddr_t address = HADDR_UNDEF;
-  if (direct_allowed(d) && (dcpl = H5Dget_create_plist(d->id)) >= 0 &&
+  if (direct_types(d, writing, convert) && direct_place_allowed(d) && (dcpl = H5Dget_create_plist(d->id)) >= 0 &&
       H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
       H5Pget_nfilters(dcpl) == 0)
     address = H5Dget_offset(d->id);
@@ -64,6 +68,25 @@ static off_t direct_offset(const h5g_dset *d, int writing) {
     address = HADDR_UNDEF;
   CLOSE_ID(H5Pclose, dcpl);
   return address == HADDR_UNDEF ? (off_t)-1 : (off_t)address;
+}
+
+/* A direct read's piece callback that first converts each piece read (moved) to the memory
+ * type, with the rank's threads, then calls the caller's. */
+typedef struct {
+  h5g_io_piece_fn each;
+  void *ctx;
+  const h5g_convert *convert;
+  char *buf;
+  size_t row_bytes;
+  int threads;
+} converting_fn;
+
+static int convert_piece(void *arg, uint64_t first, uint64_t count, int moved) {
+  converting_fn *f = arg;
+  if (moved)
+    h5g_convert_apply_threads(f->convert, f->buf + first * f->row_bytes, count * f->row_bytes,
+                              f->threads);
+  return f->each ? f->each(f->ctx, first, count, moved) : H5G_OK;
 }
 
 /* Rows [row, row + rows) through HDF5, independently: a direct chunked read's chunks that HDF5
@@ -98,11 +121,8 @@ static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
   hid_t dcpl = H5I_INVALID_HID;
   hsize_t chunk[H5S_MAX_RANK];
   unsigned chunk_opts = 0;
-  src->convert = (h5g_convert){0}; /* writing: none */
   int had_error = h5g_error_code() != H5G_OK, ours = 0, eligible =
-      d->dims[0] > 0 && direct_place_allowed(d) &&
-      (writing ? H5Tequal(d->file_type, d->mem_type) > 0
-               : h5g_convert_plan(d->file_type, d->mem_type, &src->convert)) &&
+      d->dims[0] > 0 && direct_types(d, writing, &src->convert) && direct_place_allowed(d) &&
       (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
       H5Pget_chunk(dcpl, d->rank, chunk) == d->rank &&
       /* an edge chunk stored unfiltered says so in the layout, not in its filter mask */
@@ -248,7 +268,8 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   int ranks;
   CHECK_MPI(MPI_Comm_size(comm, &ranks));
   int needs_room = writing && filtered(d);
-  off_t offset = direct_offset(d, writing);
+  h5g_convert convert;
+  off_t offset = direct_offset(d, writing, &convert);
   int chunks = chunked_source(d, writing, &chunked), mode = THROUGH_HDF5;
   if (offset >= 0)
     mode = CONTIGUOUS_BYTES;
@@ -264,11 +285,15 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   CHECK_MPI(MPI_Allreduce(modes, agreed, 2, MPI_INT, MPI_MIN, comm));
   if (agreed[0] != -agreed[1]) mode = THROUGH_HDF5;
   if (mode == CONTIGUOUS_BYTES) {
-    trace(d, writing, "contiguous bytes by threads", NULL);
+    trace(d, writing, convert.active ? "contiguous bytes by threads, converted there"
+                                     : "contiguous bytes by threads", NULL);
     h5g_direct_how how = writing ? cfg->write : H5G_DIRECT_READ;
+    converting_fn conv = {each, ctx, &convert, buf, row_bytes, cfg->threads};
     CHECK(h5g_agree(comm, h5g_direct_transfer(d->file->path, offset + (off_t)(row * row_bytes),
                                               buf, rows, row_bytes, how, cfg->threads,
-                                              h5g_io_piece_bytes(), each, ctx, d->where)));
+                                              h5g_io_piece_bytes(),
+                                              convert.active ? convert_piece : each,
+                                              convert.active ? (void *)&conv : ctx, d->where)));
     goto done;
   }
   if (mode == CHUNKS && writing) {

@@ -7,7 +7,8 @@
 # them). Each sort
 # runs with H5GSORT_IO_TRACE=1 and must say it read the keys' chunks by threads (with the filters
 # and the conversion expected), its output is checked by h5gsort_check and its sorted keys must
-# equal, byte for byte, those of a run under H5GSORT_IO=mpio (HDF5 reading everything).
+# equal, byte for byte, those of a run under H5GSORT_IO=mpio (HDF5 reading everything). Then
+# contiguous big-endian keys, read and written by the threads.
 #   threaded_reads.sh BIN_DIR "MPIEXEC ... -n"
 BIN=$1
 MPIEXEC=$2
@@ -79,6 +80,24 @@ for c in soff_u4:scaleoffset:none soff_i2be:scaleoffset,deflate:byte_swap \
       die "$name on $p ranks: keys read through HDF5 too"
     fi
     same_keys "$W/${name}_mpio.h5" "$W/${name}_$p.h5"
+  done
+done
+
+# Contiguous big-endian keys: read by the threads and swapped there, written back big-endian by
+# them (the output takes its rows in the file's form: h5g_io_file_form), whole files equal to
+# HDF5's at 1 to 4 ranks.
+gen 2 "$W/be_f8.h5" -d /keys --count 50021 --type f8 --dist special --order be
+gen 2 "$W/be_i4.h5" -d /keys --count 50021 --type i4 --dist uniform --order be
+for name in be_f8 be_i4; do
+  H5GSORT_IO=mpio sort_check 2 "$W/$name.h5" /keys "$W/${name}_mpio.h5" /keys
+  for p in 1 2 3 4; do
+    H5GSORT_IO_TRACE=1 sort_check "$p" "$W/$name.h5" /keys "$W/${name}_$p.h5" /keys
+    for want in "read $W/$name.h5:/keys: contiguous bytes by threads, converted there" \
+      "write .*:/keys: contiguous bytes by threads"; do
+      grep -q "h5gsort: io: $want\$" "$W/last.log" ||
+        die "$name on $p ranks: no line '$want' in: $(cat "$W/last.log")"
+    done
+    cmp "$W/${name}_mpio.h5" "$W/${name}_$p.h5" || die "$name on $p ranks differs from HDF5's"
   done
 done
 passed
