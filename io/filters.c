@@ -1,6 +1,7 @@
 /* The filters h5gsort runs itself, as HDF5 1.10.8 runs them (H5Z.c H5Z_pipeline): shuffle,
  * deflate and fletcher32 both ways (H5Zshuffle.c, H5Zdeflate.c, H5Zfletcher32.c, H5checksum.c);
- * scale-offset and n-bit decoded only (io/filter_codecs.h). Deflate decodes through libdeflate
+ * scale-offset and n-bit decoded only (io/filter_codecs.h); bzip2 and lz4 decoded only, by
+ * their plugins (io/filter_plugin.h). Deflate decodes through libdeflate
  * (2-3x faster than zlib) and encodes through zlib's compress2, HDF5's own call: a chunk encoded
  * here is the chunk HDF5 writes, byte for byte, so an output does not depend on which of the two
  * wrote it. */
@@ -15,11 +16,15 @@
 
 #include "base/error.h"
 #include "io/filter_codecs.h"
+#include "io/filter_plugin.h"
 #include "io/h5check.h"
 
 #define FLETCHER_BYTES 4
 /* scale-offset's header and last byte: its stream at full width is the data and 22 bytes */
 #define SCALEOFFSET_GROWTH 22
+/* A plugin's stream at most: bzip2 adds 1% and 600 bytes, lz4 12 bytes and 4 a block (of 1 GiB
+ * unless set), so this holds blocks down to 64 bytes. */
+#define PLUGIN_GROWTH(n) ((n) / 16 + 65536)
 
 struct h5g_filter_ctx {
   h5g_filter_pipeline p;
@@ -76,6 +81,15 @@ static int parse_nbit(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem
   return 1;
 }
 
+/* A plugin listed below: its stored parameters, given back to the plugin HDF5 would load. */
+static int parse_plugin(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+                        uint64_t chunk_elems) {
+  (void)elem_size, (void)chunk_elems;
+  memcpy(f->cd, cd, ncd * sizeof *cd);
+  f->ncd = ncd;
+  return (f->plugin = h5g_plugin_decoder(f->id)) != NULL;
+}
+
 /* The one table of the filters we run: h5g_filters_from_dcpl, check_pipeline and the names
  * read it; h5g_filters_decode and h5g_filters_encode dispatch on the same ids. */
 static const struct {
@@ -89,6 +103,9 @@ static const struct {
     {H5Z_FILTER_FLETCHER32, "fletcher32", parse_fletcher32, 1},
     {H5Z_FILTER_SCALEOFFSET, "scaleoffset", parse_scaleoffset, 0},
     {H5Z_FILTER_NBIT, "nbit", parse_nbit, 0},
+    /* plugins whose decoders are reentrant (io/filter_plugin.c says how that was checked) */
+    {307, "bzip2", parse_plugin, 0},
+    {32004, "lz4", parse_plugin, 0},
 };
 enum { NKNOWN = sizeof known / sizeof known[0] };
 
@@ -115,7 +132,9 @@ static const char *check_pipeline(const h5g_filter_pipeline *p) {
   if (p->count < 0 || p->count > H5G_FILTERS_MAX) return "too many filters";
   for (int i = 0; i < p->count; i++) {
     const h5g_filter *f = &p->filter[i];
-    if (find_known(f->id) < 0) return "filter not handled by h5gsort";
+    int k = find_known(f->id);
+    if (k < 0) return "filter not handled by h5gsort";
+    if (known[k].parse == parse_plugin && !f->plugin) return "plugin filter not loaded";
     if (f->id == H5Z_FILTER_DEFLATE && f->param > 9) return "deflate level above 9";
     if (f->id == H5Z_FILTER_SHUFFLE && f->param == 0) return "shuffle of 0-byte elements";
   }
@@ -169,6 +188,7 @@ size_t h5g_filters_bound(const h5g_filter_pipeline *p, size_t raw_bytes) {
     if (p->filter[i].id == H5Z_FILTER_DEFLATE) n = deflate_limit(n);
     else if (p->filter[i].id == H5Z_FILTER_FLETCHER32) n += FLETCHER_BYTES;
     else if (p->filter[i].id == H5Z_FILTER_SCALEOFFSET) n += SCALEOFFSET_GROWTH;
+    else if (p->filter[i].plugin) n += PLUGIN_GROWTH(n);
   }
   return n;
 }
@@ -311,6 +331,9 @@ int h5g_filters_decode(h5g_filter_ctx *c, unsigned filter_mask, const void *in, 
       if (h5g_scaleoffset_decode(f->cd, cur, n, dst, cap, &n, why) != 0) return -1;
     } else if (f->id == H5Z_FILTER_NBIT) {
       if (h5g_nbit_decode(f->cd, cur, n, dst, cap, &n, why) != 0) return -1;
+    } else if (f->plugin) {
+      if (h5g_plugin_decode(f->plugin, f->flags, f->ncd, f->cd, cur, n, dst, cap, &n, why) != 0)
+        return -1;
     } else {
       if (n > cap) REJECT("decoded size differs from the chunk size");
       shuffle(cur, dst, n, f->param, 1);

@@ -9,13 +9,61 @@
 # and the conversion expected), its output is checked by h5gsort_check and its sorted keys must
 # equal, byte for byte, those of a run under H5GSORT_IO=mpio (HDF5 reading everything). Then
 # contiguous big-endian keys, read and written by the threads.
-#   threaded_reads.sh BIN_DIR "MPIEXEC ... -n"
+# With `plugins`, the same for inputs of the plugin filters bzip2 and lz4 (io/filter_plugin.c),
+# alone and with shuffle or fletcher32, a chunk stored with every filter skipped, big-endian
+# floats; exit 77 when HDF5 (HDF5_PLUGIN_PATH) finds either plugin missing.
+#   threaded_reads.sh BIN_DIR "MPIEXEC ... -n" [plugins]
 BIN=$1
 MPIEXEC=$2
+CASES=${3:-builtin}
 source "$(dirname "$0")/../e2e/lib.sh"
 W=$WORK
 PY=/usr/bin/python3
 
+if [ "$CASES" = plugins ]; then
+  rc=0
+  "$PY" - "$W" <<'PYEOF' || rc=$?
+import sys
+import h5py, numpy as np
+w, n = sys.argv[1], 60013
+if not (h5py.h5z.filter_avail(307) and h5py.h5z.filter_avail(32004)):
+    sys.exit(77)
+rng = np.random.default_rng(32004)
+def make(name, values, chunk, filters, raw_first=False):
+    with h5py.File(f"{w}/{name}.h5", "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((chunk,))
+        for fid, cd in filters:
+            if fid == "shuffle":
+                dcpl.set_shuffle()
+            elif fid == "fletcher32":
+                dcpl.set_fletcher32()
+            else:
+                dcpl.set_filter(fid, h5py.h5z.FLAG_MANDATORY, cd)
+        space = h5py.h5s.create_simple((len(values),))
+        d = h5py.h5d.create(f.id, b"keys", h5py.h5t.py_create(values.dtype), space, dcpl=dcpl)
+        d.write(h5py.h5s.ALL, h5py.h5s.ALL, values)
+    if raw_first:  # the first chunk rewritten as is, every filter skipped (its filter mask)
+        with h5py.File(f"{w}/{name}.h5", "r+") as f:
+            f["keys"].id.write_direct_chunk((0,), values[:chunk].tobytes(),
+                                            filter_mask=(1 << len(filters)) - 1)
+make("lz4_u4", rng.integers(0, 1 << 19, n).astype("<u4"), 4099, [(32004, (0,))], True)
+make("shuffle_lz4_i8", rng.integers(-(1 << 62), 1 << 62, n).astype("<i8"), 3001,
+     [("shuffle", None), (32004, (1024,))])
+f8 = rng.normal(size=n)
+f8[::5] = 0.5  # equal keys
+make("bz2_f8be", f8.astype(">f8"), 999, [(307, (9,))])
+make("bz2_fletcher32_u2", rng.integers(0, 1 << 16, n).astype("<u2"), 777,
+     [(307, (1,)), ("fletcher32", None)], True)
+PYEOF
+  if [ "$rc" -eq 77 ]; then
+    echo "SKIP: the bzip2 or lz4 plugin is missing (hdf5-filter-plugin)"
+    exit 77
+  fi
+  [ "$rc" -eq 0 ] || die "making the h5py inputs failed"
+  INPUTS="lz4_u4:lz4:none shuffle_lz4_i8:shuffle,lz4:none bz2_f8be:bzip2:byte_swap
+    bz2_fletcher32_u2:bzip2,fletcher32:none"
+else
 "$PY" - "$W" <<'PYEOF' || die "making the h5py inputs failed"
 import sys
 import h5py, numpy as np
@@ -54,6 +102,10 @@ gen 1 "$W/gz_i8be.h5" -d /keys --count 60013 --type i8 --dist uniform --order be
   --chunk 3001
 gen 1 "$W/gz_f8be.h5" -d /keys --count 20011 --type f8 --dist special --order be --layout gzip \
   --chunk 999
+INPUTS="soff_u4:scaleoffset:none soff_i2be:scaleoffset,deflate:byte_swap
+  nbit_u4:nbit:integer_widening nbit_u2be:nbit,deflate:integer_widening
+  gz_i8be:shuffle,deflate:byte_swap gz_f8be:shuffle,deflate:byte_swap"
+fi
 
 # same_keys A B: the sorted keys of A and B, byte for byte.
 same_keys() {
@@ -64,9 +116,7 @@ sys.exit(a.dtype != b.dtype or a.tobytes() != b.tobytes())' "$1" "$2" ||
 }
 
 # NAME:FILTERS:CONVERSION: each input, the filters and conversion its threaded read reports.
-for c in soff_u4:scaleoffset:none soff_i2be:scaleoffset,deflate:byte_swap \
-  nbit_u4:nbit:integer_widening nbit_u2be:nbit,deflate:integer_widening \
-  gz_i8be:shuffle,deflate:byte_swap gz_f8be:shuffle,deflate:byte_swap; do
+for c in $INPUTS; do
   IFS=: read -r name filters conversion <<<"$c"
   H5GSORT_IO=mpio H5GSORT_IO_TRACE=1 sort_check 2 "$W/$name.h5" /keys "$W/${name}_mpio.h5" /keys
   grep -q "read $W/$name.h5:/keys: through HDF5" "$W/last.log" ||
@@ -80,8 +130,16 @@ for c in soff_u4:scaleoffset:none soff_i2be:scaleoffset,deflate:byte_swap \
       die "$name on $p ranks: keys read through HDF5 too"
     fi
     same_keys "$W/${name}_mpio.h5" "$W/${name}_$p.h5"
+    # the output keeps the plugin filter, which only HDF5 encodes
+    if [ "$CASES" = plugins ] && ! grep -q "write .*:/keys: through HDF5$" "$W/last.log"; then
+      die "$name on $p ranks: output not written through HDF5: $(cat "$W/last.log")"
+    fi
   done
 done
+if [ "$CASES" = plugins ]; then
+  passed
+  exit 0
+fi
 
 # Contiguous big-endian keys: read by the threads and swapped there, written back big-endian by
 # them (the output takes its rows in the file's form: h5g_io_file_form), whole files equal to
