@@ -30,9 +30,11 @@ typedef struct {
   int in_place;
   unsigned long long carried_bytes; /* size of the input file when datasets are carried */
   uint64_t moved_row_bytes; /* the widest row moved by source index (src/carry.c), 0: none */
-  /* the keys', the index's and a carried dataset's (or --counts') output storage has filters:
-   * their size is known once written */
-  int keys_filtered, index_filtered, carried_filtered;
+  /* the keys' and the index's output storage has filters: their size is known once written */
+  int keys_filtered, index_filtered;
+  /* bytes of one row of every filtered output together: with several ranks each keeps its
+   * share of them encoded until rank 0 stores them (io/gathered.h) */
+  uint64_t filtered_row_bytes;
   char tmp_path[PATH_MAX];
   /* the input as validated: a run whose input changes before the commit fails */
   long long input_size, input_mtime_sec, input_mtime_nsec;

@@ -22,6 +22,9 @@
  * at 512 MiB (not measured: a bound, not a figure). */
 #define RANK_BASE_BYTES ((uint64_t)64 << 20)
 #define CUDA_CONTEXT_BYTES ((uint64_t)512 << 20)
+/* Rank 0 storing several ranks' filtered chunks (io/gathered.c): two 64 MiB messages received,
+ * a chunk put together and its encoding, the chunks' list. */
+#define GATHER_RANK0_BYTES ((uint64_t)256 << 20)
 
 /* Whole-process rate for the time estimate: bytes of input per second per node, from the
  * README's tables (H100 machine, 16 cores, page cache: 16 GiB u4 in 5.7-6.2 s with one GPU;
@@ -34,8 +37,7 @@ typedef struct {
   uint64_t scratch; /* the CPU backend's sort scratch: one run and its values */
   uint64_t moved;   /* rows moved by source index (carried datasets, tables), in and out */
   uint64_t passes;  /* keys of several words: index and composed word per element */
-  uint64_t kept;    /* several ranks: filtered output's chunks held for rank 0 (io/gathered.h),
-                     * at most their raw bytes */
+  uint64_t kept;    /* several ranks: filtered outputs' chunks held for rank 0 (io/gathered.h) */
   uint64_t base;    /* RANK_BASE_BYTES, CUDA_CONTEXT_BYTES */
   uint64_t split;   /* all but base, were the slice merged after an exchange (several ranks) */
 } host_need;
@@ -57,10 +59,10 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   }
   need->moved = v->moved_row_bytes * (plan->n + most);
   if (v->composed && v->layout.words > 1) need->passes = 24 * plan->n;
-  if (r->size > 1) /* the encoded rows of this rank's share of each filtered output */
-    need->kept = most * ((v->keys_filtered ? v->info.width : 0) +
-                         (v->index_filtered ? sizeof(uint64_t) : 0) +
-                         (v->carried_filtered ? v->moved_row_bytes + sizeof(uint64_t) : 0));
+  /* the encoded rows of this rank's share of every filtered output (about their raw bytes),
+   * and rank 0's buffers to receive and store the others' */
+  if (r->size > 1 && v->filtered_row_bytes)
+    need->kept = most * v->filtered_row_bytes + (r->rank == 0 ? GATHER_RANK0_BYTES : 0);
   need->base = RANK_BASE_BYTES + (plan->use_cuda ? CUDA_CONTEXT_BYTES : 0);
   need->split = need_total(need) - need->base;
   if (!specs[H5G_BUFFER_SPARE].n) /* the merge's other side, for the keys and their values */

@@ -29,26 +29,33 @@ static int check_storage(const h5g_options *opt, h5g_verdict *v) {
   uint64_t rows = opt->top >= 0 && (uint64_t)opt->top < v->info.n ? (uint64_t)opt->top : v->info.n;
   h5g_io_target in_copy = {NULL, rows, opt->unique}, *at = NULL;
   if (v->in_place || opt->whole_file) at = &in_copy;
+  uint64_t bytes = 0;
   for (int i = 0; i < opt->ndatasets; i++) {
     in_copy.path = h5g_options_key_output(opt, i);
     CHECK(h5g_io_inspect_storage(opt->input, opt->datasets[i], &opt->storage, 1, at, &filtered));
     v->keys_filtered |= filtered;
-    filtered = 0;
+    /* a table's or a 2-D dataset's whole rows, else each key dataset's keys */
+    if (filtered) v->filtered_row_bytes += v->composed && !opt->key_field && !opt->nkey_columns
+                                              ? v->layout.key[i].width
+                                              : v->info.row_bytes;
   }
   in_copy.path = opt->index_out;
   if (opt->index_out)
     CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, at,
                                  &v->index_filtered));
+  if (v->index_filtered) v->filtered_row_bytes += sizeof(uint64_t);
   in_copy.path = opt->counts;
-  if (opt->counts) CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, at,
-                                                &v->carried_filtered));
+  if (opt->counts)
+    CHECK(h5g_io_inspect_storage(opt->input, opt->dataset, &opt->storage, 0, at, &filtered));
+  if (opt->counts && filtered) v->filtered_row_bytes += sizeof(uint64_t);
   for (int i = 0; i < opt->ncarry; i++) {
     free(target);
     target = h5g_options_carry_target(opt, opt->carry[i]);
     CHECK_ALLOC(target, strlen(opt->carry[i]) + 1);
     in_copy.path = target;
     CHECK(h5g_io_inspect_storage(opt->input, opt->carry[i], &opt->storage, 1, at, &filtered));
-    v->carried_filtered |= filtered;
+    if (filtered) CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n, &bytes));
+    if (filtered) v->filtered_row_bytes += bytes;
   }
 done:
   free(target);
