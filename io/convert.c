@@ -18,8 +18,7 @@ static int plain_atomic(hid_t t, H5T_class_t cls) {
          lsb == H5T_PAD_ZERO && msb == H5T_PAD_ZERO;
 }
 
-/* Same as `t` but for the byte order of `like`: 1 when it equals `like` (a pure swap). */
-static int equal_but_order(hid_t t, hid_t like) {
+int h5g_type_equal_but_order(hid_t t, hid_t like) {
   hid_t copy = H5Tcopy(t);
   int equal = copy >= 0 && H5Tset_order(copy, H5Tget_order(like)) >= 0 && H5Tequal(copy, like) > 0;
   if (copy >= 0) H5Tclose(copy);
@@ -42,7 +41,8 @@ int h5g_convert_plan(hid_t file_type, hid_t mem_type, h5g_convert *c) {
   int offset = H5Tget_offset(file_type);
   if (precision == 0 || offset < 0 || precision + (size_t)offset > 8 * size) return 0;
   if (cls == H5T_FLOAT) { /* floats: only the swap of an otherwise equal type */
-    if (precision != 8 * size || offset != 0 || !equal_but_order(file_type, mem_type)) return 0;
+    if (precision != 8 * size || offset != 0 || !h5g_type_equal_but_order(file_type, mem_type))
+      return 0;
   } else {
     H5T_sign_t sign = H5Tget_sign(file_type);
     if (sign == H5T_SGN_ERROR || sign != H5Tget_sign(mem_type)) return 0;

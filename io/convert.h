@@ -22,6 +22,9 @@ typedef struct {
  * included); 0 when it is left to HDF5. Calls HDF5 (calling thread only); fails nothing. */
 int h5g_convert_plan(hid_t file_type, hid_t mem_type, h5g_convert *c);
 
+/* 1 when `t` with the byte order of `like` equals `like` (they differ by a swap at most). */
+int h5g_type_equal_but_order(hid_t t, hid_t like);
+
 /* Converts `bytes` (whole elements) of buf in place, from the file's form to memory's. */
 void h5g_convert_apply(const h5g_convert *c, void *buf, size_t bytes);
 

@@ -1,17 +1,20 @@
-/* Decoders of HDF5's built-in scale-offset (integers) and n-bit (atomic types) filters, internal
- * to io/filters.c, which lists them in its table of filters. Each follows HDF5 1.10's own filter
- * (H5Zscaleoffset.c, H5Znbit.c) on the parameters HDF5 stored with the dataset (cd_values, set
- * by its set_local callback): a chunk decodes to the bytes HDF5's read of it yields, in the
- * dataset's byte order. They touch no HDF5 state: several threads decode at once. */
+/* Decoders of HDF5's built-in scale-offset (integers, D-scaled IEEE floats) and n-bit (atomic
+ * types) filters, internal to io/filters.c, which lists them in its table of filters. Each
+ * follows HDF5 1.10's own filter (H5Zscaleoffset.c, H5Znbit.c) on the parameters HDF5 stored
+ * with the dataset (cd_values, set by its set_local callback): a chunk decodes to the bytes
+ * HDF5's read of it yields, in the dataset's byte order. The decoders touch no HDF5 state:
+ * several threads decode at once. */
 #ifndef H5G_IO_FILTER_CODECS_H
 #define H5G_IO_FILTER_CODECS_H
 
+#include <hdf5.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* 1 when the stored parameters (ncd of them) are ones the decoder below takes for elements of
- * elem_size bytes in chunks of chunk_elems, *identity set when HDF5 leaves the data as is. */
-int h5g_scaleoffset_accepts(const unsigned *cd, size_t ncd, size_t elem_size, uint64_t chunk_elems,
+ * the dataset's type (of elem_size bytes) in chunks of chunk_elems, *identity set when HDF5
+ * leaves the data as is. Scale-offset asks HDF5 the type's format (calling thread only). */
+int h5g_scaleoffset_accepts(const unsigned *cd, size_t ncd, hid_t type, uint64_t chunk_elems,
                             int *identity);
 int h5g_nbit_accepts(const unsigned *cd, size_t ncd, size_t elem_size, uint64_t chunk_elems,
                      int *identity);

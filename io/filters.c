@@ -36,12 +36,13 @@ struct h5g_filter_ctx {
 };
 
 /* Reads a stored filter's parameters into f (HDF5's ncd values in cd): 1 when we run it so, for
- * elements of elem_size bytes in chunks of chunk_elems (0: not known, a new list). */
-typedef int (*filter_parse)(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+ * elements of `type` in chunks of chunk_elems (0: not known, a new list). */
+typedef int (*filter_parse)(h5g_filter *f, const unsigned *cd, size_t ncd, hid_t type,
                             uint64_t chunk_elems);
 
-static int parse_shuffle(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+static int parse_shuffle(h5g_filter *f, const unsigned *cd, size_t ncd, hid_t type,
                          uint64_t chunk_elems) {
+  size_t elem_size = H5Tget_size(type);
   (void)chunk_elems;
   /* A dataset's list holds the element size HDF5 set (set_local); a new list holds none. */
   if (ncd > 1 || (ncd == 0 && elem_size > UINT_MAX)) return 0;
@@ -49,42 +50,43 @@ static int parse_shuffle(h5g_filter *f, const unsigned *cd, size_t ncd, size_t e
   return f->param != 0;
 }
 
-static int parse_deflate(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+static int parse_deflate(h5g_filter *f, const unsigned *cd, size_t ncd, hid_t type,
                          uint64_t chunk_elems) {
-  (void)elem_size, (void)chunk_elems;
+  (void)type, (void)chunk_elems;
   if (ncd != 1 || cd[0] > 9) return 0; /* HDF5 fails such a filter on every chunk */
   f->param = cd[0];
   return 1;
 }
 
-static int parse_fletcher32(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+static int parse_fletcher32(h5g_filter *f, const unsigned *cd, size_t ncd, hid_t type,
                             uint64_t chunk_elems) {
-  (void)f, (void)cd, (void)ncd, (void)elem_size, (void)chunk_elems;
+  (void)f, (void)cd, (void)ncd, (void)type, (void)chunk_elems;
   return 1;
 }
 
 /* Scale-offset and n-bit: their stored parameters, kept for the decoder. */
-static int parse_scaleoffset(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+static int parse_scaleoffset(h5g_filter *f, const unsigned *cd, size_t ncd, hid_t type,
                              uint64_t chunk_elems) {
   if (ncd > H5G_FILTER_CD_MAX ||
-      !h5g_scaleoffset_accepts(cd, ncd, elem_size, chunk_elems, &f->identity))
+      !h5g_scaleoffset_accepts(cd, ncd, type, chunk_elems, &f->identity))
     return 0;
   memcpy(f->cd, cd, ncd * sizeof *cd);
   return 1;
 }
 
-static int parse_nbit(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+static int parse_nbit(h5g_filter *f, const unsigned *cd, size_t ncd, hid_t type,
                       uint64_t chunk_elems) {
-  if (ncd > H5G_FILTER_CD_MAX || !h5g_nbit_accepts(cd, ncd, elem_size, chunk_elems, &f->identity))
+  if (ncd > H5G_FILTER_CD_MAX ||
+      !h5g_nbit_accepts(cd, ncd, H5Tget_size(type), chunk_elems, &f->identity))
     return 0;
   memcpy(f->cd, cd, ncd * sizeof *cd);
   return 1;
 }
 
 /* A plugin listed below: its stored parameters, given back to the plugin HDF5 would load. */
-static int parse_plugin(h5g_filter *f, const unsigned *cd, size_t ncd, size_t elem_size,
+static int parse_plugin(h5g_filter *f, const unsigned *cd, size_t ncd, hid_t type,
                         uint64_t chunk_elems) {
-  (void)elem_size, (void)chunk_elems;
+  (void)type, (void)chunk_elems;
   memcpy(f->cd, cd, ncd * sizeof *cd);
   f->ncd = ncd;
   return (f->plugin = h5g_plugin_decoder(f->id)) != NULL;
@@ -141,7 +143,7 @@ static const char *check_pipeline(const h5g_filter_pipeline *p) {
   return NULL;
 }
 
-int h5g_filters_from_dcpl(hid_t dcpl, size_t elem_size, h5g_filter_pipeline *p, int *ours,
+int h5g_filters_from_dcpl(hid_t dcpl, hid_t type, h5g_filter_pipeline *p, int *ours,
                           const char *where) {
   int rc = H5G_OK, n = H5Pget_nfilters(dcpl);
   h5g_filter_pipeline q = {0};
@@ -163,7 +165,7 @@ int h5g_filters_from_dcpl(hid_t dcpl, size_t elem_size, h5g_filter_pipeline *p, 
     f->flags = flags & H5Z_FLAG_OPTIONAL;
     int k = find_known(id);
     /* anything else, or parameters HDF5 rejects (more than we read, included): left to HDF5 */
-    if (k < 0 || ncd > H5G_FILTER_CD_MAX || !known[k].parse(f, cd, ncd, elem_size, chunk_elems))
+    if (k < 0 || ncd > H5G_FILTER_CD_MAX || !known[k].parse(f, cd, ncd, type, chunk_elems))
       goto done;
   }
   q.count = n;

@@ -1,13 +1,14 @@
 /* The filter pipelines h5gsort decodes and encodes itself (internal to io/): shuffle, deflate
  * and fletcher32, the filters of h5py's and h5repack's gzip output and of most chunked files,
- * decoded and encoded; scale-offset of integers and n-bit of integers and floats (HDF5's
- * built-in H5Zscaleoffset.c and H5Znbit.c, io/filter_codecs.h), decoded only; the plugins
+ * decoded and encoded; scale-offset of integers and IEEE floats and n-bit of integers and floats
+ * (HDF5's built-in H5Zscaleoffset.c and H5Znbit.c, io/filter_codecs.h), decoded only; the plugins
  * bzip2 and lz4, decoded only, by the plugin HDF5 would load (io/filter_plugin.h).
  * HDF5 is not thread-safe and runs its filters on one thread per rank; these functions touch no
  * HDF5 state (but h5g_filters_from_dcpl), so several threads decode or encode chunks at once.
  * Deflate decodes through libdeflate (HDF5's zlib streams, 2-3x faster than zlib) and encodes
  * through zlib as HDF5 does, so encoded chunks are HDF5's own, byte for byte. Anything else
- * (szip, scale-offset of floats, n-bit of compounds and arrays, other plugins) is left to HDF5. */
+ * (szip, scale-offset of other floats, n-bit of compounds and arrays, other plugins) is left to
+ * HDF5. */
 #ifndef H5G_IO_FILTERS_H
 #define H5G_IO_FILTERS_H
 
@@ -32,10 +33,10 @@ typedef struct {
   h5g_filter filter[H5G_FILTERS_MAX];
 } h5g_filter_pipeline;
 
-/* From a dataset creation property list, for elements of elem_size bytes: *ours = 1 and *p
- * filled when every filter is one we decode with the parameters stored (an empty pipeline
+/* From a dataset creation property list, for elements of the dataset's (file) type: *ours = 1
+ * and *p filled when every filter is one we decode with the parameters stored (an empty pipeline
  * included), *ours = 0 otherwise. H5G_ERR_RUNTIME only when HDF5 cannot list the filters. */
-int h5g_filters_from_dcpl(hid_t dcpl, size_t elem_size, h5g_filter_pipeline *p, int *ours,
+int h5g_filters_from_dcpl(hid_t dcpl, hid_t type, h5g_filter_pipeline *p, int *ours,
                           const char *where);
 
 /* 1 when every filter of p also encodes here (h5g_filters_encode refuses the others). */

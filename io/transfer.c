@@ -129,7 +129,7 @@ static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
       H5Pget_chunk_opts(dcpl, &chunk_opts) >= 0 &&
       !(chunk_opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) &&
       (writing || h5g_superblock_eoa(d->file->path, &src->eoa) == 0) &&
-      h5g_filters_from_dcpl(dcpl, d->elem_size, &src->pipeline, &ours, d->where) == H5G_OK &&
+      h5g_filters_from_dcpl(dcpl, d->file_type, &src->pipeline, &ours, d->where) == H5G_OK &&
       ours && (!writing || h5g_filters_encodable(&src->pipeline));
   for (int k = 1; eligible && k < d->rank; k++) eligible = chunk[k] == d->dims[k];
   if (eligible) {

@@ -3,10 +3,13 @@
  *    big-endian, fill value defined or not, bit width computed or given, alone and before
  *    deflate; n-bit of integers of 1 to 8 bytes at several precisions and offsets and of a
  *    reduced float (HDF5's own test type); data random in a narrow range, over the full range
- *    (scale-offset's full-width chunks), all equal, and holding the fill value; 5 chunks of 1000
- *    elements, the last partial: every chunk HDF5 stored (H5Dread_chunk) decodes through
- *    h5g_filters_decode to the bytes HDF5's own read of it yields (the file type, unconverted),
- *    and a chunk written with the filter skipped (filter mask) decodes too;
+ *    (scale-offset's full-width chunks), all equal, and holding the fill value; scale-offset of
+ *    IEEE floats and doubles (D-scaling, D 0 to 6), either order, fill value defined or not,
+ *    alone and before deflate, on values of both signs of the same kinds and with NaNs and
+ *    infinities (a float of another format is refused); 5 chunks of 1000 elements, the last
+ *    partial: every chunk HDF5 stored (H5Dread_chunk) decodes through h5g_filters_decode to
+ *    the bytes HDF5's own read of it yields (the file type, unconverted), and a chunk written
+ *    with the filter skipped (filter mask) decodes too;
  *  - conversions: big-endian integers and floats (NaN payloads, infinities, subnormals) and
  *    integers with padding bits (n-bit's types, either order, signed or not, random bits in the
  *    padding) read through HDF5 into the memory types h5gsort uses equal the file's bytes
@@ -27,8 +30,8 @@
 #include "tests/support/check.h"
 
 enum { N = 4500, CHUNK = 1000, NCHUNKS = (N + CHUNK - 1) / CHUNK };
-enum { NARROW, FULL, EQUAL, WITH_FILL, NKINDS };
-static const char *const kind_names[] = {"narrow", "full", "equal", "with-fill"};
+enum { NARROW, FULL, EQUAL, WITH_FILL, NKINDS, NONFINITE = NKINDS }; /* the last: floats only */
+static const char *const kind_names[] = {"narrow", "full", "equal", "with-fill", "nonfinite"};
 
 static hid_t int_type(size_t size, int is_signed, int big) {
   const hid_t le_u[] = {H5T_STD_U8LE, H5T_STD_U16LE, H5T_STD_U32LE, H5T_STD_U64LE};
@@ -57,7 +60,7 @@ static void check_chunks(hid_t dset, size_t size, const char *name, int want_ide
   h5g_filter_pipeline p;
   int ours = 0;
   MUST_H5(dcpl);
-  MUST_OK(h5g_filters_from_dcpl(dcpl, size, &p, &ours, name));
+  MUST_OK(h5g_filters_from_dcpl(dcpl, type, &p, &ours, name));
   EXPECT(ours, "%s: pipeline not ours", name);
   if (!ours) goto done;
   EXPECT(p.filter[0].identity == want_identity, "%s: identity %d", name, p.filter[0].identity);
@@ -157,6 +160,76 @@ static void check_scaleoffset(hid_t file, uint64_t *seed) {
             H5Tclose(type);
           }
   printf("scale-offset: %d datasets\n", cases);
+}
+
+/* Element i of a kind, as a float or double (size) in the file's order: narrow, both signs, few
+ * digits kept by any D; full (HDF5 stores the chunks at full width); equal; holding `fill`; and
+ * narrow with NaNs (HDF5's encoder stores llround(NaN), so they read back as another number)
+ * and, in chunk 3 only, infinities (that chunk stored at full width, the NaNs kept). */
+static void make_float_data(unsigned char *data, size_t size, int big, int kind, double fill,
+                            uint64_t *seed) {
+  for (size_t i = 0; i < N; i++) {
+    double u = (double)(test_rand(seed) % 2000001) - 1000000.0, v;
+    v = kind == FULL ? u * 1e13 : kind == EQUAL ? -3.25 : u / 997.0;
+    if (kind == WITH_FILL && i % 7 == 0) v = fill;
+    if (kind == NONFINITE && i % 13 == 5) v = i / CHUNK == 3 && i % 2 ? -INFINITY : NAN;
+    float f = (float)v;
+    unsigned char b[8];
+    memcpy(b, size == 4 ? (const void *)&f : (const void *)&v, size);
+    for (size_t k = 0; k < size; k++) data[i * size + k] = b[big ? size - 1 - k : k];
+  }
+}
+
+static void check_scaleoffset_float(hid_t file, uint64_t *seed) {
+  const double fill = 7.125;
+  int cases = 0;
+  for (size_t size = 4; size <= 8; size += 4)
+    for (int big = 0; big < 2; big++)
+      for (int variant = 0; variant < 3; variant++) /* fill, no fill, fill and deflate */
+        for (int scale = 0; scale <= 6; scale++)
+          for (int kind = 0; kind <= NONFINITE; kind++) {
+            hid_t type = H5Tcopy(size == 4 ? (big ? H5T_IEEE_F32BE : H5T_IEEE_F32LE)
+                                           : (big ? H5T_IEEE_F64BE : H5T_IEEE_F64LE));
+            hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+            hsize_t chunk = CHUNK;
+            unsigned char *data = malloc(N * size);
+            char name[96];
+            MUST_H5(H5Pset_chunk(dcpl, 1, &chunk));
+            if (variant == 1) MUST_H5(H5Pset_fill_value(dcpl, type, NULL));
+            else MUST_H5(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &fill));
+            MUST_H5(H5Pset_scaleoffset(dcpl, H5Z_SO_FLOAT_DSCALE, scale));
+            if (variant == 2) MUST_H5(H5Pset_deflate(dcpl, 1));
+            make_float_data(data, size, big, kind, fill, seed);
+            snprintf(name, sizeof name, "sof_%zu%s_v%d_d%d_%s", size, big ? "be" : "le",
+                     variant, scale, kind_names[kind]);
+            hid_t dset = write_dataset(file, name, type, dcpl, data, size);
+            check_chunks(dset, size, name, 0);
+            cases++;
+            H5Dclose(dset);
+            free(data);
+            H5Pclose(dcpl);
+            H5Tclose(type);
+          }
+  /* a float of another format (HDF5 computes on it as on an IEEE float): left to HDF5 */
+  hid_t odd = H5Tcopy(H5T_IEEE_F32LE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hsize_t chunk = CHUNK, n = N;
+  h5g_filter_pipeline p;
+  int ours = 1;
+  MUST_H5(H5Tset_ebias(odd, 100));
+  MUST_H5(H5Pset_chunk(dcpl, 1, &chunk));
+  MUST_H5(H5Pset_scaleoffset(dcpl, H5Z_SO_FLOAT_DSCALE, 2));
+  hid_t space = H5Screate_simple(1, &n, NULL);
+  hid_t dset = H5Dcreate2(file, "sof_odd", odd, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  MUST_H5(dset);
+  hid_t created = H5Dget_create_plist(dset);
+  MUST_OK(h5g_filters_from_dcpl(created, odd, &p, &ours, "sof_odd"));
+  EXPECT(!ours, "scale-offset of a non-IEEE float taken as ours");
+  H5Pclose(created);
+  H5Dclose(dset);
+  H5Sclose(space);
+  H5Pclose(dcpl);
+  H5Tclose(odd);
+  printf("scale-offset of floats: %d datasets\n", cases);
 }
 
 /* n-bit of `type` (precision and offset set) on random values of its precision. */
@@ -342,6 +415,7 @@ int main(int argc, char **argv) {
     found = check_plugins(file, &seed);
   } else {
     check_scaleoffset(file, &seed);
+    check_scaleoffset_float(file, &seed);
     check_nbit(file, &seed);
     check_conversions(file, &seed);
   }

@@ -175,7 +175,7 @@ static void check_dataset(hid_t file, const dataset_case *dc, uint64_t seed) {
   int is_ours = 0;
   hid_t created = H5Dget_create_plist(theirs);
   snprintf(what, sizeof what, "%s: dataset's pipeline", name);
-  MUST_OK(h5g_filters_from_dcpl(created, width, &p, &is_ours, what));
+  MUST_OK(h5g_filters_from_dcpl(created, type, &p, &is_ours, what));
   MUST_H5(H5Pclose(created));
   EXPECT(is_ours, "%s", what);
   check_pipeline(&p, pc, width, what);
@@ -293,19 +293,19 @@ static void check_refusals(void) {
   unsigned level = 12;
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   MUST_H5(H5Pset_chunk(dcpl, 1, &chunk));
-  MUST_OK(h5g_filters_from_dcpl(dcpl, 4, &p, &ours, "empty"));
+  MUST_OK(h5g_filters_from_dcpl(dcpl, H5T_NATIVE_INT, &p, &ours, "empty"));
   EXPECT(ours && p.count == 0, "empty pipeline: ours %d, %d filters", ours, p.count);
 
   /* A new list (no dataset yet): shuffle's element size is the one passed. */
   MUST_H5(H5Pset_shuffle(dcpl));
   MUST_H5(H5Pset_deflate(dcpl, 4));
   MUST_H5(H5Pset_fletcher32(dcpl));
-  MUST_OK(h5g_filters_from_dcpl(dcpl, 4, &p, &ours, "new list"));
+  MUST_OK(h5g_filters_from_dcpl(dcpl, H5T_NATIVE_INT, &p, &ours, "new list"));
   EXPECT(ours && p.count == 3 && p.filter[0].param == 4 && p.filter[1].param == 4 &&
              p.filter[2].flags == 0,
          "new list: ours %d, %d filters", ours, p.count);
   MUST_H5(H5Pset_scaleoffset(dcpl, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT));
-  MUST_OK(h5g_filters_from_dcpl(dcpl, 4, &p, &ours, "scale-offset"));
+  MUST_OK(h5g_filters_from_dcpl(dcpl, H5T_NATIVE_INT, &p, &ours, "scale-offset"));
   EXPECT(!ours && p.count == 0, "scale-offset: ours %d", ours);
   MUST_H5(H5Pclose(dcpl));
 
@@ -313,20 +313,20 @@ static void check_refusals(void) {
   MUST_H5(H5Pset_chunk(dcpl, 1, &chunk));
   MUST_H5(H5Pset_nbit(dcpl));
   MUST_H5(H5Pset_deflate(dcpl, 6));
-  MUST_OK(h5g_filters_from_dcpl(dcpl, 4, &p, &ours, "n-bit"));
+  MUST_OK(h5g_filters_from_dcpl(dcpl, H5T_NATIVE_INT, &p, &ours, "n-bit"));
   EXPECT(!ours, "n-bit: ours %d", ours);
   MUST_H5(H5Pclose(dcpl));
 
   dcpl = H5Pcreate(H5P_DATASET_CREATE);
   MUST_H5(H5Pset_chunk(dcpl, 1, &chunk));
   MUST_H5(H5Pset_filter(dcpl, H5Z_FILTER_DEFLATE, H5Z_FLAG_OPTIONAL, 1, &level));
-  MUST_OK(h5g_filters_from_dcpl(dcpl, 4, &p, &ours, "deflate level 12"));
+  MUST_OK(h5g_filters_from_dcpl(dcpl, H5T_NATIVE_INT, &p, &ours, "deflate level 12"));
   EXPECT(!ours, "deflate level 12 (HDF5 fails it): ours %d", ours);
   MUST_H5(H5Pclose(dcpl));
 
   H5E_BEGIN_TRY {
-    EXPECT(h5g_filters_from_dcpl((hid_t)-1, 4, &p, &ours, "no list") == H5G_ERR_RUNTIME &&
-               !ours,
+    EXPECT(h5g_filters_from_dcpl((hid_t)-1, H5T_NATIVE_INT, &p, &ours, "no list") ==
+                   H5G_ERR_RUNTIME && !ours,
            "an invalid property list is an error");
   } H5E_END_TRY;
   h5g_error_clear();

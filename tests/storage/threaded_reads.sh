@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Issue 29 #2: inputs whose chunks the I/O threads read with filters other than shuffle, deflate
-# and fletcher32 (scale-offset of integers, n-bit) or with a conversion (big-endian keys, n-bit's
-# padded integers), at 1 to 4 ranks. Inputs are made by h5py and h5gsort-gen, with edge chunks,
-# fill values, all-equal values, signed and unsigned keys (a dataset with chunks never written is
-# read through HDF5 whatever its filters: HDF5 1.10.8's H5Dget_chunk_storage_size fails on
-# them). Each sort
-# runs with H5GSORT_IO_TRACE=1 and must say it read the keys' chunks by threads (with the filters
-# and the conversion expected), its output is checked by h5gsort_check and its sorted keys must
-# equal, byte for byte, those of a run under H5GSORT_IO=mpio (HDF5 reading everything). Then
-# contiguous big-endian keys, read and written by the threads.
+# Issue 29 #2: inputs whose chunks the I/O threads read with filters other than shuffle, deflate and
+# fletcher32 (scale-offset of integers and floats, n-bit) or with a conversion (big-endian keys,
+# n-bit's padded integers), at 1 to 4 ranks. Inputs are made by h5py and h5gsort-gen, with edge
+# chunks, fill values, all-equal values, signed and unsigned keys (a dataset with chunks never
+# written is read through HDF5 whatever its filters: HDF5 1.10.8's H5Dget_chunk_storage_size fails
+# on them). Each sort runs with H5GSORT_IO_TRACE=1 and must say it read the keys' chunks by threads
+# (with the filters and the conversion expected), its output is checked by h5gsort_check and its
+# sorted keys must equal, byte for byte, those of a run under H5GSORT_IO=mpio (HDF5 reading
+# everything). Then contiguous big-endian keys, read and written by the threads.
 # With `plugins`, the same for inputs of the plugin filters bzip2 and lz4 (io/filter_plugin.c),
 # alone and with shuffle or fletcher32, a chunk stored with every filter skipped, big-endian
 # floats; exit 77 when HDF5 (HDF5_PLUGIN_PATH) finds either plugin missing.
@@ -79,6 +78,13 @@ with h5py.File(f"{w}/soff_i2be.h5", "w") as f:  # big-endian, fill value (and ho
     d[:45000:7] = -5
     d[45000:50000] = 77  # all equal
     d[50000:] = rng.integers(-32768, 32767, n - 50000)  # full range: stored at full width
+with h5py.File(f"{w}/soff_f4be.h5", "w") as f:  # floats, D = 3: fill value, edge chunk, gzip
+    d = f.create_dataset("keys", shape=(n,), dtype=">f4", chunks=(4099,), scaleoffset=3,
+                         compression="gzip", fillvalue=2.5)
+    v = rng.normal(scale=100, size=n)
+    v[::11] = 2.5
+    v[40000:45000] = -7.125  # chunks all equal but for the edges
+    d[...] = v
 def nbit(path, base, precision, offset, values, chunk, gzip):
     with h5py.File(path, "w") as f:
         t = base.copy()
@@ -102,7 +108,9 @@ gen 1 "$W/gz_i8be.h5" -d /keys --count 60013 --type i8 --dist uniform --order be
   --chunk 3001
 gen 1 "$W/gz_f8be.h5" -d /keys --count 20011 --type f8 --dist special --order be --layout gzip \
   --chunk 999
+# soff_f4be's output contiguous: HDF5 would scale its sorted keys again, to other values
 INPUTS="soff_u4:scaleoffset:none soff_i2be:scaleoffset,deflate:byte_swap
+  soff_f4be:scaleoffset,deflate:byte_swap:contiguous
   nbit_u4:nbit:integer_widening nbit_u2be:nbit,deflate:integer_widening
   gz_i8be:shuffle,deflate:byte_swap gz_f8be:shuffle,deflate:byte_swap"
 fi
@@ -115,14 +123,18 @@ sys.exit(a.dtype != b.dtype or a.tobytes() != b.tobytes())' "$1" "$2" ||
     die "$2 holds other keys than $1 (read through HDF5)"
 }
 
-# NAME:FILTERS:CONVERSION: each input, the filters and conversion its threaded read reports.
+# NAME:FILTERS:CONVERSION[:LAYOUT]: each input, the filters and conversion its threaded read
+# reports, and the output's --layout if not the input's.
 for c in $INPUTS; do
-  IFS=: read -r name filters conversion <<<"$c"
-  H5GSORT_IO=mpio H5GSORT_IO_TRACE=1 sort_check 2 "$W/$name.h5" /keys "$W/${name}_mpio.h5" /keys
+  IFS=: read -r name filters conversion layout <<<"$c"
+  opts=()
+  [ -n "$layout" ] && opts=(--layout "$layout")
+  H5GSORT_IO=mpio H5GSORT_IO_TRACE=1 sort_check 2 "$W/$name.h5" /keys "$W/${name}_mpio.h5" /keys \
+    "${opts[@]}"
   grep -q "read $W/$name.h5:/keys: through HDF5" "$W/last.log" ||
     die "$name under H5GSORT_IO=mpio: not read through HDF5: $(cat "$W/last.log")"
   for p in 1 2 3 4; do
-    H5GSORT_IO_TRACE=1 sort_check "$p" "$W/$name.h5" /keys "$W/${name}_$p.h5" /keys
+    H5GSORT_IO_TRACE=1 sort_check "$p" "$W/$name.h5" /keys "$W/${name}_$p.h5" /keys "${opts[@]}"
     want="read $W/$name.h5:/keys: chunks by threads (filters: ${filters//,/ }; conversion: ${conversion//_/ })"
     grep -qF "$want" "$W/last.log" ||
       die "$name on $p ranks: no line '$want' in: $(cat "$W/last.log")"
