@@ -116,8 +116,8 @@ static void encode_chunk(piece *p, chunk *c, h5g_filter_ctx *ctx, char *raw) {
     memset(raw + rows * row_bytes, 0, raw_bytes - rows * row_bytes);
     from = raw;
   }
-  if (h5g_filters_encode(ctx, from, raw_bytes, p->encoded + (size_t)(c - p->chunks) * p->encoded_cap,
-                         p->encoded_cap, &c->bytes, &c->mask, &why) != 0)
+  char *to = p->encoded + (size_t)(c - p->chunks) * p->encoded_cap;
+  if (h5g_filters_encode(ctx, from, raw_bytes, to, p->encoded_cap, &c->bytes, &c->mask, &why) != 0)
     fail(p, c, why ? why : "it does not encode", 0);
 }
 
@@ -350,17 +350,22 @@ int h5g_chunked_read(const h5g_chunked_source *src, h5g_chunk_index *index, uint
   return move_pieces(src, index, row, rows, buf, NULL, threads, each, ctx);
 }
 
-static int store_through_hdf5(void *ctx, uint64_t first, unsigned mask, size_t bytes,
-                              const void *data) {
+int h5g_chunked_store(hid_t dset, uint64_t first, unsigned mask, size_t bytes, const void *data,
+                      const char *where) {
   int rc = H5G_OK;
-  const h5g_chunked_source *src = ctx;
   hsize_t offset[H5S_MAX_RANK] = {0};
   offset[0] = first;
-  if (H5Dwrite_chunk(src->dset, H5P_DEFAULT, mask, offset, bytes, data) < 0)
+  if (H5Dwrite_chunk(dset, H5P_DEFAULT, mask, offset, bytes, data) < 0)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the chunk at row %llu (%s)",
-             (unsigned long long)first, src->where);
+             (unsigned long long)first, where);
 done:
   return rc;
+}
+
+static int store_through_hdf5(void *ctx, uint64_t first, unsigned mask, size_t bytes,
+                              const void *data) {
+  const h5g_chunked_source *src = ctx;
+  return h5g_chunked_store(src->dset, first, mask, bytes, data, src->where);
 }
 
 int h5g_chunked_write(const h5g_chunked_source *src, uint64_t row, uint64_t rows, const char *buf,

@@ -33,10 +33,11 @@ typedef struct {
 } h5g_chunked_source;
 
 /* How many bytes each chunk overlapping rows [row, row + rows) has stored (0: never written),
- * looked up on the calling thread in HDF5's chunk index, one search per chunk. *counted: those of them whose
- * first row lies in [row, row + rows), so that the counts of ranks holding a partition of the
- * rows add up to the dataset's allocated chunks (h5g_chunked_allocated): a chunk index that
- * answers look-ups but does not add up is damaged, and HDF5 is left to read it. */
+ * looked up on the calling thread in HDF5's chunk index, one search per chunk. *counted: those
+ * of them whose first row lies in [row, row + rows), so that the counts of ranks holding a
+ * partition of the rows add up to the dataset's allocated chunks (h5g_chunked_allocated): a
+ * chunk index that answers look-ups but does not add up is damaged, and HDF5 is left to read
+ * it. */
 typedef struct h5g_chunk_index h5g_chunk_index;
 int h5g_chunked_index(const h5g_chunked_source *src, uint64_t row, uint64_t rows,
                       h5g_chunk_index **index, uint64_t *counted);
@@ -50,6 +51,11 @@ void h5g_chunked_index_free(h5g_chunk_index *index);
  * the chunk at row N: ..."). */
 int h5g_chunked_read(const h5g_chunked_source *src, h5g_chunk_index *index, uint64_t row,
                      uint64_t rows, char *buf, int threads, h5g_io_piece_fn each, void *ctx);
+/* Stores one encoded chunk, its first row `first` (H5Dwrite_chunk; `where` names the dataset in
+ * the error). */
+int h5g_chunked_store(hid_t dset, uint64_t first, unsigned mask, size_t bytes, const void *data,
+                      const char *where);
+
 /* Where encoded chunks go, one at a time and in order, on the calling thread: `store` gets the
  * chunk's first row, its filter mask and its stored bytes. */
 typedef struct {

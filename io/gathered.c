@@ -174,8 +174,8 @@ typedef struct {
 } message;
 
 /* The messages of a rank's entries, in order: entries of consecutive rows up to GROUP_BYTES
- * (or one larger entry). Senders and rank 0 cut them alike. Appends to *list (capacity: one message per
- * entry suffices). */
+ * (or one larger entry). Senders and rank 0 cut them alike. Appends to *list (capacity: one
+ * message per entry suffices). */
 static void cut_messages(const kept *entries, size_t n, int rank, message *list, size_t *count) {
   uint64_t at = 0;
   for (size_t i = 0; i < n;) {
@@ -210,17 +210,6 @@ typedef struct {
   h5g_filter_ctx *ctx;
 } writer;
 
-static int write_chunk(writer *w, uint64_t first, unsigned mask, size_t bytes, const void *data) {
-  int rc = H5G_OK;
-  hsize_t offset[H5S_MAX_RANK] = {0};
-  offset[0] = first;
-  if (H5Dwrite_chunk(w->dset, H5P_DEFAULT, mask, offset, bytes, data) < 0)
-    H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the chunk at row %llu (%s)",
-             (unsigned long long)first, w->s->where);
-done:
-  return rc;
-}
-
 /* One entry, at `data`: an encoded chunk is written; raw rows join the chunk being put
  * together, which is encoded (zeros past the dataset's end, as HDF5 stores edge chunks) and
  * written once its rows are all there. Entries come in row order, without gaps. */
@@ -235,7 +224,7 @@ static int take_entry(writer *w, const kept *e, const char *data) {
              (unsigned long long)w->next_row, s->where);
   w->next_row += e->rows;
   if (e->encoded) {
-    CHECK(write_chunk(w, e->first, e->mask, e->bytes, data));
+    CHECK(h5g_chunked_store(w->dset, e->first, e->mask, e->bytes, data, s->where));
     goto done;
   }
   if (e->first % s->chunk_rows == 0) w->raw_first = e->first;
@@ -249,7 +238,7 @@ static int take_entry(writer *w, const kept *e, const char *data) {
                          &why) != 0)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot encode the chunk at row %llu: %s (%s)",
              (unsigned long long)w->raw_first, why ? why : "?", s->where);
-  CHECK(write_chunk(w, w->raw_first, mask, bytes, w->encoded));
+  CHECK(h5g_chunked_store(w->dset, w->raw_first, mask, bytes, w->encoded, s->where));
 done:
   return rc;
 }

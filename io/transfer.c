@@ -60,8 +60,9 @@ int h5g_io_inside_file_end_internal(const h5g_dset *d, haddr_t address, hsize_t 
 static off_t direct_offset(const h5g_dset *d, int writing, h5g_convert *convert) {
   hid_t dcpl = H5I_INVALID_HID;
   haddr_t address = HADDR_UNDEF;
-  if (direct_types(d, writing, convert) && direct_place_allowed(d) && (dcpl = H5Dget_create_plist(d->id)) >= 0 &&
-      H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
+  if (direct_types(d, writing, convert) && direct_place_allowed(d) &&
+      (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+      H5Pget_external_count(dcpl) == 0 &&
       H5Pget_nfilters(dcpl) == 0)
     address = H5Dget_offset(d->id);
   if (!writing && !h5g_io_inside_file_end_internal(d, address, H5Dget_storage_size(d->id)))

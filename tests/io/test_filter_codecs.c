@@ -119,6 +119,18 @@ static hid_t write_dataset(hid_t file, const char *name, hid_t type, hid_t dcpl,
   return dset;
 }
 
+/* One dataset written from `data` (then freed, with dcpl and type) and every chunk of it
+ * decoded by us against HDF5's read. */
+static void check_case(hid_t file, const char *name, hid_t type, hid_t dcpl, unsigned char *data,
+                       size_t size) {
+  hid_t dset = write_dataset(file, name, type, dcpl, data, size);
+  check_chunks(dset, size, name, 0);
+  H5Dclose(dset);
+  free(data);
+  H5Pclose(dcpl);
+  H5Tclose(type);
+}
+
 static void check_scaleoffset(hid_t file, uint64_t *seed) {
   static const size_t sizes[] = {1, 2, 4, 8};
   int cases = 0;
@@ -151,13 +163,8 @@ static void check_scaleoffset(hid_t file, uint64_t *seed) {
                 }
             snprintf(name, sizeof name, "so_%zu%s%s_v%d_%s", size, sign ? "s" : "u",
                      big ? "be" : "le", variant, kind_names[kind]);
-            hid_t dset = write_dataset(file, name, type, dcpl, data, size);
-            check_chunks(dset, size, name, 0);
+            check_case(file, name, type, dcpl, data, size);
             cases++;
-            H5Dclose(dset);
-            free(data);
-            H5Pclose(dcpl);
-            H5Tclose(type);
           }
   printf("scale-offset: %d datasets\n", cases);
 }
@@ -202,13 +209,8 @@ static void check_scaleoffset_float(hid_t file, uint64_t *seed) {
             make_float_data(data, size, big, kind, fill, seed);
             snprintf(name, sizeof name, "sof_%zu%s_v%d_d%d_%s", size, big ? "be" : "le",
                      variant, scale, kind_names[kind]);
-            hid_t dset = write_dataset(file, name, type, dcpl, data, size);
-            check_chunks(dset, size, name, 0);
+            check_case(file, name, type, dcpl, data, size);
             cases++;
-            H5Dclose(dset);
-            free(data);
-            H5Pclose(dcpl);
-            H5Tclose(type);
           }
   /* a float of another format (HDF5 computes on it as on an IEEE float): left to HDF5 */
   hid_t odd = H5Tcopy(H5T_IEEE_F32LE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -392,12 +394,7 @@ static int check_plugins(hid_t file, uint64_t *seed) {
         if (cases[c].fletcher32_after) MUST_H5(H5Pset_fletcher32(dcpl));
         make_data(data, size, kind, seed, fill);
         snprintf(name, sizeof name, "plugin_%s_%zu_%s", cases[c].name, size, kind_names[kind]);
-        hid_t dset = write_dataset(file, name, type, dcpl, data, size);
-        check_chunks(dset, size, name, 0);
-        H5Dclose(dset);
-        free(data);
-        H5Pclose(dcpl);
-        H5Tclose(type);
+        check_case(file, name, type, dcpl, data, size);
       }
   }
   return found;
