@@ -117,6 +117,9 @@ int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budg
 typedef struct h5g_cuda_warmup h5g_cuda_warmup;
 int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **w);
 int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);
+/* The local rank a warm-up was started for (its device: that rank modulo the devices); -1 for
+ * none. */
+int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w);
 /* Destroys the CUDA context this process made, as its exit otherwise would, and returns the
  * seconds that took (0 without one): tear-down made visible. Call last, after MPI_Finalize;
  * nothing may use CUDA after it. */

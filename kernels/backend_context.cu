@@ -86,6 +86,8 @@ done:
   return rc;
 }
 
+extern "C" int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w) { return w ? w->local_rank : -1; }
+
 extern "C" double h5g_cuda_release_context(void) {
   if (g_context_device < 0) return 0;
   const double start = now_seconds();

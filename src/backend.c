@@ -32,5 +32,10 @@ int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds) {
   return H5G_OK;
 }
 
+int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w) {
+  (void)w;
+  return -1;
+}
+
 double h5g_cuda_release_context(void) { return 0; }
 #endif

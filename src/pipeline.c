@@ -68,9 +68,17 @@ int h5g_step_end(h5g_run *r, h5g_phase phase, int status) {
  * --backend cpu; with auto it may be made on a GPU that the plan then leaves unused. */
 static int start_context(h5g_run *r) {
   int rc = H5G_OK, local_rank = 0, local_size = 1;
-  if (r->opt->backend == H5G_BACKEND_CPU) goto done;
-  CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
-  CHECK(h5g_cuda_warmup_start(local_rank, &r->warmup));
+  double unused;
+  if (r->opt->backend != H5G_BACKEND_CPU)
+    CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
+  /* one begun before MPI_Init (src/main.c) for another device, or not wanted: joined unused */
+  if (r->warmup && (r->opt->backend == H5G_BACKEND_CPU ||
+                    h5g_cuda_warmup_rank(r->warmup) != local_rank)) {
+    h5g_cuda_warmup_finish(r->warmup, 0, &unused);
+    r->warmup = NULL;
+  }
+  if (r->opt->backend != H5G_BACKEND_CPU && !r->warmup)
+    CHECK(h5g_cuda_warmup_start(local_rank, &r->warmup));
 done:
   return rc;
 }
@@ -258,12 +266,14 @@ done:
   return rc;
 }
 
-int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
+int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_cuda_warmup *warmup,
+                     h5g_report *rep) {
   int rc = H5G_OK;
   h5g_run run, *r = &run;
   run_state state, *s = &state;
   memset(r, 0, sizeof *r);
   memset(s, 0, sizeof *s);
+  r->warmup = warmup;
   r->comm = comm;
   r->opt = opt;
   MPI_Comm_rank(comm, &r->rank);
