@@ -23,7 +23,8 @@
 #define RANK_BASE_BYTES ((uint64_t)64 << 20)
 #define CUDA_CONTEXT_BYTES ((uint64_t)512 << 20)
 /* Rank 0 storing several ranks' filtered chunks (io/gathered.c): two 64 MiB messages received,
- * a chunk put together and its encoding, the chunks' list. */
+ * a chunk put together and its encoding, the chunks' list; at most three times a rank's share
+ * (a message holds one rank's chunks). */
 #define GATHER_RANK0_BYTES ((uint64_t)256 << 20)
 
 /* Whole-process rate for the time estimate: bytes of input per second per node, from the
@@ -61,8 +62,11 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   if (v->composed && v->layout.words > 1) need->passes = 24 * plan->n;
   /* the encoded rows of this rank's share of every filtered output (about their raw bytes),
    * and rank 0's buffers to receive and store the others' */
-  if (r->size > 1 && v->filtered_row_bytes)
-    need->kept = most * v->filtered_row_bytes + (r->rank == 0 ? GATHER_RANK0_BYTES : 0);
+  uint64_t kept = most * v->filtered_row_bytes;
+  if (r->size > 1 && kept) /* rank 0's buffers hold a few of the others' messages at most */
+    need->kept = kept + (r->rank == 0 ? (3 * kept < GATHER_RANK0_BYTES ? 3 * kept
+                                                                        : GATHER_RANK0_BYTES)
+                                      : 0);
   need->base = RANK_BASE_BYTES + (plan->use_cuda ? CUDA_CONTEXT_BYTES : 0);
   need->split = need_total(need) - need->base;
   if (!specs[H5G_BUFFER_SPARE].n) /* the merge's other side, for the keys and their values */
