@@ -1,9 +1,9 @@
-/* Decoders of HDF5's built-in scale-offset (integers, D-scaled IEEE floats) and n-bit (atomic
- * types) filters, internal to io/filters.c, which lists them in its table of filters. Each
- * follows HDF5 1.10's own filter (H5Zscaleoffset.c, H5Znbit.c) on the parameters HDF5 stored
- * with the dataset (cd_values, set by its set_local callback): a chunk decodes to the bytes
- * HDF5's read of it yields, in the dataset's byte order. The decoders touch no HDF5 state:
- * several threads decode at once. */
+/* Decoders of HDF5's built-in scale-offset (integers, D-scaled IEEE floats), n-bit (atomic
+ * types) and szip filters, internal to io/filters.c, which lists them in its table of filters.
+ * Each follows HDF5 1.10's own filter (H5Zscaleoffset.c, H5Znbit.c, H5Zszip.c through libsz's
+ * decoder, io/filter_szip.c) on the parameters HDF5 stored with the dataset (cd_values, set
+ * by its set_local callback): a chunk decodes to the bytes HDF5's read of it yields, in the
+ * dataset's byte order. The decoders touch no HDF5 state: several threads decode at once. */
 #ifndef H5G_IO_FILTER_CODECS_H
 #define H5G_IO_FILTER_CODECS_H
 
@@ -24,6 +24,12 @@ int h5g_nbit_accepts(const unsigned *cd, size_t ncd, size_t elem_size, uint64_t 
 int h5g_scaleoffset_decode(const unsigned *cd, const unsigned char *in, size_t in_bytes,
                            unsigned char *out, size_t cap, size_t *out_bytes, const char **why);
 int h5g_nbit_decode(const unsigned *cd, const unsigned char *in, size_t in_bytes,
+                    unsigned char *out, size_t cap, size_t *out_bytes, const char **why);
+
+/* Szip: 1 when the parameters are ones HDF5 writes and libsz (libsz.so.2, dlopen'd on the first
+ * such call, calling thread only) is there; then its decoder, as h5g_nbit_decode. */
+int h5g_szip_accepts(const unsigned *cd, size_t ncd);
+int h5g_szip_decode(const unsigned *cd, const unsigned char *in, size_t in_bytes,
                     unsigned char *out, size_t cap, size_t *out_bytes, const char **why);
 
 /* The bits [pos, pos + nbits) of s, most significant first, as both filters pack values (nbits

@@ -1,6 +1,6 @@
 /* The filters h5gsort runs itself, as HDF5 1.10.8 runs them (H5Z.c H5Z_pipeline): shuffle,
  * deflate and fletcher32 both ways (H5Zshuffle.c, H5Zdeflate.c, H5Zfletcher32.c, H5checksum.c);
- * scale-offset and n-bit decoded only (io/filter_codecs.h); bzip2 and lz4 decoded only, by
+ * scale-offset, n-bit and szip decoded only (io/filter_codecs.h); bzip2 and lz4 decoded only, by
  * their plugins (io/filter_plugin.h). Deflate decodes through libdeflate
  * (2-3x faster than zlib) and encodes through zlib's compress2, HDF5's own call: a chunk encoded
  * here is the chunk HDF5 writes, byte for byte, so an output does not depend on which of the two
@@ -22,6 +22,8 @@
 #define FLETCHER_BYTES 4
 /* scale-offset's header and last byte: its stream at full width is the data and 22 bytes */
 #define SCALEOFFSET_GROWTH 22
+/* szip's size header: HDF5 fails (or skips) a chunk whose stream is longer than the data */
+#define SZIP_GROWTH 4
 /* A plugin's stream at most: bzip2 adds 1% and 600 bytes, lz4 12 bytes and 4 a block (of 1 GiB
  * unless set), so this holds blocks down to 64 bytes. */
 #define PLUGIN_GROWTH(n) ((n) / 16 + 65536)
@@ -83,6 +85,14 @@ static int parse_nbit(h5g_filter *f, const unsigned *cd, size_t ncd, hid_t type,
   return 1;
 }
 
+static int parse_szip(h5g_filter *f, const unsigned *cd, size_t ncd, hid_t type,
+                      uint64_t chunk_elems) {
+  (void)type, (void)chunk_elems;
+  if (!h5g_szip_accepts(cd, ncd)) return 0;
+  memcpy(f->cd, cd, ncd * sizeof *cd);
+  return 1;
+}
+
 /* A plugin listed below: its stored parameters, given back to the plugin HDF5 would load. */
 static int parse_plugin(h5g_filter *f, const unsigned *cd, size_t ncd, hid_t type,
                         uint64_t chunk_elems) {
@@ -105,6 +115,7 @@ static const struct {
     {H5Z_FILTER_FLETCHER32, "fletcher32", parse_fletcher32, 1},
     {H5Z_FILTER_SCALEOFFSET, "scaleoffset", parse_scaleoffset, 0},
     {H5Z_FILTER_NBIT, "nbit", parse_nbit, 0},
+    {H5Z_FILTER_SZIP, "szip", parse_szip, 0}, /* when libsz loads (io/filter_szip.c) */
     /* plugins whose decoders are reentrant (io/filter_plugin.c says how that was checked) */
     {307, "bzip2", parse_plugin, 0},
     {32004, "lz4", parse_plugin, 0},
@@ -190,6 +201,7 @@ size_t h5g_filters_bound(const h5g_filter_pipeline *p, size_t raw_bytes) {
     if (p->filter[i].id == H5Z_FILTER_DEFLATE) n = deflate_limit(n);
     else if (p->filter[i].id == H5Z_FILTER_FLETCHER32) n += FLETCHER_BYTES;
     else if (p->filter[i].id == H5Z_FILTER_SCALEOFFSET) n += SCALEOFFSET_GROWTH;
+    else if (p->filter[i].id == H5Z_FILTER_SZIP) n += SZIP_GROWTH;
     else if (p->filter[i].plugin) n += PLUGIN_GROWTH(n);
   }
   return n;
@@ -333,6 +345,8 @@ int h5g_filters_decode(h5g_filter_ctx *c, unsigned filter_mask, const void *in, 
       if (h5g_scaleoffset_decode(f->cd, cur, n, dst, cap, &n, why) != 0) return -1;
     } else if (f->id == H5Z_FILTER_NBIT) {
       if (h5g_nbit_decode(f->cd, cur, n, dst, cap, &n, why) != 0) return -1;
+    } else if (f->id == H5Z_FILTER_SZIP) {
+      if (h5g_szip_decode(f->cd, cur, n, dst, cap, &n, why) != 0) return -1;
     } else if (f->plugin) {
       if (h5g_plugin_decode(f->plugin, f->flags, f->ncd, f->cd, cur, n, dst, cap, &n, why) != 0)
         return -1;

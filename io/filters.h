@@ -1,14 +1,15 @@
 /* The filter pipelines h5gsort decodes and encodes itself (internal to io/): shuffle, deflate
  * and fletcher32, the filters of h5py's and h5repack's gzip output and of most chunked files,
- * decoded and encoded; scale-offset of integers and IEEE floats and n-bit of integers and floats
- * (HDF5's built-in H5Zscaleoffset.c and H5Znbit.c, io/filter_codecs.h), decoded only; the plugins
- * bzip2 and lz4, decoded only, by the plugin HDF5 would load (io/filter_plugin.h).
+ * decoded and encoded; scale-offset of integers and IEEE floats, n-bit of integers and floats
+ * and szip (HDF5's built-in H5Zscaleoffset.c, H5Znbit.c and H5Zszip.c, io/filter_codecs.h; szip
+ * by libsz, when it loads), decoded only; the plugins bzip2 and lz4, decoded only, by the plugin
+ * HDF5 would load (io/filter_plugin.h).
  * HDF5 is not thread-safe and runs its filters on one thread per rank; these functions touch no
  * HDF5 state (but h5g_filters_from_dcpl), so several threads decode or encode chunks at once.
  * Deflate decodes through libdeflate (HDF5's zlib streams, 2-3x faster than zlib) and encodes
  * through zlib as HDF5 does, so encoded chunks are HDF5's own, byte for byte. Anything else
- * (szip, scale-offset of other floats, n-bit of compounds and arrays, other plugins) is left to
- * HDF5. */
+ * (scale-offset of other floats, n-bit of compounds and arrays, szip without libsz, other
+ * plugins) is left to HDF5. */
 #ifndef H5G_IO_FILTERS_H
 #define H5G_IO_FILTERS_H
 
@@ -23,7 +24,7 @@ typedef struct {
   unsigned flags;   /* H5Z_FLAG_OPTIONAL or 0, as stored */
   unsigned param;   /* deflate: level 0-9; shuffle: element size in bytes; fletcher32: 0 */
   int identity;     /* HDF5 returns the data unchanged (n-bit of a full-precision type, ...) */
-  unsigned cd[H5G_FILTER_CD_MAX]; /* scale-offset, n-bit, plugins: the parameters HDF5 stored */
+  unsigned cd[H5G_FILTER_CD_MAX]; /* scale-offset, n-bit, szip, plugins: as HDF5 stored them */
   size_t ncd;                     /* plugins: how many */
   H5Z_func_t plugin;              /* plugins: the loaded plugin's filter callback */
 } h5g_filter;

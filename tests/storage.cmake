@@ -30,6 +30,12 @@ add_test(NAME storage.threaded_plugin_reads
                  "${H5G_MPIEXEC_STR}" plugins)
 set_tests_properties(storage.threaded_plugin_reads PROPERTIES LABELS storage TIMEOUT 180
                      SKIP_RETURN_CODE 77 ENVIRONMENT "HDF5_PLUGIN_PATH=${H5G_TEST_PLUGIN_PATH}")
+# The same for szip inputs, decoded by libsz (skipped, 77, where h5py cannot write szip).
+add_test(NAME storage.threaded_reads_szip
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/storage/threaded_reads.sh ${H5G_BIN_DIR}
+                 "${H5G_MPIEXEC_STR}" szip)
+set_tests_properties(storage.threaded_reads_szip PROPERTIES LABELS storage TIMEOUT 180
+                     SKIP_RETURN_CODE 77)
 # The cases that sort again on the GPU backend (label gpu; skipped where no GPU is usable).
 if(H5G_HAVE_CUDA)
   foreach(case keep contiguous chunked gzip none carry whole_file group_attrs)

@@ -18,7 +18,12 @@
  * HDF5's filters before or after them, on 4- and 8-byte elements of every kind, decode as HDF5
  * reads them, chunk by chunk (the partial last one and the one stored with every filter
  * skipped included); exit 77 when HDF5 finds neither plugin (HDF5_PLUGIN_PATH).
- * Usage: test_filter_codecs PREFIX [--plugins] (file PREFIX.h5, removed at the end). */
+ * With --szip instead: szip (io/filter_szip.c, libsz's decoder) on 1- to 8-byte integers and
+ * floats of either order, both option masks (nn, ec), 8, 16 and 32 pixels per block, alone,
+ * after shuffle and before fletcher32, narrow data and random data (which szip cannot shrink:
+ * HDF5 skips its optional filter), decodes as HDF5 reads it chunk by chunk, the same way;
+ * exit 77 when HDF5 cannot encode szip (no libsz).
+ * Usage: test_filter_codecs PREFIX [--plugins|--szip] (file PREFIX.h5, removed at the end). */
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
@@ -51,6 +56,16 @@ static void make_data(unsigned char *data, size_t size, int kind, uint64_t *seed
     for (size_t b = 0; b < size; b++) data[i * size + b] = (unsigned char)(v >> 8 * b);
     if (kind == WITH_FILL && i % 7 == 0) memcpy(data + i * size, fill, size);
   }
+}
+
+/* The elements' bytes reversed: values made little-endian, stored big-endian. */
+static void swap_elements(unsigned char *data, size_t size) {
+  for (size_t i = 0; i < N; i++)
+    for (size_t b = 0; b < size / 2; b++) {
+      unsigned char t = data[i * size + b];
+      data[i * size + b] = data[i * size + size - 1 - b];
+      data[i * size + size - 1 - b] = t;
+    }
 }
 
 /* Every chunk of `dset` (elements of `size` bytes in the file type) decoded by us equals HDF5's
@@ -154,13 +169,7 @@ static void check_scaleoffset(hid_t file, uint64_t *seed) {
             MUST_H5(H5Pset_scaleoffset(dcpl, H5Z_SO_INT, bits));
             if (variant == 3) MUST_H5(H5Pset_deflate(dcpl, 1));
             make_data(data, size, kind, seed, fill_file);
-            if (big) /* the values little-endian as made, stored big-endian */
-              for (size_t i = 0; i < N; i++)
-                for (size_t b = 0; b < size / 2; b++) {
-                  unsigned char t = data[i * size + b];
-                  data[i * size + b] = data[i * size + size - 1 - b];
-                  data[i * size + size - 1 - b] = t;
-                }
+            if (big) swap_elements(data, size);
             snprintf(name, sizeof name, "so_%zu%s%s_v%d_%s", size, sign ? "s" : "u",
                      big ? "be" : "le", variant, kind_names[kind]);
             check_case(file, name, type, dcpl, data, size);
@@ -400,16 +409,74 @@ static int check_plugins(hid_t file, uint64_t *seed) {
   return found;
 }
 
+/* Elements for szip: narrow (integers below 50, or their quarters as floats), which szip
+ * shrinks, or random bits, which it cannot (HDF5 then skips the filter for that chunk). */
+static void make_szip_data(unsigned char *data, size_t size, int is_float, int big, int narrow,
+                           uint64_t *seed) {
+  for (size_t i = 0; i < N; i++) {
+    uint64_t r = test_rand(seed), v = narrow ? r % 50 : r;
+    double d = (double)v / 4.0;
+    float f = (float)d;
+    const void *bytes = !narrow || !is_float ? (const void *)&v
+                        : size == 4          ? (const void *)&f
+                                             : (const void *)&d;
+    memcpy(data + i * size, bytes, size);
+  }
+  if (big) swap_elements(data, size);
+}
+
+/* szip (io/filter_szip.c) on HDF5's own szip chunks: 0 when HDF5 cannot encode it (no libsz). */
+static int check_szip(hid_t file, uint64_t *seed) {
+  const struct { /* not static: HDF5's type ids are set at run time */
+    const char *name;
+    hid_t type;
+  } types[] = {{"u1", H5T_STD_U8LE},   {"u2", H5T_STD_U16LE},  {"u2be", H5T_STD_U16BE},
+               {"i4", H5T_STD_I32LE},  {"i4be", H5T_STD_I32BE}, {"u8", H5T_STD_U64LE},
+               {"f4", H5T_IEEE_F32LE}, {"f8", H5T_IEEE_F64LE}, {"f8be", H5T_IEEE_F64BE}};
+  static const unsigned masks[] = {H5_SZIP_NN_OPTION_MASK, H5_SZIP_EC_OPTION_MASK};
+  unsigned info = 0;
+  if (H5Zfilter_avail(H5Z_FILTER_SZIP) <= 0 || H5Zget_filter_info(H5Z_FILTER_SZIP, &info) < 0 ||
+      !(info & H5Z_FILTER_CONFIG_ENCODE_ENABLED))
+    return 0;
+  int cases = 0;
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+    for (int m = 0; m < 2; m++)
+      for (unsigned ppb = 8; ppb <= 32; ppb *= 2)
+        for (int variant = 0; variant < 3; variant++) /* alone, shuffle before, fletcher32 after */
+          for (int kind = 0; kind < 2; kind++) { /* narrow; full (szip fails, HDF5 skips it) */
+            hid_t type = H5Tcopy(types[t].type), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+            size_t size = H5Tget_size(type);
+            int big = H5Tget_order(type) == H5T_ORDER_BE;
+            hsize_t chunk = CHUNK;
+            unsigned char *data = malloc(N * size);
+            char name[96];
+            MUST_H5(H5Pset_chunk(dcpl, 1, &chunk));
+            if (variant == 1) MUST_H5(H5Pset_shuffle(dcpl));
+            MUST_H5(H5Pset_szip(dcpl, masks[m], ppb));
+            if (variant == 2) MUST_H5(H5Pset_fletcher32(dcpl));
+            make_szip_data(data, size, H5Tget_class(type) == H5T_FLOAT, big, !kind, seed);
+            snprintf(name, sizeof name, "szip_%s_%s_%u_v%d_%s", types[t].name, m ? "ec" : "nn",
+                     ppb, variant, kind_names[kind ? FULL : NARROW]);
+            check_case(file, name, type, dcpl, data, size);
+            cases++;
+          }
+  printf("szip: %d datasets\n", cases);
+  return 1;
+}
+
 int main(int argc, char **argv) {
   const char *prefix = argc > 1 ? argv[1] : "test_filter_codecs";
   char path[1024];
   uint64_t seed = 29;
-  int plugins = argc > 2 && strcmp(argv[2], "--plugins") == 0, found = 1;
+  const char *mode = argc > 2 ? argv[2] : "";
+  int found = 1;
   snprintf(path, sizeof path, "%s.h5", prefix);
   hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   MUST_H5(file);
-  if (plugins) {
+  if (strcmp(mode, "--plugins") == 0) {
     found = check_plugins(file, &seed);
+  } else if (strcmp(mode, "--szip") == 0) {
+    found = check_szip(file, &seed);
   } else {
     check_scaleoffset(file, &seed);
     check_scaleoffset_float(file, &seed);
@@ -419,7 +486,10 @@ int main(int argc, char **argv) {
   MUST_H5(H5Fclose(file));
   remove(path);
   if (!found) {
-    printf("skipped: HDF5 finds neither the bzip2 nor the lz4 plugin (hdf5-filter-plugin)\n");
+    printf("skipped: %s\n", strcmp(mode, "--szip") == 0
+                                ? "HDF5 cannot encode szip (no libsz)"
+                                : "HDF5 finds neither the bzip2 nor the lz4 plugin "
+                                  "(hdf5-filter-plugin)");
     return 77;
   }
   return test_summary("test_filter_codecs");

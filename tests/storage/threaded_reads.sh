@@ -10,8 +10,11 @@
 # everything). Then contiguous big-endian keys, read and written by the threads.
 # With `plugins`, the same for inputs of the plugin filters bzip2 and lz4 (io/filter_plugin.c),
 # alone and with shuffle or fletcher32, a chunk stored with every filter skipped, big-endian
-# floats; exit 77 when HDF5 (HDF5_PLUGIN_PATH) finds either plugin missing.
-#   threaded_reads.sh BIN_DIR "MPIEXEC ... -n" [plugins]
+# floats; exit 77 when HDF5 (HDF5_PLUGIN_PATH) finds either plugin missing. With `szip`, the
+# same for szip inputs (io/filter_szip.c: libsz's decoder), both option masks, 8 to 32 pixels per
+# block, alone and after shuffle, a chunk stored with its filters skipped, big-endian floats;
+# exit 77 when h5py cannot write szip (no libsz).
+#   threaded_reads.sh BIN_DIR "MPIEXEC ... -n" [plugins|szip]
 BIN=$1
 MPIEXEC=$2
 CASES=${3:-builtin}
@@ -19,13 +22,17 @@ source "$(dirname "$0")/../e2e/lib.sh"
 W=$WORK
 PY=/usr/bin/python3
 
-if [ "$CASES" = plugins ]; then
+if [ "$CASES" != builtin ]; then
   rc=0
-  "$PY" - "$W" <<'PYEOF' || rc=$?
+  "$PY" - "$W" "$CASES" <<'PYEOF' || rc=$?
 import sys
 import h5py, numpy as np
-w, n = sys.argv[1], 60013
-if not (h5py.h5z.filter_avail(307) and h5py.h5z.filter_avail(32004)):
+w, cases, n = sys.argv[1], sys.argv[2], 60013
+szip_codes = h5py.h5z.FILTER_CONFIG_ENCODE_ENABLED | h5py.h5z.FILTER_CONFIG_DECODE_ENABLED
+if cases == "szip" and (not h5py.h5z.filter_avail(h5py.h5z.FILTER_SZIP) or
+                        h5py.h5z.get_filter_info(h5py.h5z.FILTER_SZIP) != szip_codes):
+    sys.exit(77)
+if cases == "plugins" and not (h5py.h5z.filter_avail(307) and h5py.h5z.filter_avail(32004)):
     sys.exit(77)
 rng = np.random.default_rng(32004)
 def make(name, values, chunk, filters, raw_first=False):
@@ -37,6 +44,8 @@ def make(name, values, chunk, filters, raw_first=False):
                 dcpl.set_shuffle()
             elif fid == "fletcher32":
                 dcpl.set_fletcher32()
+            elif fid == "szip":
+                dcpl.set_szip(*cd)
             else:
                 dcpl.set_filter(fid, h5py.h5z.FLAG_MANDATORY, cd)
         space = h5py.h5s.create_simple((len(values),))
@@ -46,22 +55,44 @@ def make(name, values, chunk, filters, raw_first=False):
         with h5py.File(f"{w}/{name}.h5", "r+") as f:
             f["keys"].id.write_direct_chunk((0,), values[:chunk].tobytes(),
                                             filter_mask=(1 << len(filters)) - 1)
-make("lz4_u4", rng.integers(0, 1 << 19, n).astype("<u4"), 4099, [(32004, (0,))], True)
-make("shuffle_lz4_i8", rng.integers(-(1 << 62), 1 << 62, n).astype("<i8"), 3001,
-     [("shuffle", None), (32004, (1024,))])
-f8 = rng.normal(size=n)
-f8[::5] = 0.5  # equal keys
-make("bz2_f8be", f8.astype(">f8"), 999, [(307, (9,))])
-make("bz2_fletcher32_u2", rng.integers(0, 1 << 16, n).astype("<u2"), 777,
-     [(307, (1,)), ("fletcher32", None)], True)
+if cases == "plugins":
+    make("lz4_u4", rng.integers(0, 1 << 19, n).astype("<u4"), 4099, [(32004, (0,))], True)
+    make("shuffle_lz4_i8", rng.integers(-(1 << 62), 1 << 62, n).astype("<i8"), 3001,
+         [("shuffle", None), (32004, (1024,))])
+    f8 = rng.normal(size=n)
+    f8[::5] = 0.5  # equal keys
+    make("bz2_f8be", f8.astype(">f8"), 999, [(307, (9,))])
+    make("bz2_fletcher32_u2", rng.integers(0, 1 << 16, n).astype("<u2"), 777,
+         [(307, (1,)), ("fletcher32", None)], True)
+else:  # h5py's compression="szip" options: ("nn", 8) and ("ec", 16); 32 by the low-level API.
+    # Values szip shrinks, sorted too: parallel HDF5 1.10.8 stores a chunk whose optional szip
+    # failed unfiltered with a filter mask of 0, an output chunk no one can read.
+    with h5py.File(f"{w}/szip_u4.h5", "w") as f:  # edge chunk
+        f.create_dataset("keys", data=rng.integers(0, 1 << 12, n).astype("<u4"), chunks=(4099,),
+                         compression="szip", compression_opts=("nn", 8))
+    with h5py.File(f"{w}/szip_i2be.h5", "w") as f:
+        f.create_dataset("keys", data=rng.integers(0, 600, n).astype(">i2"), chunks=(1000,),
+                         compression="szip", compression_opts=("ec", 16))
+    f8 = np.round(rng.normal(size=n) * 64) / 64
+    f8[::5] = 0.5  # equal keys
+    make("szip_f8be", f8.astype(">f8"), 999,
+         [("szip", (h5py.h5z.SZIP_EC_OPTION_MASK, 32))], True)
+    make("shuffle_szip_i8", rng.integers(0, 1 << 20, n).astype("<i8"), 3001,
+         [("shuffle", None), ("szip", (h5py.h5z.SZIP_NN_OPTION_MASK, 32))])
 PYEOF
   if [ "$rc" -eq 77 ]; then
-    echo "SKIP: the bzip2 or lz4 plugin is missing (hdf5-filter-plugin)"
+    echo "SKIP: $([ "$CASES" = szip ] && echo "h5py cannot write szip (no libsz)" ||
+      echo "the bzip2 or lz4 plugin is missing (hdf5-filter-plugin)")"
     exit 77
   fi
   [ "$rc" -eq 0 ] || die "making the h5py inputs failed"
-  INPUTS="lz4_u4:lz4:none shuffle_lz4_i8:shuffle,lz4:none bz2_f8be:bzip2:byte_swap
-    bz2_fletcher32_u2:bzip2,fletcher32:none"
+  if [ "$CASES" = plugins ]; then
+    INPUTS="lz4_u4:lz4:none shuffle_lz4_i8:shuffle,lz4:none bz2_f8be:bzip2:byte_swap
+      bz2_fletcher32_u2:bzip2,fletcher32:none"
+  else
+    INPUTS="szip_u4:szip:none szip_i2be:szip:byte_swap szip_f8be:szip:byte_swap
+      shuffle_szip_i8:shuffle,szip:none"
+  fi
 else
 "$PY" - "$W" <<'PYEOF' || die "making the h5py inputs failed"
 import sys
@@ -142,13 +173,13 @@ for c in $INPUTS; do
       die "$name on $p ranks: keys read through HDF5 too"
     fi
     same_keys "$W/${name}_mpio.h5" "$W/${name}_$p.h5"
-    # the output keeps the plugin filter, which only HDF5 encodes
-    if [ "$CASES" = plugins ] && ! grep -q "write .*:/keys: through HDF5$" "$W/last.log"; then
+    # the output keeps the plugin or szip filter, which only HDF5 encodes
+    if [ "$CASES" != builtin ] && ! grep -q "write .*:/keys: through HDF5$" "$W/last.log"; then
       die "$name on $p ranks: output not written through HDF5: $(cat "$W/last.log")"
     fi
   done
 done
-if [ "$CASES" = plugins ]; then
+if [ "$CASES" != builtin ]; then
   passed
   exit 0
 fi
