@@ -37,10 +37,13 @@ sorted() {
 
 case_layouts() {
   local p=1
-  for d in contiguous compact external chunked gzip shuffle_gzip fletcher32 szip scaleoffset nbit all; do
+  for d in contiguous compact external chunked gzip shuffle_gzip fletcher32 scaleoffset nbit all; do
     sorted "$p" "/layouts/$d"
     p=$((p % 4 + 1))
   done
+  # szip is read, but not kept: parallel HDF5 1.10.8 writes a chunk szip cannot shrink unreadably
+  expect_failure 2 "would keep the input's szip filter" "$R" "$W/out/refused.h5" -d /layouts/szip
+  sorted 2 /layouts/szip --compress gzip
   sorted 3 /layouts/all --descending
   # the last, partial chunk stored unfiltered (H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS, latest format)
   (R=$F/latest.h5 && for p in 1 2; do sorted "$p" /edge_unfiltered; done) || exit 1

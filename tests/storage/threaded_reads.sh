@@ -90,8 +90,10 @@ PYEOF
     INPUTS="lz4_u4:lz4:none shuffle_lz4_i8:shuffle,lz4:none bz2_f8be:bzip2:byte_swap
       bz2_fletcher32_u2:bzip2,fletcher32:none"
   else
-    INPUTS="szip_u4:szip:none szip_i2be:szip:byte_swap szip_f8be:szip:byte_swap
-      shuffle_szip_i8:shuffle,szip:none"
+    # outputs contiguous: h5gsort refuses to keep szip (parallel HDF5 1.10.8 writes a chunk
+    # szip cannot shrink unreadably), checked below
+    INPUTS="szip_u4:szip:none:contiguous szip_i2be:szip:byte_swap:contiguous
+      szip_f8be:szip:byte_swap:contiguous shuffle_szip_i8:shuffle,szip:none:contiguous"
   fi
 else
 "$PY" - "$W" <<'PYEOF' || die "making the h5py inputs failed"
@@ -173,12 +175,17 @@ for c in $INPUTS; do
       die "$name on $p ranks: keys read through HDF5 too"
     fi
     same_keys "$W/${name}_mpio.h5" "$W/${name}_$p.h5"
-    # the output keeps the plugin or szip filter, which only HDF5 encodes
-    if [ "$CASES" != builtin ] && ! grep -q "write .*:/keys: through HDF5$" "$W/last.log"; then
+    # the output keeps the plugin filter, which only HDF5 encodes
+    if [ "$CASES" = plugins ] && ! grep -q "write .*:/keys: through HDF5$" "$W/last.log"; then
       die "$name on $p ranks: output not written through HDF5: $(cat "$W/last.log")"
     fi
   done
 done
+if [ "$CASES" = szip ]; then
+  mkdir -p "$W/refused"
+  IN=$W/szip_u4.h5 OUT=$W/refused/out.h5 WRAP=()
+  expect_failure 2 "would keep the input's szip filter" "$IN" "$OUT" -d /keys
+fi
 if [ "$CASES" != builtin ]; then
   passed
   exit 0
