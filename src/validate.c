@@ -22,14 +22,15 @@ void h5g_input_stamp(const struct stat *st, h5g_verdict *v) {
 
 /* The output storage of every dataset written, resolved now so that chunks HDF5 cannot take stop
  * the run before work; where OUTPUT starts as a copy of INPUT, also where each lands in it
- * (io/h5io.h: h5g_io_inspect_storage). */
-static int check_storage(const h5g_options *opt, h5g_verdict *v) {
+ * (io/h5io.h: h5g_io_inspect_storage); carried_row_bytes[i]: carried dataset i's row, as
+ * inspected once before. */
+static int check_storage(const h5g_options *opt, const uint64_t *carried_row_bytes,
+                         h5g_verdict *v) {
   int rc = H5G_OK, filtered = 0;
   char *target = NULL;
   uint64_t rows = opt->top >= 0 && (uint64_t)opt->top < v->info.n ? (uint64_t)opt->top : v->info.n;
   h5g_io_target in_copy = {NULL, rows, opt->unique}, *at = NULL;
   if (v->in_place || opt->whole_file) at = &in_copy;
-  uint64_t bytes = 0;
   for (int i = 0; i < opt->ndatasets; i++) {
     in_copy.path = h5g_options_key_output(opt, i);
     CHECK(h5g_io_inspect_storage(opt->input, opt->datasets[i], &opt->storage, 1, at, &filtered));
@@ -54,8 +55,7 @@ static int check_storage(const h5g_options *opt, h5g_verdict *v) {
     CHECK_ALLOC(target, strlen(opt->carry[i]) + 1);
     in_copy.path = target;
     CHECK(h5g_io_inspect_storage(opt->input, opt->carry[i], &opt->storage, 1, at, &filtered));
-    if (filtered) CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n, &bytes));
-    if (filtered) v->filtered_row_bytes += bytes;
+    if (filtered) v->filtered_row_bytes += carried_row_bytes[i];
   }
 done:
   free(target);
@@ -98,12 +98,12 @@ int h5g_validate(const h5g_run *r, h5g_verdict *v) {
     for (int i = 0; i < v->layout.count; i++)
       if (h5g_keyset_fetched(&v->layout, i) && v->layout.key[i].width > v->moved_row_bytes)
         v->moved_row_bytes = v->layout.key[i].width;
+  uint64_t carried_row_bytes[H5G_MAX_CARRY] = {0};
   for (int i = 0; i < opt->ncarry; i++) {
-    uint64_t bytes = 0;
-    CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n, &bytes));
-    if (bytes > v->moved_row_bytes) v->moved_row_bytes = bytes;
+    CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n, &carried_row_bytes[i]));
+    if (carried_row_bytes[i] > v->moved_row_bytes) v->moved_row_bytes = carried_row_bytes[i];
   }
-  CHECK(check_storage(opt, v));
+  CHECK(check_storage(opt, carried_row_bytes, v));
   CHECK(check_sources(opt, v));
   /* whole records move as bytes: into a new OUTPUT only where they hold no references */
   if ((opt->key_field || opt->nkey_columns) && !v->in_place && !opt->whole_file)
