@@ -8,6 +8,7 @@
 
 #include "base/backend.h"
 #include "io/h5io.h"
+#include "mpi/launch.h"
 #include "src/check.h"
 #include "src/interrupt.h"
 #include "base/error.h"
@@ -65,8 +66,8 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
              (unsigned long long)rep->runs_per_rank);
     char nodes[512];
     h5g_report_nodes(rep, nodes, sizeof nodes);
-    printf("  %d node%s: %s\n  I/O policy: %s\n", rep->nodes, rep->nodes == 1 ? "" : "s", nodes,
-           rep->io_policy);
+    printf("  %d node%s: %s\n  I/O policy: %s\n  MPI transport: %s\n", rep->nodes,
+           rep->nodes == 1 ? "" : "s", nodes, rep->io_policy, rep->startup.mpi_transport);
     for (int r = 0; rep->rank_info && r < rep->ranks && r < 16; r++) {
       const h5g_rank_info *info = &rep->rank_info[r];
       printf("  rank %d on %s: CPUs %s (%d of %d), %d I/O threads\n", r, info->host,
@@ -127,6 +128,7 @@ int main(int argc, char **argv) {
    * the rank as the launcher gives it until MPI_Init tells */
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
   h5g_cuda_warmup *warmup = early_context(argc, argv);
+  rep.startup.mpi_transport = h5g_mpi_choose_transport();
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   h5g_timeline_mark("mpi_init");
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);

@@ -175,6 +175,30 @@ case_io_policy() {
   H5GSORT_IO_POLICY=multi-node expect_failure 2 'H5GSORT_IO_POLICY=multi-node' "$IN" "$OUT" -d /keys
 }
 
+# The MPI transport (mpi/launch.c): every rank on one node and none named, Open MPI's
+# shared-memory one, as Open MPI's own selection log shows; one named in the environment (as
+# mpirun's --mca hands it to the ranks) is kept; the outputs are the same.
+case_mpi_transport() {
+  gen 1 "$W/in.h5" -d /keys --count 10007 --type i4 --dist uniform
+  OMPI_MCA_pml_base_verbose=10 sort_ok 2 -v --report "$W/chosen.json" "$W/in.h5" \
+    "$W/out1.h5" -d /keys
+  grep -q '"mpi_transport": "shared memory (one node)"' "$W/chosen.json" ||
+    { cat "$W/chosen.json" >&2; die "--report does not give the shared-memory transport"; }
+  grep -q '^  MPI transport: shared memory (one node)$' "$W/last.log" ||
+    die "-v does not give the MPI transport"
+  grep -q 'component ob1 selected' "$W/last.log" ||
+    { cat "$W/last.log" >&2; die "Open MPI did not take the ob1 transport"; }
+  grep -q 'component ucx selected' "$W/last.log" && die "Open MPI took UCX on one node"
+  OMPI_MCA_btl=self,vader,tcp sort_ok 3 --report "$W/named.json" "$W/in.h5" "$W/out2.h5" -d /keys
+  grep -q '"mpi_transport": "as launched"' "$W/named.json" ||
+    { cat "$W/named.json" >&2; die "a named btl was not kept"; }
+  OMPI_MCA_pml=ob1 sort_ok 2 --report "$W/pml.json" "$W/in.h5" "$W/out3.h5" -d /keys
+  grep -q '"mpi_transport": "as launched"' "$W/pml.json" || die "a named pml was not kept"
+  for f in 1 2 3; do check "$W/in.h5" -d /keys "$W/out$f.h5" -o /keys; done
+  cmp "$(dataset_bytes "$W/out1.h5" /keys)" "$(dataset_bytes "$W/out2.h5" /keys)" ||
+    die "the transports gave different outputs"
+}
+
 # H5GSORT_TIMELINE=FILE (bench/e2e.sh's whole-process breakdown): rank 0 alone appends its marks,
 # the fixed ones once each and in order, phases between MPI_Init and the report, times never going
 # back; nothing without the variable; a file that cannot be written, or that names INPUT, gets a
