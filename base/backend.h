@@ -108,8 +108,8 @@ int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budg
 /* The CUDA context of this rank's GPU, made in a background thread while the host does work that
  * needs no GPU (the pipeline: while rank 0 inspects the input). On the H200 machine under mpirun
  * it takes 0.13 s (0.24 s for each of 2 ranks on one GPU), of which the inspection of a small
- * file on a local disk hides only 0.01 s; a slower file system's metadata hides more. It cannot
- * start before MPI_Init: Open MPI patches mmap and munmap while it initializes.
+ * file on a local disk hides only 0.01 s; a slower file system's metadata hides more. src/main.c
+ * starts it before MPI_Init, so that it is made while MPI starts.
  * start: the GPU is the one the backend picks for `local_rank`; *w is NULL where nothing was
  * started (no CUDA in this build, or no thread could be made: the backend then makes it).
  * finish: joins and frees it (safe with NULL); its error when `needed` (the run uses the GPU: a
@@ -121,8 +121,8 @@ int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);
  * none. */
 int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w);
 /* Destroys the CUDA context this process made, as its exit otherwise would, and returns the
- * seconds that took (0 without one): tear-down made visible. Call last, after MPI_Finalize;
- * nothing may use CUDA after it. */
+ * seconds that took (0 without one): tear-down made visible. Call last, after MPI_Finalize or
+ * beside it where MPI uses no GPU (mpi/launch.h); nothing may use CUDA after it. */
 double h5g_cuda_release_context(void);
 /* Number of visible CUDA devices (0 without CUDA support or without a GPU). */
 int h5g_cuda_device_count(void);

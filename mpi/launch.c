@@ -5,7 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
 #include "mpi/launch.h"
+
+static const char shared_memory[] = "shared memory (one node)";
 
 const char *h5g_mpi_choose_transport(void) {
   const char *world = getenv("OMPI_COMM_WORLD_SIZE");
@@ -14,5 +21,16 @@ const char *h5g_mpi_choose_transport(void) {
   if (getenv("OMPI_MCA_pml") || getenv("OMPI_MCA_btl")) return "as launched";
   setenv("OMPI_MCA_pml", "ob1", 0);
   setenv("OMPI_MCA_btl", "self,vader,tcp", 0);
-  return "shared memory (one node)";
+  return shared_memory;
+}
+
+int h5g_mpi_may_use_gpu(const char *transport) {
+  if (transport != shared_memory) return 1;
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return 1;
+#elif defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  return MPIX_Query_cuda_support() != 0;
+#else
+  return 0;
+#endif
 }

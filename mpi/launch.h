@@ -9,4 +9,9 @@
  * "shared memory (one node)" when it chose, else "as launched". */
 const char *h5g_mpi_choose_transport(void);
 
+/* After MPI_Init: 1 when MPI may use the GPU (and so its finalize may touch the CUDA context):
+ * a transport h5gsort did not choose (UCX may carry GPU memory), or an Open MPI built
+ * CUDA-aware. 0 lets the context go while MPI finalizes (src/main.c). */
+int h5g_mpi_may_use_gpu(const char *transport);
+
 #endif

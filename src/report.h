@@ -50,6 +50,7 @@ typedef struct {
   double input_close, unpin, unpin_waited;
   double buffers, backend, transport; /* src/pipeline.c, after the report */
   double hdf5, mpi_finalize, context; /* src/main.c: H5close, MPI_Finalize, the GPU context */
+  int context_beside_finalize;         /* the context went in a thread while MPI finalized */
 } h5g_teardown;
 
 typedef struct {
