@@ -1,17 +1,19 @@
 #ifndef H5G_MPI_LAUNCH_H
 #define H5G_MPI_LAUNCH_H
 
-/* Before MPI_Init: when Open MPI's launcher put every rank on this node and neither the command
- * line (`--mca pml`, `--mca btl`) nor the environment names a transport, asks Open MPI for its
- * shared-memory transport (pml ob1, btl self,vader), which starts in 0.03 s against 0.23 s for
- * the default's UCX probe (H100 machine, bench/RESULTS.md), with tcp behind it for a node where
- * vader cannot make its shared-memory file. Returns what MPI will run on, for the report:
- * "shared memory (one node)" when it chose, else "as launched". */
+/* Before MPI_Init, before any other thread runs (it sets environment variables): when Open
+ * MPI's launcher put every rank on this node and neither the command line (`--mca pml`, `--mca
+ * btl`) nor the environment names a transport, asks Open MPI for pml ob1 with btl self, vader
+ * (sm in Open MPI 5) and tcp behind it for a node where vader cannot make its shared-memory
+ * file. MPI_Init then takes 0.04 s against 0.25 s when Open MPI probes its network transports
+ * (UCX, cm) first (H100 machine, bench/RESULTS.md). Returns what MPI will run on, for the
+ * report: "shared memory (one node)" when it chose, else "as launched". */
 const char *h5g_mpi_choose_transport(void);
 
-/* After MPI_Init: 1 when MPI may use the GPU (and so its finalize may touch the CUDA context):
- * a transport h5gsort did not choose (UCX may carry GPU memory), or an Open MPI built
- * CUDA-aware. 0 lets the context go while MPI finalizes (src/main.c). */
+/* After MPI_Init: 1 when MPI_Finalize may touch what a thread destroying the CUDA context
+ * uses: a transport h5gsort did not choose (UCX may carry GPU memory), Open MPI's memory
+ * patcher left on (its close rewrites munmap's code), or an Open MPI built CUDA-aware. 0 lets
+ * the context go while MPI finalizes (src/main.c). */
 int h5g_mpi_may_use_gpu(const char *transport);
 
 #endif

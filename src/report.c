@@ -207,6 +207,7 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   struct tm utc;
   time_t start = r->metrics.start_time;
   memset(rep, 0, sizeof *rep);
+  rep->startup.mpi_transport = r->metrics.startup.mpi_transport; /* a failure's report too */
   if (gmtime_r(&start, &utc))
     strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", &utc);
   CHECK(gather_rank_info(r, plan, rep));
