@@ -18,25 +18,6 @@ int h5g_cpus_online(void) {
   return n > 0 ? (int)n : 1;
 }
 
-int h5g_cpus_take_share(int share, int shares) {
-  cpu_set_t parent, mine, wanted;
-  CPU_ZERO(&parent);
-  CPU_ZERO(&mine);
-  CPU_ZERO(&wanted);
-  if (shares < 1 || share < 0 || share >= shares || sched_getaffinity(getppid(), sizeof parent,
-                                                                      &parent) != 0 ||
-      sched_getaffinity(0, sizeof mine, &mine) != 0)
-    return 0;
-  int total = CPU_COUNT(&parent), each = total / shares;
-  if (each <= CPU_COUNT(&mine)) return 0;
-  for (int c = 0, seen = 0; c < CPU_SETSIZE; c++) {
-    if (!CPU_ISSET(c, &parent)) continue;
-    if (seen / each == share) CPU_SET(c, &wanted);
-    seen++;
-  }
-  return sched_setaffinity(0, sizeof wanted, &wanted) == 0;
-}
-
 void h5g_cpus_list(char *buf, size_t len) {
   cpu_set_t set;
   size_t used = 0;

@@ -11,9 +11,5 @@ int h5g_cpus_allowed(void);
 int h5g_cpus_online(void);
 /* The allowed CPUs as a list such as "0-3,8" (truncated to len). */
 void h5g_cpus_list(char *buf, size_t len);
-/* Widens this process's affinity to share `share` of `shares` (in order of CPU number) of the
- * CPUs its parent (the launcher's daemon) may run on, when that share holds more CPUs than this
- * process has now; call before any thread starts. Returns 1 when it widened, else 0. */
-int h5g_cpus_take_share(int share, int shares);
 
 #endif

@@ -38,21 +38,6 @@ const char *h5g_mpi_choose_transport(void) {
   return shared_memory;
 }
 
-int h5g_mpi_default_binding(int *local_rank, int *local_size) {
-  static const char *const asked[] = {"OMPI_MCA_hwloc_base_binding_policy",
-                                      "OMPI_MCA_rmaps_base_mapping_policy",
-                                      "OMPI_MCA_rmaps_base_cpus_per_rank"};
-  const char *bound = getenv("OMPI_MCA_orte_bound_at_launch");
-  const char *rank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  const char *size = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (!bound || strcmp(bound, "1") != 0 || !rank || !size) return 0;
-  for (size_t i = 0; i < sizeof asked / sizeof asked[0]; i++)
-    if (getenv(asked[i])) return 0;
-  *local_rank = atoi(rank);
-  *local_size = atoi(size);
-  return *local_size >= 1 && *local_rank >= 0 && *local_rank < *local_size;
-}
-
 int h5g_mpi_may_use_gpu(const char *transport) {
   if (transport != shared_memory || !memory_hooks_off) return 1;
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT

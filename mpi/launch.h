@@ -10,12 +10,6 @@
  * report: "shared memory (one node)" when it chose, else "as launched". */
 const char *h5g_mpi_choose_transport(void);
 
-/* Before MPI_Init: 1 when Open MPI's launcher bound this rank by its default policy (one core
- * for 1 or 2 ranks, no --bind-to, --map-by or --cpus-per-rank given), with the rank's place
- * among the ranks of its node in *local_rank and *local_size; else 0 (a binding asked for, or
- * another launcher). */
-int h5g_mpi_default_binding(int *local_rank, int *local_size);
-
 /* After MPI_Init: 1 when MPI_Finalize may touch what a thread destroying the CUDA context
  * uses: a transport h5gsort did not choose (UCX may carry GPU memory), Open MPI's memory
  * patcher left on (its close rewrites munmap's code), or an Open MPI built CUDA-aware. 0 lets

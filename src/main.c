@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "base/backend.h"
-#include "base/cpus.h"
 #include "io/h5io.h"
 #include "mpi/launch.h"
 #include "src/check.h"
@@ -74,7 +73,6 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
     h5g_report_nodes(rep, nodes, sizeof nodes);
     printf("  %d node%s: %s\n  I/O policy: %s\n  MPI transport: %s\n", rep->nodes,
            rep->nodes == 1 ? "" : "s", nodes, rep->io_policy, rep->startup.mpi_transport);
-    printf("  CPU binding: %s\n", rep->startup.binding);
     for (int r = 0; rep->rank_info && r < rep->ranks && r < 16; r++) {
       const h5g_rank_info *info = &rep->rank_info[r];
       printf("  rank %d on %s: CPUs %s (%d of %d), %d I/O threads\n", r, info->host,
@@ -139,15 +137,7 @@ int main(int argc, char **argv) {
   /* SIGINT/SIGTERM from the start (a job cancelled while MPI starts ends with its error line):
    * the rank as the launcher gives it until MPI_Init tells */
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
-  /* Before any thread starts (threads inherit the affinity; setenv must not race a getenv):
-   * a rank that Open MPI bound to one core by default takes its share of the node's CPUs, for
-   * its I/O threads (4 GiB u4, H100 machine: 2.67 s bound to one core, 1.13 s with 16), and
-   * the MPI transport is chosen. A binding the command line asked for is kept. */
-  int local_rank = 0, local_size = 1;
-  rep.startup.binding = h5g_mpi_default_binding(&local_rank, &local_size) &&
-                                h5g_cpus_take_share(local_rank, local_size)
-                            ? "share of the node (Open MPI's default one core widened)"
-                            : "as launched";
+  /* before the context's thread starts: setenv must not race its getenv */
   rep.startup.mpi_transport = h5g_mpi_choose_transport();
   h5g_cuda_warmup *warmup = early_context(argc, argv);
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */

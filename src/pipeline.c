@@ -282,7 +282,6 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_cuda_warmup *war
   r->metrics.start_time = time(NULL);
   r->metrics.startup.mpi_init = rep->startup.mpi_init;
   r->metrics.startup.mpi_transport = rep->startup.mpi_transport;
-  r->metrics.startup.binding = rep->startup.binding;
   h5g_progress_start(&r->progress, opt->progress && r->rank == 0);
 
   CHECK(make_plan(r, s)); /* its steps agreed */

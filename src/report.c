@@ -100,8 +100,6 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
   put_json_string(f, rep->io_policy);
   fputs(",\n  \"mpi_transport\": ", f);
   put_json_string(f, rep->startup.mpi_transport ? rep->startup.mpi_transport : "as launched");
-  fputs(",\n  \"binding\": ", f);
-  put_json_string(f, rep->startup.binding ? rep->startup.binding : "as launched");
   fputs(",\n  \"devices\": ", f);
   put_json_string(f, rep->devices);
   fputs(",\n  \"type\": ", f);
@@ -210,7 +208,6 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   time_t start = r->metrics.start_time;
   memset(rep, 0, sizeof *rep);
   rep->startup.mpi_transport = r->metrics.startup.mpi_transport; /* a failure's report too */
-  rep->startup.binding = r->metrics.startup.binding;
   if (gmtime_r(&start, &utc))
     strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", &utc);
   CHECK(gather_rank_info(r, plan, rep));
@@ -224,7 +221,7 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
          slowest_edges[6] = {0, 0, 0, 0, 0, 0};
   CHECK_MPI(MPI_Reduce(edges, slowest_edges, 6, MPI_DOUBLE, MPI_MAX, 0, r->comm));
   rep->startup = (h5g_startup){slowest_edges[0], slowest_edges[1], slowest_edges[2],
-                               up->mpi_transport, up->binding};
+                               up->mpi_transport};
   rep->teardown.input_close = slowest_edges[3];
   rep->teardown.unpin = slowest_edges[4];
   rep->teardown.unpin_waited = slowest_edges[5];

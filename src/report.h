@@ -40,7 +40,6 @@ typedef struct {
   double context;        /* the GPU context, made in the background (0: none was) */
   double context_waited; /* what of it "setup" waited for */
   const char *mpi_transport; /* h5g_mpi_choose_transport's answer (main sets it) */
-  const char *binding;       /* "as launched", or widened from Open MPI's default (main) */
 } h5g_startup;
 
 /* Tear-down. Before the report (slowest rank; --report "teardown_seconds", -v), inside "write":

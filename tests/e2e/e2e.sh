@@ -207,31 +207,6 @@ case_mpi_transport() {
     die "the transports gave different outputs"
 }
 
-# CPU binding (src/main.c, base/cpus.c): a rank Open MPI bound to one core by its default takes
-# its share of the CPUs its launcher may use, in order; a binding asked for (here --bind-to core,
-# as mpirun hands it to the ranks) is kept. Needs 2 CPUs or more (CTest: skipped with 1).
-case_cpu_binding() {
-  local cpus
-  cpus=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
-  [ "$cpus" -ge 2 ] || { echo "one CPU: nothing to widen"; exit 77; }
-  gen 1 "$W/in.h5" -d /keys --count 10007 --type f8 --dist special
-  sort_ok 1 -v --report "$W/one.json" "$W/in.h5" "$W/out1.h5" -d /keys
-  grep -q "^  CPU binding: share of the node" "$W/last.log" ||
-    { cat "$W/last.log" >&2; die "a rank bound to one core by default was not widened"; }
-  grep -q "^  rank 0 on .*($cpus of [0-9]*), $cpus I/O threads" "$W/last.log" ||
-    { cat "$W/last.log" >&2; die "one rank does not run on the launcher's $cpus CPUs"; }
-  grep -q '"binding": "share of the node' "$W/one.json" || die "--report does not give the binding"
-  sort_ok 2 -v "$W/in.h5" "$W/out2.h5" -d /keys
-  local half=$((cpus / 2))
-  [ "$(grep -c "^  rank [01] on .*($half of [0-9]*), $half I/O threads" "$W/last.log")" -eq 2 ] ||
-    { cat "$W/last.log" >&2; die "two ranks do not run on half of the CPUs each"; }
-  OMPI_MCA_hwloc_base_binding_policy=core sort_ok 1 -v "$W/in.h5" "$W/out3.h5" -d /keys
-  grep -q "^  CPU binding: as launched" "$W/last.log" &&
-    grep -q "^  rank 0 on .*(1 of [0-9]*), 1 I/O threads" "$W/last.log" ||
-    { cat "$W/last.log" >&2; die "--bind-to core was not kept"; }
-  for f in 1 2 3; do check "$W/in.h5" -d /keys "$W/out$f.h5" -o /keys; done
-}
-
 # H5GSORT_TIMELINE=FILE (bench/e2e.sh's whole-process breakdown): rank 0 alone appends its marks,
 # the fixed ones once each and in order, phases between MPI_Init and the report, times never going
 # back; nothing without the variable; a file that cannot be written, or that names INPUT, gets a
