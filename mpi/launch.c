@@ -38,6 +38,8 @@ const char *h5g_mpi_choose_transport(void) {
   return shared_memory;
 }
 
+int h5g_mpi_patcher_off(void) { return memory_hooks_off; }
+
 int h5g_mpi_may_use_gpu(const char *transport) {
   if (transport != shared_memory || !memory_hooks_off) return 1;
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT

@@ -139,7 +139,9 @@ int main(int argc, char **argv) {
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
   /* before the context's thread starts: setenv must not race its getenv */
   rep.startup.mpi_transport = h5g_mpi_choose_transport();
-  h5g_cuda_warmup *warmup = early_context(argc, argv);
+  /* the context is made beside MPI_Init only where MPI_Init patches no code its thread runs;
+   * else the pipeline makes it after, behind the validation */
+  h5g_cuda_warmup *warmup = h5g_mpi_patcher_off() ? early_context(argc, argv) : NULL;
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   h5g_timeline_mark("mpi_init");
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
