@@ -52,6 +52,11 @@ static inline uint64_t h5g_packed_bits(const unsigned char *s, size_t bytes, uin
   return v;
 }
 
+/* The 32-bit little-endian value at s (the filters' headers and fletcher32's checksum). */
+static inline uint32_t h5g_load_le32(const unsigned char *s) {
+  return (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | (uint32_t)s[3] << 24;
+}
+
 /* v's low `size` bytes at out, little-endian (order 0) or big-endian (1). */
 static inline void h5g_store_ordered(unsigned char *out, uint64_t v, unsigned size,
                                      unsigned big_endian) {

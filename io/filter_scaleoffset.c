@@ -98,8 +98,7 @@ int h5g_scaleoffset_decode(const unsigned *cd, const unsigned char *in, size_t i
     *why = "scale-offset chunk shorter than its header";
     return -1;
   }
-  uint32_t minbits = (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 |
-                     (uint32_t)in[3] << 24;
+  uint32_t minbits = h5g_load_le32(in);
   unsigned minval_bytes = in[4] < 8 ? in[4] : 8; /* HDF5 reads at most its own 8 */
   uint64_t minval = 0;
   for (unsigned i = 0; i < minval_bytes; i++) minval |= (uint64_t)in[5 + i] << 8 * i;

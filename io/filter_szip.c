@@ -61,7 +61,7 @@ int h5g_szip_decode(const unsigned *cd, const unsigned char *in, size_t in_bytes
     *why = "chunk too short for szip's size header";
     return -1;
   }
-  size_t n = (size_t)in[0] | (size_t)in[1] << 8 | (size_t)in[2] << 16 | (size_t)in[3] << 24;
+  size_t n = h5g_load_le32(in);
   if (n > cap) {
     *why = "decoded size differs from the chunk size";
     return -1;

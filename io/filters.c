@@ -327,9 +327,7 @@ int h5g_filters_decode(h5g_filter_ctx *c, unsigned filter_mask, const void *in, 
     if (f->id == H5Z_FILTER_FLETCHER32) {
       if (n < FLETCHER_BYTES) REJECT("chunk too short for its fletcher32 checksum");
       n -= FLETCHER_BYTES;
-      const unsigned char *s = cur + n;
-      uint32_t stored = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
-                        (uint32_t)s[3] << 24;
+      uint32_t stored = h5g_load_le32(cur + n);
       uint32_t sum = fletcher32(cur, n);
       /* HDF5 before 1.6.3 stored the checksum with the bytes of each half swapped. */
       uint32_t old = (sum & 0x00ff00ffu) << 8 | (sum >> 8 & 0x00ff00ffu);

@@ -19,29 +19,31 @@
 #define SHARED_MEMORY_BTLS "self,vader,tcp"
 #endif
 
-static const char shared_memory[] = "shared memory (one node)";
+static const char *transport = "as launched"; /* h5g_mpi_transport */
 static int memory_hooks_off; /* this process turned Open MPI's memory patcher off */
 
-const char *h5g_mpi_choose_transport(void) {
+void h5g_mpi_choose_transport(void) {
   const char *world = getenv("OMPI_COMM_WORLD_SIZE");
   const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (!world || !local || strcmp(world, local) != 0) return "as launched"; /* several nodes */
-  if (getenv("OMPI_MCA_pml") || getenv("OMPI_MCA_btl")) return "as launched";
+  if (!world || !local || strcmp(world, local) != 0) return; /* several nodes */
+  if (getenv("OMPI_MCA_pml") || getenv("OMPI_MCA_btl")) return;
   if (setenv("OMPI_MCA_pml", "ob1", 0) != 0 || setenv("OMPI_MCA_btl", SHARED_MEMORY_BTLS, 0) != 0) {
     unsetenv("OMPI_MCA_pml");
     unsetenv("OMPI_MCA_btl");
-    return "as launched";
+    return;
   }
+  transport = "shared memory (one node)";
   /* ob1 over shared memory and tcp registers no memory, so it needs no hooks: without the
    * patcher, Open MPI rewrites no munmap code while the GPU context's threads call it */
   memory_hooks_off = !getenv("OMPI_MCA_memory") && setenv("OMPI_MCA_memory", "^patcher", 0) == 0;
-  return shared_memory;
 }
+
+const char *h5g_mpi_transport(void) { return transport; }
 
 int h5g_mpi_patcher_off(void) { return memory_hooks_off; }
 
-int h5g_mpi_may_use_gpu(const char *transport) {
-  if (transport != shared_memory || !memory_hooks_off) return 1;
+int h5g_mpi_may_use_gpu(void) {
+  if (!memory_hooks_off) return 1; /* off only with the transport chosen here */
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   return 1;
 #elif defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA

@@ -6,9 +6,12 @@
  * btl`) nor the environment names a transport, asks Open MPI for pml ob1 with btl self, vader
  * (sm in Open MPI 5) and tcp behind it for a node where vader cannot make its shared-memory
  * file. MPI_Init then takes 0.04 s against 0.25 s when Open MPI probes its network transports
- * (UCX, cm) first (H100 machine, bench/RESULTS.md). Returns what MPI will run on, for the
- * report: "shared memory (one node)" when it chose, else "as launched". */
-const char *h5g_mpi_choose_transport(void);
+ * (UCX, cm) first (H100 machine, bench/RESULTS.md). */
+void h5g_mpi_choose_transport(void);
+
+/* What MPI runs on, for -v and --report: "shared memory (one node)" where
+ * h5g_mpi_choose_transport chose, else "as launched". */
+const char *h5g_mpi_transport(void);
 
 /* 1 when h5g_mpi_choose_transport turned Open MPI's memory patcher off: MPI_Init and
  * MPI_Finalize then rewrite no code of munmap and its kin, which another thread (the GPU
@@ -19,6 +22,6 @@ int h5g_mpi_patcher_off(void);
  * uses: a transport h5gsort did not choose (UCX may carry GPU memory), Open MPI's memory
  * patcher left on (its close rewrites munmap's code), or an Open MPI built CUDA-aware. 0 lets
  * the context go while MPI finalizes (src/main.c). */
-int h5g_mpi_may_use_gpu(const char *transport);
+int h5g_mpi_may_use_gpu(void);
 
 #endif

@@ -72,7 +72,7 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
     char nodes[512];
     h5g_report_nodes(rep, nodes, sizeof nodes);
     printf("  %d node%s: %s\n  I/O policy: %s\n  MPI transport: %s\n", rep->nodes,
-           rep->nodes == 1 ? "" : "s", nodes, rep->io_policy, rep->startup.mpi_transport);
+           rep->nodes == 1 ? "" : "s", nodes, rep->io_policy, h5g_mpi_transport());
     for (int r = 0; rep->rank_info && r < rep->ranks && r < 16; r++) {
       const h5g_rank_info *info = &rep->rank_info[r];
       printf("  rank %d on %s: CPUs %s (%d of %d), %d I/O threads\n", r, info->host,
@@ -99,16 +99,14 @@ static void *release_context(void *seconds) {
 
 /* A GPU context takes 0.07-0.14 s to make on the H100, as long as MPI_Init or longer: begun before
  * MPI_Init, in a thread, it is made meanwhile (bench/RESULTS.md, issue 30). The device is the one
- * the plan picks, from the launcher's local rank (the pipeline checks it against MPI's and makes
+ * the plan picks, from Open MPI's local rank (the pipeline checks it against MPI's and makes
  * another where they differ); none where the command line wants no GPU or no sort, or the launcher
  * does not say the local rank. */
 static h5g_cuda_warmup *early_context(int argc, char **argv) {
-  static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-                                      "SLURM_LOCALID"};
   static const char *const no_gpu[] = {"-h", "--he", "--vers", "--che", "--pl"};
-  const char *local = NULL;
+  /* called only under Open MPI's launcher (h5g_mpi_patcher_off), which names the local rank */
+  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
   h5g_cuda_warmup *w = NULL;
-  for (size_t i = 0; i < sizeof names / sizeof names[0] && !local; i++) local = getenv(names[i]);
   if (!local || !*local) return NULL;
   for (int i = 1; i < argc; i++) {
     for (size_t k = 0; k < sizeof no_gpu / sizeof no_gpu[0]; k++)
@@ -138,7 +136,7 @@ int main(int argc, char **argv) {
    * the rank as the launcher gives it until MPI_Init tells */
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
   /* before the context's thread starts: setenv must not race its getenv */
-  rep.startup.mpi_transport = h5g_mpi_choose_transport();
+  h5g_mpi_choose_transport();
   /* the context is made beside MPI_Init only where MPI_Init patches no code its thread runs;
    * else the pipeline makes it after, behind the validation */
   h5g_cuda_warmup *warmup = h5g_mpi_patcher_off() ? early_context(argc, argv) : NULL;
@@ -200,7 +198,7 @@ int main(int argc, char **argv) {
   h5g_timeline_mark("mpi_finalize");
   /* where MPI uses no GPU, the context goes while MPI finalizes, 0.05-0.07 s on the H100 */
   pthread_t releaser;
-  int releasing = !h5g_mpi_may_use_gpu(rep.startup.mpi_transport) &&
+  int releasing = !h5g_mpi_may_use_gpu() &&
                   pthread_create(&releaser, NULL, release_context, &rep.teardown.context) == 0;
   start = now_seconds();
   MPI_Finalize();

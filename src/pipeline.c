@@ -281,7 +281,6 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_cuda_warmup *war
   double start = MPI_Wtime();
   r->metrics.start_time = time(NULL);
   r->metrics.startup.mpi_init = rep->startup.mpi_init;
-  r->metrics.startup.mpi_transport = rep->startup.mpi_transport;
   h5g_progress_start(&r->progress, opt->progress && r->rank == 0);
 
   CHECK(make_plan(r, s)); /* its steps agreed */

@@ -10,6 +10,7 @@
 #include "base/cpus.h"
 #include "base/error.h"
 #include "mpi/agree.h"
+#include "mpi/launch.h"
 #include "src/report_gather.h"
 
 static const char *const phase_names[H5G_PHASE_COUNT] = {
@@ -99,7 +100,7 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
   fputs(",\n  \"io_policy\": ", f);
   put_json_string(f, rep->io_policy);
   fputs(",\n  \"mpi_transport\": ", f);
-  put_json_string(f, rep->startup.mpi_transport ? rep->startup.mpi_transport : "as launched");
+  put_json_string(f, h5g_mpi_transport());
   fputs(",\n  \"devices\": ", f);
   put_json_string(f, rep->devices);
   fputs(",\n  \"type\": ", f);
@@ -207,7 +208,6 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   struct tm utc;
   time_t start = r->metrics.start_time;
   memset(rep, 0, sizeof *rep);
-  rep->startup.mpi_transport = r->metrics.startup.mpi_transport; /* a failure's report too */
   if (gmtime_r(&start, &utc))
     strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", &utc);
   CHECK(gather_rank_info(r, plan, rep));
@@ -220,8 +220,7 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
                      down->unpin_waited},
          slowest_edges[6] = {0, 0, 0, 0, 0, 0};
   CHECK_MPI(MPI_Reduce(edges, slowest_edges, 6, MPI_DOUBLE, MPI_MAX, 0, r->comm));
-  rep->startup = (h5g_startup){slowest_edges[0], slowest_edges[1], slowest_edges[2],
-                               up->mpi_transport};
+  rep->startup = (h5g_startup){slowest_edges[0], slowest_edges[1], slowest_edges[2]};
   rep->teardown.input_close = slowest_edges[3];
   rep->teardown.unpin = slowest_edges[4];
   rep->teardown.unpin_waited = slowest_edges[5];

@@ -39,7 +39,6 @@ typedef struct {
   double mpi_init;       /* main's first line to MPI_Init's return (main sets it on every rank) */
   double context;        /* the GPU context, made in the background (0: none was) */
   double context_waited; /* what of it "setup" waited for */
-  const char *mpi_transport; /* h5g_mpi_choose_transport's answer (main sets it) */
 } h5g_startup;
 
 /* Tear-down. Before the report (slowest rank; --report "teardown_seconds", -v), inside "write":
