@@ -13,11 +13,12 @@
  * __uint128_t keys, cub/util_type.cuh's NumericTraits<__uint128_t>, so it stays the reference).
  *
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
- *   sections: comma-separated of crossover, merge, variants, main, pairs (default
+ *   sections: comma-separated of crossover, merge, histogram, variants, main, pairs (default
  *   crossover,merge,main); "variants" times onesweep variants (tile shape, warp match, index
  *   width: the measurements behind tuning.cuh) and CUB side by side at 2^26..2^max_log2_n (at
  *   most 2^28);
- *   "profile" alone sorts 2^max_log2_n random uint32 keys once (for a profiler). */
+ *   "profile" alone sorts 2^max_log2_n random uint32 keys once with ours, then with CUB's (for a
+ *   profiler). */
 #include <algorithm>
 #include <chrono>
 #include <stdint.h>
@@ -560,6 +561,78 @@ static void bench_variants(int log2n, bool check_edges, cudaStream_t stream, boo
   cudaFree(b.src);
 }
 
+/* The upfront histogram kernel alone, in block sizes and counter copies (tuning.cuh), on 2^log2n
+ * random keys; every variant's counts must equal the first's. */
+template <typename T> struct HistogramBench {
+  size_t n;
+  T *keys;
+  h5g::onesweep::Scratch s;
+  std::vector<unsigned long long> first;
+  cudaStream_t stream;
+  bool *mismatch;
+
+  template <int BLOCK, int COPIES> void run(const char *what) {
+    const h5g::KeyMap<T> identity = h5g::KeyIO<T>::ordered().on_load(true);
+    auto launch = [&] { MUST_OK((h5g::onesweep::launch_histogram<T, BLOCK, COPIES>(keys, n, identity, s, stream))); };
+    launch();
+    std::vector<unsigned long long> counts(sizeof(T) * h5g::RADIX);
+    MUST_CUDA(cudaMemcpyAsync(counts.data(), s.counts, counts.size() * sizeof(counts[0]), cudaMemcpyDeviceToHost, stream));
+    MUST_CUDA(cudaStreamSynchronize(stream));
+    if (first.empty()) first = counts;
+    const bool differs = counts != first;
+    if (differs) *mismatch = true;
+    const float ms = time_median(stream, REPS, [] {}, launch);
+    printf("%-8s 2^%-3d %5d %6d %-12s %9.3f %9.1f%s\n", KeyInfo<T>::name, (int)log2((double)n), BLOCK, COPIES, what, ms,
+           n * sizeof(T) / (ms * 1e6), differs ? "  MISMATCH" : "");
+    fflush(stdout);
+  }
+};
+
+template <typename T, typename Variants>
+static void bench_histogram(int log2n, cudaStream_t stream, bool *mismatch, Variants variants) {
+  HistogramBench<T> b;
+  b.n = (size_t)1 << log2n;
+  b.stream = stream;
+  b.mismatch = mismatch;
+  void *temp;
+  const size_t temp_bytes = b.s.layout(NULL, b.n, 4096);
+  MUST_CUDA(cudaMalloc(&b.keys, b.n * sizeof(T)));
+  MUST_CUDA(cudaMalloc(&temp, temp_bytes));
+  b.s.layout(temp, b.n, 4096);
+  fill_kernel<T><<<1024, 256, 0, stream>>>(b.keys, b.n, 99);
+  variants(b);
+  cudaFree(temp);
+  cudaFree(b.keys);
+}
+
+static bool bench_all_histograms(int max_log2, cudaStream_t stream) {
+  bool mismatch = false;
+  const int log2n = std::min(max_log2, 28);
+  printf("\nupfront histogram kernel (ms; GB/s of keys read)\n%-8s %-5s %5s %6s %-12s %9s %9s\n", "type", "n",
+         "block", "copies", "", "ms", "GB/s");
+  bench_histogram<uint32_t>(log2n, stream, &mismatch, [](auto &b) {
+    b.template run<256, 8>("before");
+    b.template run<1024, 32>("");
+    b.template run<512, 32>("");
+    b.template run<1024, 16>("");
+    b.template run<512, 16>("");
+  });
+  bench_histogram<uint64_t>(log2n, stream, &mismatch, [](auto &b) {
+    b.template run<256, 4>("before");
+    b.template run<1024, 16>("");
+    b.template run<512, 16>("");
+    b.template run<1024, 8>("");
+  });
+  bench_histogram<u128>(log2n, stream, &mismatch, [](auto &b) {
+    b.template run<256, 2>("before");
+    b.template run<1024, 8>("");
+    b.template run<512, 8>("");
+    b.template run<1024, 4>("");
+  });
+  printf("%s\n", mismatch ? "MISMATCH: some counts differ" : "every variant's counts are equal");
+  return mismatch;
+}
+
 static bool bench_all_variants(int max_log2, cudaStream_t stream) {
   using M = h5g::WarpMatch;
   bool mismatch = false;
@@ -634,9 +707,17 @@ int main(int argc, char **argv) {
     MUST_CUDA(cudaMalloc(&temp, temp_bytes));
     fill_kernel<uint32_t><<<1024, 256, 0, stream>>>(keys, n, 1);
     MUST_OK(h5g_cuda_radix_sort(temp, &temp_bytes, keys, alt, NULL, NULL, n, 4, stream));
+    /* then CUB's sort of the same keys, refilled, for a profile side by side */
+    fill_kernel<uint32_t><<<1024, 256, 0, stream>>>(keys, n, 1);
+    size_t cub_bytes = 0;
+    MUST_CUDA(cub::DeviceRadixSort::SortKeys(NULL, cub_bytes, (const uint32_t *)keys, alt, n, 0, 32, stream));
+    void *cub_temp;
+    MUST_CUDA(cudaMalloc(&cub_temp, cub_bytes));
+    MUST_CUDA(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, (const uint32_t *)keys, alt, n, 0, 32, stream));
     MUST_CUDA(cudaStreamSynchronize(stream));
     return 0;
   }
+  if (strstr(sections, "histogram") && bench_all_histograms(max_log2, stream)) return 1;
   if (strstr(sections, "variants") && bench_all_variants(max_log2, stream)) return 1;
   if (strstr(sections, "crossover")) {
   printf("\nbitonic vs radix (ms)\n%-8s %6s %10s %10s\n", "type", "n", "bitonic", "radix");

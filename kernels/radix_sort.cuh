@@ -5,7 +5,7 @@
  * 1. histogram_kernel: one read of the keys counts the digits of every pass at once.
  * 2. bins_kernel: per pass, the exclusive scan of the counts (where each digit's keys start in
  *    the output) and whether the pass is trivial (one digit holds every key: it is skipped).
- * 3. pass_kernel, once per pass (and per portion of at most ONESWEEP_PORTION keys): a block
+ * 3. pass_kernel, once per pass (and per portion of at most about ONESWEEP_PORTION keys): a block
  *    takes the next tile (atomic counter, so tiles start in order), ranks it by the digit in
  *    shared memory (BlockRadixRank), publishes its digit counts to the look-back table as soon as
  *    they are known, before the ranking (so successors rarely wait), adds
@@ -42,50 +42,53 @@ constexpr uint32_t LOOKBACK_INCLUSIVE = 2u << 30;
 constexpr uint32_t LOOKBACK_VALUE = (1u << 30) - 1;
 constexpr int LOOKBACK_WINDOW = 4;
 
-/* Shared counters are spread over HIST_COPIES copies, copy = lane % HIST_COPIES, interleaved
- * (counter of digit d in copy c at d * HIST_COPIES + c): lanes that count different digits then
- * meet in fewer shared-memory banks than with one copy (random digits: ~3.5 -> ~2 wavefronts).
- * The counters of all passes stay within 32 KB of static shared memory (48 KB at most): 8 copies
- * up to 32-bit keys, 4 for 64-bit, 2 for 128-bit (16 passes; not measured). */
+/* Shared counters are spread over COPIES copies, copy = lane % COPIES, interleaved (counter of
+ * digit d in copy c at d * COPIES + c): with 32 copies every lane of a warp counts in its own
+ * bank, with 16 two lanes share one. As many copies as HIST_SHARED_BYTES holds, at most 32. */
 template <typename K> __host__ __device__ constexpr int hist_copies() {
-  return sizeof(K) <= 4 ? 8 : 32 / (int)sizeof(K);
+  return HIST_SHARED_BYTES / (sizeof(K) * RADIX * sizeof(uint32_t)) < 32
+             ? (int)(HIST_SHARED_BYTES / (sizeof(K) * RADIX * sizeof(uint32_t)))
+             : 32;
 }
 
-/* MAPPED: the keys are raw, load.forward gives their ordered bits. */
-template <typename K, bool MAPPED>
-__global__ void __launch_bounds__(HIST_BLOCK)
+/* MAPPED: the keys are raw, load.forward gives their ordered bits. Dynamic shared memory:
+ * sizeof(K) * RADIX * COPIES counters. */
+template <typename K, bool MAPPED, int BLOCK, int COPIES>
+__global__ void __launch_bounds__(BLOCK)
     histogram_kernel(const K *__restrict__ keys, uint64_t n, unsigned long long *counts,
                      KeyMap<K> load) {
-  constexpr int PASSES = sizeof(K), COPIES = hist_copies<K>();
-  static_assert(PASSES * RADIX * COPIES * sizeof(uint32_t) <= 32768, "histogram over 32 KB");
-  __shared__ uint32_t hist[PASSES][RADIX * COPIES];
-  for (int i = threadIdx.x; i < PASSES * RADIX * COPIES; i += HIST_BLOCK) (&hist[0][0])[i] = 0;
+  constexpr int PASSES = sizeof(K), COUNTERS = PASSES * RADIX * COPIES;
+  extern __shared__ __align__(16) char smem_raw[];
+  uint32_t *hist = reinterpret_cast<uint32_t *>(smem_raw); /* [PASSES][RADIX][COPIES] */
+  for (int i = threadIdx.x; i < COUNTERS; i += BLOCK) hist[i] = 0;
   __syncthreads();
   const uint32_t copy = threadIdx.x % COPIES;
   /* HIST_ITEMS loads in flight per thread before their atomics: the loop is latency-bound
    * with one. */
-  const uint64_t chunk = (uint64_t)HIST_BLOCK * HIST_ITEMS;
+  const uint64_t chunk = (uint64_t)BLOCK * HIST_ITEMS;
   for (uint64_t base = blockIdx.x * chunk + threadIdx.x; base < n; base += gridDim.x * chunk) {
     K k[HIST_ITEMS];
 #pragma unroll
     for (int j = 0; j < HIST_ITEMS; ++j) {
-      const uint64_t i = base + (uint64_t)j * HIST_BLOCK;
+      const uint64_t i = base + (uint64_t)j * BLOCK;
       k[j] = i < n ? keys[i] : (K)0;
       if constexpr (MAPPED) k[j] = load.forward(k[j]);
     }
 #pragma unroll
     for (int j = 0; j < HIST_ITEMS; ++j) {
-      if (base + (uint64_t)j * HIST_BLOCK >= n) break;
+      if (base + (uint64_t)j * BLOCK >= n) break;
 #pragma unroll
       for (int p = 0; p < PASSES; ++p)
-        atomicAdd(&hist[p][digit_of(k[j], p * RADIX_BITS) * COPIES + copy], 1u);
+        atomicAdd(&hist[(p * RADIX + digit_of(k[j], p * RADIX_BITS)) * COPIES + copy], 1u);
     }
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < PASSES * RADIX; i += HIST_BLOCK) {
+  /* Each thread sums one counter's copies starting at a copy of its own, so that a warp's
+   * lanes read different banks. */
+  for (int i = threadIdx.x; i < PASSES * RADIX; i += BLOCK) {
     uint32_t c = 0;
-#pragma unroll
-    for (int j = 0; j < COPIES; ++j) c += (&hist[0][0])[i * COPIES + j];
+#pragma unroll 8
+    for (int j = 0; j < COPIES; ++j) c += hist[i * COPIES + (j + i) % COPIES];
     if (c) atomicAdd(&counts[i], (unsigned long long)c);
   }
 }
@@ -244,43 +247,52 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
   }
 }
 
+/* Keys one pass launch covers: ONESWEEP_PORTION rounded up to whole tiles, so that 2^28 keys
+ * take one launch rather than one and a remainder of a few keys (look-back sums stay < 2^30). */
+inline size_t portion_keys(size_t n, size_t tile) {
+  const size_t most = (ONESWEEP_PORTION + tile - 1) / tile * tile;
+  return n < most ? n : most;
+}
+
 /* Scratch layout; the same code sizes it (base == NULL) and carves it. */
 struct Scratch {
   unsigned long long *counts;
   uint64_t *bins, *portion_bins;
   uint32_t *trivial, *tile_counter, *lookback;
-  size_t lookback_words;
 
   size_t layout(void *base, size_t n, size_t tile) {
-    const size_t portion = n < ONESWEEP_PORTION ? n : ONESWEEP_PORTION / tile * tile;
+    const size_t portion = portion_keys(n, tile);
     ScratchLayout s{(char *)base, 0};
     counts = s.take<unsigned long long>(MAX_PASSES * RADIX);
     bins = s.take<uint64_t>(MAX_PASSES * RADIX);
     portion_bins = s.take<uint64_t>(2 * RADIX);
     trivial = s.take<uint32_t>(MAX_PASSES);
     /* The tile counter sits right before the look-back table: one memset clears both. */
-    lookback_words = 1 + (portion + tile - 1) / tile * RADIX;
-    tile_counter = s.take<uint32_t>(lookback_words);
+    tile_counter = s.take<uint32_t>(1 + (portion + tile - 1) / tile * RADIX);
     lookback = tile_counter ? tile_counter + 1 : nullptr;
     return s.used;
   }
 };
 
 /* Launches the upfront histogram of all passes into s.counts, of ordered bits: load maps the
- * keys read to them. */
-template <typename K>
+ * keys read to them. BLOCK and COPIES other than the tuned ones are for bench_local_sort. */
+template <typename K, int BLOCK = HIST_BLOCK, int COPIES = hist_copies<K>()>
 int launch_histogram(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
                      cudaStream_t stream) {
   int rc = H5G_OK;
-  int device = 0, sms = 0;
+  int device = 0, sms = 0, per_sm = 0;
+  const size_t smem = sizeof(K) * RADIX * COPIES * sizeof(uint32_t);
+  const auto kernel = load.identity() ? histogram_kernel<K, false, BLOCK, COPIES>
+                                      : histogram_kernel<K, true, BLOCK, COPIES>;
   CHECK_CUDA(cudaGetDevice(&device));
   CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK, smem));
   CHECK_CUDA(cudaMemsetAsync(s.counts, 0, MAX_PASSES * RADIX * sizeof(*s.counts), stream));
   {
-    const uint64_t blocks_needed = (n + HIST_BLOCK * HIST_ITEMS - 1) / (HIST_BLOCK * HIST_ITEMS);
-    const uint64_t most = (uint64_t)sms * HIST_BLOCKS_PER_SM;
-    const auto kernel = load.identity() ? histogram_kernel<K, false> : histogram_kernel<K, true>;
-    kernel<<<(unsigned)(blocks_needed < most ? blocks_needed : most), HIST_BLOCK, 0, stream>>>(
+    const uint64_t blocks_needed = (n + BLOCK * HIST_ITEMS - 1) / (BLOCK * HIST_ITEMS);
+    const uint64_t most = (uint64_t)sms * (per_sm > 0 ? per_sm : 1);
+    kernel<<<(unsigned)(blocks_needed < most ? blocks_needed : most), BLOCK, smem, stream>>>(
         keys, n, s.counts, load);
   }
   CHECK_CUDA(cudaGetLastError());
@@ -311,7 +323,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   int rc = H5G_OK;
   Scratch s;
   const size_t bytes = s.layout(temp, n, TILE);
-  const size_t portion = n < ONESWEEP_PORTION ? n : ONESWEEP_PORTION / TILE * TILE;
+  const size_t portion = portion_keys(n, TILE);
   uint32_t trivial[MAX_PASSES];
   int first = -1, last = -1; /* the first and last passes that run */
   K *src = keys, *dst = alt;
@@ -357,9 +369,11 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
                                       (int)smem));
     for (size_t begin = 0; begin < n; begin += portion, ++p) {
       const size_t end = n - begin < portion ? n : begin + portion;
+      const size_t tiles = (end - begin + TILE - 1) / TILE;
       uint64_t *bins_out = s.portion_bins + (p & 1) * RADIX;
-      CHECK_CUDA(cudaMemsetAsync(s.tile_counter, 0, s.lookback_words * sizeof(uint32_t), stream));
-      kernel<<<(unsigned)((end - begin + TILE - 1) / TILE), BLOCK, smem, stream>>>(
+      /* the tile counter and the look-back entries of this portion's tiles */
+      CHECK_CUDA(cudaMemsetAsync(s.tile_counter, 0, (1 + tiles * RADIX) * sizeof(uint32_t), stream));
+      kernel<<<(unsigned)tiles, BLOCK, smem, stream>>>(
           src, dst, begin, end, s.tile_counter, s.lookback, bins_in, bins_out, pass * RADIX_BITS,
           vsrc, vdst, load, store);
       CHECK_CUDA(cudaGetLastError());

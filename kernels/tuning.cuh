@@ -64,12 +64,24 @@ constexpr WarpMatch ONESWEEP_MATCH = WarpMatch::ATOMIC_OR;
  * in the 5120-key tiles of 128-bit keys, 64 MB in the 4096-key tiles of key+value sorts). */
 constexpr size_t ONESWEEP_PORTION = (size_t)1 << 28;
 
-/* Upfront histogram kernel: threads per block, keys loaded per thread before counting, blocks
- * per SM. H200, 2^28 32-bit keys: 0.82 ms with one load in flight and one counter copy,
- * 0.37 ms with 8 loads and 8 interleaved copies (radix_sort.cuh). */
-constexpr int HIST_BLOCK = 256;
+/* Upfront histogram kernel: threads per block, keys loaded per thread before counting, and the
+ * shared memory its counter copies take (radix_sort.cuh: as many copies as fit, at most one per
+ * lane; as many blocks per SM as fit). The kernel is bound by shared-memory bank conflicts of
+ * its atomics until each lane, or each pair of lanes, counts in a bank of its own.
+ * H200, 2^28 32-bit keys: 0.82 ms with one load in flight and one counter copy, 0.37 ms with
+ * 8 loads and 8 interleaved copies (radix_sort.cuh).
+ * 2026-11-26, `bench_local_sort 28 histogram`, 2^28 random keys, ms, block x copies
+ * (256 x 8/4/2 in 32 KB of static shared memory was the kernel before):
+ *          H200: 32-bit 256x8 0.463, 1024x32 0.310, 512x32 0.422, 1024x16 0.329, 512x16 0.355
+ *                64-bit 256x4 0.966, 1024x16 0.635, 512x16 0.730, 1024x8 0.846
+ *                128-bit 256x2 1.890, 1024x8 1.664, 512x8 1.677, 1024x4 1.833
+ *          H100: 32-bit 256x8 0.472, 1024x32 0.386, 512x32 0.468, 1024x16 0.380, 512x16 0.383
+ *                64-bit 256x4 0.978, 1024x16 0.715, 512x16 0.833, 1024x8 0.851
+ *                128-bit 256x2 1.900, 1024x8 1.676, 512x8 1.698, 1024x4 1.842
+ * -> 1024 threads, 128 KB (32 copies for keys up to 32 bits, 16 for 64-bit, 8 for 128-bit). */
+constexpr int HIST_BLOCK = 1024;
 constexpr int HIST_ITEMS = 8;
-constexpr int HIST_BLOCKS_PER_SM = 4;
+constexpr size_t HIST_SHARED_BYTES = 128 << 10;
 
 /* Bitonic sort: one block of BITONIC_THREADS sorts up to BITONIC_MAX keys in static shared
  * memory, which holds BITONIC_SHARED_BYTES (under the 48 KB of static shared memory): 4096 keys
