@@ -113,7 +113,8 @@ int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budg
  * start: the GPU is the one the backend picks for `local_rank`; *w is NULL where nothing was
  * started (no CUDA in this build, or no thread could be made: the backend then makes it).
  * finish: joins and frees it (safe with NULL); its error when `needed` (the run uses the GPU: a
- * context that cannot be made stops it), else H5G_OK; *seconds is how long the making took. */
+ * context that cannot be made stops it), else H5G_OK; *seconds (unless NULL) is how long the
+ * making took. */
 typedef struct h5g_cuda_warmup h5g_cuda_warmup;
 int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **w);
 int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);

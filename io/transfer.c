@@ -54,20 +54,15 @@ int h5g_io_inside_file_end_internal(const h5g_dset *d, haddr_t address, hsize_t 
          address <= eoa && bytes <= eoa - address;
 }
 
-/* The file offset of a contiguous dataset that a direct transfer may move, or -1 (*convert: as
- * direct_types). A file being written has its end in the superblock only once HDF5 flushes it:
+/* The file offset of a contiguous dataset (creation properties dcpl) that a direct transfer may
+ * move, or -1. A file being written has its end in the superblock only once HDF5 flushes it:
  * that bound is for reads. */
-static off_t direct_offset(const h5g_dset *d, int writing, h5g_convert *convert) {
-  hid_t dcpl = H5I_INVALID_HID;
+static off_t contiguous_offset(const h5g_dset *d, hid_t dcpl, int writing) {
   haddr_t address = HADDR_UNDEF;
-  if (direct_types(d, writing, convert) && direct_place_allowed(d) &&
-      (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-      H5Pget_external_count(dcpl) == 0 &&
-      H5Pget_nfilters(dcpl) == 0)
+  if (H5Pget_external_count(dcpl) == 0 && H5Pget_nfilters(dcpl) == 0)
     address = H5Dget_offset(d->id);
   if (!writing && !h5g_io_inside_file_end_internal(d, address, H5Dget_storage_size(d->id)))
     address = HADDR_UNDEF;
-  CLOSE_ID(H5Pclose, dcpl);
   return address == HADDR_UNDEF ? (off_t)-1 : (off_t)address;
 }
 
@@ -113,19 +108,14 @@ done:
   return rc;
 }
 
-/* 1 when the transfers of `d` may go through io/chunked.h, *src filled: a chunked dataset of
- * this file (no user block) whose chunks hold whole rows, written with no conversion and
- * filters io/filters.h encodes, read with a conversion io/convert.h makes (or none) and filters
- * it decodes (h5g_io_allow_direct, as for contiguous data). Anything else, or any HDF5 query
- * that fails, leaves the transfer to HDF5. */
-static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
-  hid_t dcpl = H5I_INVALID_HID;
+/* 1 when the transfers of a chunked dataset `d` (creation properties dcpl) that a direct
+ * transfer may move go through io/chunked.h, *src filled but for its conversion: chunks that
+ * hold whole rows, written with filters io/filters.h encodes, read with filters it decodes. */
+static int chunked_source(h5g_dset *d, hid_t dcpl, int writing, h5g_chunked_source *src) {
   hsize_t chunk[H5S_MAX_RANK];
   unsigned chunk_opts = 0;
-  int had_error = h5g_error_code() != H5G_OK, ours = 0, eligible =
-      d->dims[0] > 0 && direct_types(d, writing, &src->convert) && direct_place_allowed(d) &&
-      (dcpl = H5Dget_create_plist(d->id)) >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
-      H5Pget_chunk(dcpl, d->rank, chunk) == d->rank &&
+  int ours = 0, eligible =
+      d->dims[0] > 0 && H5Pget_chunk(dcpl, d->rank, chunk) == d->rank &&
       /* an edge chunk stored unfiltered says so in the layout, not in its filter mask */
       H5Pget_chunk_opts(dcpl, &chunk_opts) >= 0 &&
       !(chunk_opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) &&
@@ -144,9 +134,32 @@ static int chunked_source(h5g_dset *d, int writing, h5g_chunked_source *src) {
     src->where = d->where;
     src->max_piece_bytes = h5g_io_piece_bytes();
   }
-  CLOSE_ID(H5Pclose, dcpl);
-  if (!had_error) h5g_error_clear(); /* a failed query above only means: HDF5 reads it */
   return eligible;
+}
+
+/* How a transfer of `d` may move its rows, from one look at its creation properties. Direct
+ * transfers (h5g_io_allow_direct) take a dataset of this file (no user block), written with no
+ * conversion, read with one io/convert.h makes (or none). Anything else, or any HDF5 query that
+ * fails, leaves the transfer to HDF5. */
+typedef struct {
+  off_t offset;                /* contiguous bytes: their file offset, else -1 */
+  int chunks;                  /* chunks io/chunked.h moves: `chunked` filled */
+  int filtered;                /* filters (a written dataset's size is known once written) */
+  h5g_convert convert;         /* reading directly: the conversion the threads make */
+  h5g_chunked_source chunked;
+} route;
+
+static void find_route(h5g_dset *d, int writing, route *rt) {
+  int had_error = h5g_error_code() != H5G_OK;
+  hid_t dcpl = H5Dget_create_plist(d->id);
+  H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+  int direct = direct_types(d, writing, &rt->convert) && direct_place_allowed(d);
+  rt->filtered = dcpl >= 0 && H5Pget_nfilters(dcpl) > 0;
+  rt->offset = direct && layout == H5D_CONTIGUOUS ? contiguous_offset(d, dcpl, writing) : -1;
+  rt->chunks = direct && layout == H5D_CHUNKED && chunked_source(d, dcpl, writing, &rt->chunked);
+  if (rt->chunks) rt->chunked.convert = rt->convert;
+  CLOSE_ID(H5Pclose, dcpl);
+  if (!had_error) h5g_error_clear(); /* a failed query above only means: HDF5 moves them */
 }
 
 /* 1 when rows [row, row + rows) are whole chunks of `src` (the last one may end the dataset). */
@@ -212,14 +225,6 @@ static int check_room(void *arg, uint64_t first, uint64_t count, int moved) {
   return rc == H5G_OK && c->each ? c->each(c->ctx, first, count, moved) : rc;
 }
 
-/* 1 when `d` has filters (its size is known once written). */
-static int filtered(const h5g_dset *d) {
-  hid_t dcpl = H5Dget_create_plist(d->id);
-  int yes = dcpl >= 0 && H5Pget_nfilters(dcpl) > 0;
-  CLOSE_ID(H5Pclose, dcpl);
-  return yes;
-}
-
 /* Rows [row, row + rows) of a filtered output kept for rank 0 to store (io/gathered.h). */
 static int keep_chunks(h5g_dset *d, const h5g_chunked_source *src, uint64_t row, uint64_t rows,
                        const void *buf, h5g_io_piece_fn each, void *ctx) {
@@ -265,20 +270,21 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
    * at the end. Filtered chunks are written directly by a run of one rank that writes whole
    * chunks (io/chunked.h); otherwise they are kept for rank 0 to store (io/gathered.h). */
   enum { THROUGH_HDF5, CONTIGUOUS_BYTES, CHUNKS, GATHERED };
-  h5g_chunked_source chunked;
   int ranks;
   CHECK_MPI(MPI_Comm_size(comm, &ranks));
-  int needs_room = writing && filtered(d);
-  h5g_convert convert;
-  off_t offset = direct_offset(d, writing, &convert);
-  int chunks = chunked_source(d, writing, &chunked), mode = THROUGH_HDF5;
+  route rt;
+  find_route(d, writing, &rt);
+  const h5g_convert *convert = &rt.convert;
+  h5g_chunked_source *chunked = &rt.chunked;
+  off_t offset = rt.offset;
+  int chunks = rt.chunks, needs_room = writing && rt.filtered, mode = THROUGH_HDF5;
   if (offset >= 0)
     mode = CONTIGUOUS_BYTES;
   else if (chunks && !writing)
     mode = CHUNKS;
-  else if (chunks && chunked.pipeline.count > 0)
-    mode = ranks == 1 && whole_chunks(&chunked, row, rows) ? CHUNKS
-           : h5g_filters_bound(&chunked.pipeline, chunked.chunk_rows * chunked.row_bytes) <=
+  else if (chunks && chunked->pipeline.count > 0)
+    mode = ranks == 1 && whole_chunks(chunked, row, rows) ? CHUNKS
+           : h5g_filters_bound(&chunked->pipeline, chunked->chunk_rows * chunked->row_bytes) <=
                    H5G_GATHERED_CHUNK_MAX
                ? GATHERED
                : THROUGH_HDF5;
@@ -286,38 +292,38 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   CHECK_MPI(MPI_Allreduce(modes, agreed, 2, MPI_INT, MPI_MIN, comm));
   if (agreed[0] != -agreed[1]) mode = THROUGH_HDF5;
   if (mode == CONTIGUOUS_BYTES) {
-    trace(d, writing, convert.active ? "contiguous bytes by threads, converted there"
+    trace(d, writing, convert->active ? "contiguous bytes by threads, converted there"
                                      : "contiguous bytes by threads", NULL);
     h5g_direct_how how = writing ? cfg->write : H5G_DIRECT_READ;
-    converting_fn conv = {each, ctx, &convert, buf, row_bytes, cfg->threads};
+    converting_fn conv = {each, ctx, convert, buf, row_bytes, cfg->threads};
     CHECK(h5g_agree(comm, h5g_direct_transfer(d->file->path, offset + (off_t)(row * row_bytes),
                                               buf, rows, row_bytes, how, cfg->threads,
                                               h5g_io_piece_bytes(),
-                                              convert.active ? convert_piece : each,
-                                              convert.active ? (void *)&conv : ctx, d->where)));
+                                              convert->active ? convert_piece : each,
+                                              convert->active ? (void *)&conv : ctx, d->where)));
     goto done;
   }
   if (mode == CHUNKS && writing) {
     room_check room = {each, ctx, d->file->path, row_bytes};
     h5g_io_piece_fn check = needs_room ? check_room : each;
     void *check_ctx = needs_room ? (void *)&room : ctx;
-    trace(d, writing, "chunks by threads", &chunked);
-    CHECK(h5g_agree(comm, h5g_chunked_write(&chunked, row, rows, buf, cfg->threads, NULL,
+    trace(d, writing, "chunks by threads", chunked);
+    CHECK(h5g_agree(comm, h5g_chunked_write(chunked, row, rows, buf, cfg->threads, NULL,
                                             check, check_ctx)));
     goto done;
   }
   if (mode == GATHERED) { /* the room is checked as rank 0 stores the chunks */
-    trace(d, writing, "chunks by threads, stored by rank 0", &chunked);
-    CHECK(h5g_agree(comm, keep_chunks(d, &chunked, row, rows, buf, each, ctx)));
+    trace(d, writing, "chunks by threads, stored by rank 0", chunked);
+    CHECK(h5g_agree(comm, keep_chunks(d, chunked, row, rows, buf, each, ctx)));
     goto done;
   }
-  if (mode == CHUNKS && d->chunk_index == 0) CHECK(chunk_index_adds_up(d, &chunked));
+  if (mode == CHUNKS && d->chunk_index == 0) CHECK(chunk_index_adds_up(d, chunked));
   if (mode == CHUNKS && d->chunk_index > 0) {
     uint64_t counted;
-    trace(d, writing, "chunks by threads", &chunked);
-    int status = h5g_chunked_index(&chunked, row, rows, &index, &counted);
+    trace(d, writing, "chunks by threads", chunked);
+    int status = h5g_chunked_index(chunked, row, rows, &index, &counted);
     if (status == H5G_OK)
-      status = h5g_chunked_read(&chunked, index, row, rows, buf, cfg->threads, each, ctx);
+      status = h5g_chunked_read(chunked, index, row, rows, buf, cfg->threads, each, ctx);
     CHECK(h5g_agree(comm, status));
     goto done;
   }

@@ -168,8 +168,7 @@ int main(int argc, char **argv) {
     sorted = rc == H5G_OK;
     if (sorted && rank == 0 && !opt.plan) print_summary(&opt, &rep);
   }
-  double unused;
-  h5g_cuda_warmup_finish(warmup, 0, &unused); /* --help, --check, a bad command line */
+  h5g_cuda_warmup_finish(warmup, 0, NULL); /* --help, --check, a bad command line */
   /* Test hook (tests/faults): with H5GSORT_TEST_LEAKS set, an HDF5 object left open on any
    * path, success or failure, fails the run. */
   long open_objects = h5g_io_open_objects();

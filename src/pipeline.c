@@ -68,17 +68,14 @@ int h5g_step_end(h5g_run *r, h5g_phase phase, int status) {
  * --backend cpu; with auto it may be made on a GPU that the plan then leaves unused. */
 static int start_context(h5g_run *r) {
   int rc = H5G_OK, local_rank = 0, local_size = 1;
-  double unused;
-  if (r->opt->backend != H5G_BACKEND_CPU)
-    CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
+  const int wanted = r->opt->backend != H5G_BACKEND_CPU;
+  if (wanted) CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
   /* one begun before MPI_Init (src/main.c) for another device, or not wanted: joined unused */
-  if (r->warmup && (r->opt->backend == H5G_BACKEND_CPU ||
-                    h5g_cuda_warmup_rank(r->warmup) != local_rank)) {
-    h5g_cuda_warmup_finish(r->warmup, 0, &unused);
+  if (r->warmup && (!wanted || h5g_cuda_warmup_rank(r->warmup) != local_rank)) {
+    h5g_cuda_warmup_finish(r->warmup, 0, NULL);
     r->warmup = NULL;
   }
-  if (r->opt->backend != H5G_BACKEND_CPU && !r->warmup)
-    CHECK(h5g_cuda_warmup_start(local_rank, &r->warmup));
+  if (wanted && !r->warmup) CHECK(h5g_cuda_warmup_start(local_rank, &r->warmup));
 done:
   return rc;
 }
@@ -305,8 +302,7 @@ done:
   h5g_interrupt_release(); /* a failed commit: a signal held meanwhile is an interrupt */
   h5g_keyset_close(r->keys_in);
   h5g_io_close_file(r->in_file);
-  double unused;
-  h5g_cuda_warmup_finish(r->warmup, 0, &unused); /* a run that stopped before "setup" */
+  h5g_cuda_warmup_finish(r->warmup, 0, NULL); /* a run that stopped before "setup" */
   tear_down(r, s, &rep->teardown);
   return rc;
 }
