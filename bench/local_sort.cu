@@ -14,11 +14,12 @@
  *
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
  *   sections: comma-separated of crossover, merge, histogram, variants, main, pairs (default
- *   crossover,merge,main); "variants" times onesweep variants (tile shape, warp match, index
+ *   crossover,merge,main); "histogram" times the upfront histogram kernel in block sizes and
+ *   counter copies (tuning.cuh); "variants" times onesweep variants (tile shape, warp match, index
  *   width: the measurements behind tuning.cuh) and CUB side by side at 2^26..2^max_log2_n (at
  *   most 2^28);
- *   "profile" alone sorts 2^max_log2_n random uint32 keys once with ours, then with CUB's (for a
- *   profiler). */
+ *   "profile" (uint32) or "profile64" (uint64) alone sorts 2^max_log2_n random keys once with
+ *   ours, then with CUB's (for a profiler). */
 #include <algorithm>
 #include <chrono>
 #include <stdint.h>
@@ -683,6 +684,27 @@ static bool bench_all_variants(int max_log2, cudaStream_t stream) {
   return mismatch;
 }
 
+/* Sorts 2^log2n random keys once with ours, then the same keys, refilled, with CUB's: a run to
+ * profile side by side. */
+template <typename T> static int profile(int log2n, cudaStream_t stream) {
+  const size_t n = (size_t)1 << log2n;
+  T *keys, *alt;
+  void *temp, *cub_temp;
+  size_t temp_bytes = 0, cub_bytes = 0;
+  MUST_OK(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, NULL, NULL, n, sizeof(T), stream));
+  MUST_CUDA(cub::DeviceRadixSort::SortKeys(NULL, cub_bytes, (const T *)NULL, (T *)NULL, n, 0, 8 * (int)sizeof(T), stream));
+  MUST_CUDA(cudaMalloc(&keys, n * sizeof(T)));
+  MUST_CUDA(cudaMalloc(&alt, n * sizeof(T)));
+  MUST_CUDA(cudaMalloc(&temp, temp_bytes));
+  MUST_CUDA(cudaMalloc(&cub_temp, cub_bytes));
+  fill_kernel<T><<<1024, 256, 0, stream>>>(keys, n, 1);
+  MUST_OK(h5g_cuda_radix_sort(temp, &temp_bytes, keys, alt, NULL, NULL, n, sizeof(T), stream));
+  fill_kernel<T><<<1024, 256, 0, stream>>>(keys, n, 1);
+  MUST_CUDA(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, (const T *)keys, alt, n, 0, 8 * (int)sizeof(T), stream));
+  MUST_CUDA(cudaStreamSynchronize(stream));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const int max_log2 = argc > 1 ? atoi(argv[1]) : 28;
   const char *sections = argc > 2 ? argv[2] : "crossover,merge,main";
@@ -696,27 +718,8 @@ int main(int argc, char **argv) {
   printf("device: %s (%d SMs), CUDA runtime %d, median of %d after 2 warm-ups\n", props.name,
          props.multiProcessorCount, runtime, REPS);
 
-  if (strcmp(sections, "profile") == 0) {
-    const size_t n = (size_t)1 << max_log2;
-    uint32_t *keys, *alt;
-    void *temp;
-    size_t temp_bytes = 0;
-    MUST_OK(h5g_cuda_radix_sort(NULL, &temp_bytes, NULL, NULL, NULL, NULL, n, 4, stream));
-    MUST_CUDA(cudaMalloc(&keys, n * 4));
-    MUST_CUDA(cudaMalloc(&alt, n * 4));
-    MUST_CUDA(cudaMalloc(&temp, temp_bytes));
-    fill_kernel<uint32_t><<<1024, 256, 0, stream>>>(keys, n, 1);
-    MUST_OK(h5g_cuda_radix_sort(temp, &temp_bytes, keys, alt, NULL, NULL, n, 4, stream));
-    /* then CUB's sort of the same keys, refilled, for a profile side by side */
-    fill_kernel<uint32_t><<<1024, 256, 0, stream>>>(keys, n, 1);
-    size_t cub_bytes = 0;
-    MUST_CUDA(cub::DeviceRadixSort::SortKeys(NULL, cub_bytes, (const uint32_t *)keys, alt, n, 0, 32, stream));
-    void *cub_temp;
-    MUST_CUDA(cudaMalloc(&cub_temp, cub_bytes));
-    MUST_CUDA(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, (const uint32_t *)keys, alt, n, 0, 32, stream));
-    MUST_CUDA(cudaStreamSynchronize(stream));
-    return 0;
-  }
+  if (strcmp(sections, "profile") == 0) return profile<uint32_t>(max_log2, stream);
+  if (strcmp(sections, "profile64") == 0) return profile<uint64_t>(max_log2, stream);
   if (strstr(sections, "histogram") && bench_all_histograms(max_log2, stream)) return 1;
   if (strstr(sections, "variants") && bench_all_variants(max_log2, stream)) return 1;
   if (strstr(sections, "crossover")) {
