@@ -1,6 +1,7 @@
-/* Work split among threads: the caller's thread takes part 0, each other part runs on a thread of
- * its own, and a part whose thread cannot be started runs on the caller's, so a failed
- * pthread_create only slows the work down. */
+/* Work split among threads: the caller's thread takes part 0, each other part runs on a worker
+ * thread (kept between calls: base/parallel.c), and a part for which no worker can be had runs
+ * on the caller's, so a failed pthread_create only slows the work down. Calls may be made from
+ * several threads at once. */
 #ifndef H5G_PARALLEL_H
 #define H5G_PARALLEL_H
 

@@ -1,10 +1,14 @@
-/* h5g_parallel and h5g_parallel_copy: every part runs exactly once; gathered copies land byte for
- * byte where one memcpy per segment puts them (segments of 0 bytes, of a few bytes and of many
- * MiB, 1 to 17 threads), and no byte outside the segments is written. */
+/* h5g_parallel and h5g_parallel_copy: every part runs exactly once, also in calls made from
+ * several threads at once, and the workers are reused (the process's threads stay few after
+ * thousands of calls); gathered copies land byte for byte where one memcpy per segment puts them
+ * (segments of 0 bytes, of a few bytes and of many MiB, 1 to 17 threads), and no byte outside
+ * the segments is written. */
 #include "base/parallel.h"
 #include "tests/support/check.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,11 +27,58 @@ static void check_parts(int asked, int expected) {
          runs[H5G_MAX_PARTS]);
 }
 
+enum { CALLERS = 4, CALLS = 500, CALL_PARTS = 9 };
+
+/* CALLS calls of CALL_PARTS parts; returns the calls in which a part did not run exactly once. */
+static void *call_many(void *arg) {
+  intptr_t wrong = 0;
+  (void)arg;
+  for (int c = 0; c < CALLS; c++) {
+    int runs[H5G_MAX_PARTS + 1] = {0};
+    h5g_parallel(CALL_PARTS, count_part, runs);
+    for (int p = 0; p < CALL_PARTS; p++)
+      if (runs[p] != 1) {
+        wrong++;
+        break;
+      }
+  }
+  return (void *)wrong;
+}
+
+/* The "Threads:" line of /proc/self/status, or -1. */
+static long threads_now(void) {
+  char line[256];
+  long threads = -1;
+  FILE *f = fopen("/proc/self/status", "r");
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, "Threads:", 8) == 0) threads = strtol(line + 8, NULL, 10);
+  if (f) fclose(f);
+  return threads;
+}
+
+static void check_concurrent_calls(void) {
+  pthread_t callers[CALLERS];
+  int started[CALLERS];
+  for (int t = 0; t < CALLERS; t++) started[t] = pthread_create(&callers[t], NULL, call_many, NULL) == 0;
+  for (int t = 0; t < CALLERS; t++) {
+    void *wrong = NULL;
+    EXPECT(started[t], "caller thread %d not started", t);
+    if (started[t]) pthread_join(callers[t], &wrong);
+    EXPECT(wrong == NULL, "caller %d: %ld of %d calls ran a part other than once", t,
+           (long)(intptr_t)wrong, CALLS);
+  }
+  /* the workers of the widest call before (H5G_MAX_PARTS - 1) served every later one */
+  long threads = threads_now();
+  EXPECT(threads > 0 && threads <= H5G_MAX_PARTS, "%ld threads after %d more calls", threads,
+         CALLERS * CALLS);
+}
+
 int main(void) {
   check_parts(0, 1);
   check_parts(1, 1);
   check_parts(7, 7);
   check_parts(H5G_MAX_PARTS + 5, H5G_MAX_PARTS);
+  check_concurrent_calls();
 
   enum { SEGMENTS = 9 };
   static const size_t sizes[SEGMENTS] = {0, 3, 5u << 20, 1, 0, 12345677, 4096, 9u << 20, 7};
