@@ -1,6 +1,7 @@
 #include "base/parallel.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,13 @@ static worker *idle_workers;
 
 static void *worker_main(void *arg) {
   worker *w = arg;
+  /* SIGINT and SIGTERM go to other threads, whichever thread made this worker (one made while
+   * src/interrupt.c holds them on the main thread would inherit them blocked anyway) */
+  sigset_t interrupts;
+  sigemptyset(&interrupts);
+  sigaddset(&interrupts, SIGINT);
+  sigaddset(&interrupts, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &interrupts, NULL);
   for (;;) {
     pthread_mutex_lock(&w->lock);
     while (!w->job) pthread_cond_wait(&w->wake, &w->lock);
@@ -67,9 +75,9 @@ static worker *take_worker(void) {
   if (!w) return NULL;
   pthread_attr_t attr;
   pthread_t id;
-  int started = pthread_attr_init(&attr) == 0;
-  started = started && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-            pthread_mutex_init(&w->lock, NULL) == 0;
+  const int attr_made = pthread_attr_init(&attr) == 0;
+  int started = attr_made && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                pthread_mutex_init(&w->lock, NULL) == 0;
   if (started && pthread_cond_init(&w->wake, NULL) != 0) {
     pthread_mutex_destroy(&w->lock);
     started = 0;
@@ -79,7 +87,7 @@ static worker *take_worker(void) {
     pthread_mutex_destroy(&w->lock);
     started = 0;
   }
-  pthread_attr_destroy(&attr);
+  if (attr_made) pthread_attr_destroy(&attr);
   if (!started) {
     free(w);
     return NULL;
@@ -135,7 +143,9 @@ static void copy_part(void *arg, int part, int parts) {
   }
 }
 
-enum { MIN_BYTES_PER_THREAD = 4 << 20 }; /* below this a thread's start costs more than it saves */
+/* Below this a part's hand-off costs more than it saves (chosen when each part started a thread
+ * of its own; a kept worker costs less). */
+enum { MIN_BYTES_PER_THREAD = 4 << 20 };
 
 void h5g_parallel_copy(const h5g_copy_segment *segments, size_t count, int threads) {
   gathered_copy c = {segments, count, 0};

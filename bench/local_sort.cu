@@ -574,7 +574,7 @@ template <typename T> struct HistogramBench {
 
   template <int BLOCK, int COPIES> void run(const char *what) {
     const h5g::KeyMap<T> identity = h5g::KeyIO<T>::ordered().on_load(true);
-    auto launch = [&] { MUST_OK((h5g::onesweep::launch_histogram<T, BLOCK, COPIES>(keys, n, identity, s, stream))); };
+    auto launch = [&] { MUST_OK((h5g::onesweep::launch_histogram_shape<T, BLOCK, COPIES>(keys, n, identity, s, stream))); };
     launch();
     std::vector<unsigned long long> counts(sizeof(T) * h5g::RADIX);
     MUST_CUDA(cudaMemcpyAsync(counts.data(), s.counts, counts.size() * sizeof(counts[0]), cudaMemcpyDeviceToHost, stream));
@@ -702,6 +702,10 @@ template <typename T> static int profile(int log2n, cudaStream_t stream) {
   fill_kernel<T><<<1024, 256, 0, stream>>>(keys, n, 1);
   MUST_CUDA(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, (const T *)keys, alt, n, 0, 8 * (int)sizeof(T), stream));
   MUST_CUDA(cudaStreamSynchronize(stream));
+  cudaFree(cub_temp);
+  cudaFree(temp);
+  cudaFree(alt);
+  cudaFree(keys);
   return 0;
 }
 

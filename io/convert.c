@@ -108,7 +108,8 @@ static void convert_share(void *arg, int part, int parts) {
   h5g_convert_apply(job->c, job->buf + from * job->c->size, (to - from) * job->c->size);
 }
 
-/* Below this a thread's start costs more than its share of the work. */
+/* Below this a part's hand-off costs more than its share of the work (chosen when each part
+ * started a thread of its own; a kept worker costs less). */
 #define CONVERT_BYTES_PER_THREAD ((size_t)1 << 20)
 
 void h5g_convert_apply_threads(const h5g_convert *c, void *buf, size_t bytes, int threads) {

@@ -274,15 +274,13 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   CHECK_MPI(MPI_Comm_size(comm, &ranks));
   route rt;
   find_route(d, writing, &rt);
-  const h5g_convert *convert = &rt.convert;
   h5g_chunked_source *chunked = &rt.chunked;
-  off_t offset = rt.offset;
-  int chunks = rt.chunks, needs_room = writing && rt.filtered, mode = THROUGH_HDF5;
-  if (offset >= 0)
+  int needs_room = writing && rt.filtered, mode = THROUGH_HDF5;
+  if (rt.offset >= 0)
     mode = CONTIGUOUS_BYTES;
-  else if (chunks && !writing)
+  else if (rt.chunks && !writing)
     mode = CHUNKS;
-  else if (chunks && chunked->pipeline.count > 0)
+  else if (rt.chunks && chunked->pipeline.count > 0)
     mode = ranks == 1 && whole_chunks(chunked, row, rows) ? CHUNKS
            : h5g_filters_bound(&chunked->pipeline, chunked->chunk_rows * chunked->row_bytes) <=
                    H5G_GATHERED_CHUNK_MAX
@@ -292,15 +290,15 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   CHECK_MPI(MPI_Allreduce(modes, agreed, 2, MPI_INT, MPI_MIN, comm));
   if (agreed[0] != -agreed[1]) mode = THROUGH_HDF5;
   if (mode == CONTIGUOUS_BYTES) {
-    trace(d, writing, convert->active ? "contiguous bytes by threads, converted there"
+    trace(d, writing, rt.convert.active ? "contiguous bytes by threads, converted there"
                                      : "contiguous bytes by threads", NULL);
     h5g_direct_how how = writing ? cfg->write : H5G_DIRECT_READ;
-    converting_fn conv = {each, ctx, convert, buf, row_bytes, cfg->threads};
-    CHECK(h5g_agree(comm, h5g_direct_transfer(d->file->path, offset + (off_t)(row * row_bytes),
+    converting_fn conv = {each, ctx, &rt.convert, buf, row_bytes, cfg->threads};
+    CHECK(h5g_agree(comm, h5g_direct_transfer(d->file->path, rt.offset + (off_t)(row * row_bytes),
                                               buf, rows, row_bytes, how, cfg->threads,
                                               h5g_io_piece_bytes(),
-                                              convert->active ? convert_piece : each,
-                                              convert->active ? (void *)&conv : ctx, d->where)));
+                                              rt.convert.active ? convert_piece : each,
+                                              rt.convert.active ? (void *)&conv : ctx, d->where)));
     goto done;
   }
   if (mode == CHUNKS && writing) {

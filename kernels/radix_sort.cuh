@@ -44,10 +44,11 @@ constexpr int LOOKBACK_WINDOW = 4;
 
 /* Shared counters are spread over COPIES copies, copy = lane % COPIES, interleaved (counter of
  * digit d in copy c at d * COPIES + c): with 32 copies every lane of a warp counts in its own
- * bank, with 16 two lanes share one. As many copies as HIST_SHARED_BYTES holds, at most 32. */
-template <typename K> __host__ __device__ constexpr int hist_copies() {
-  return HIST_SHARED_BYTES / (sizeof(K) * RADIX * sizeof(uint32_t)) < 32
-             ? (int)(HIST_SHARED_BYTES / (sizeof(K) * RADIX * sizeof(uint32_t)))
+ * bank, with 16 two lanes share one. As many copies as `bytes` of shared memory hold, at most
+ * 32. */
+template <typename K> __host__ __device__ constexpr int hist_copies(size_t bytes) {
+  return bytes / (sizeof(K) * RADIX * sizeof(uint32_t)) < 32
+             ? (int)(bytes / (sizeof(K) * RADIX * sizeof(uint32_t)))
              : 32;
 }
 
@@ -84,11 +85,12 @@ __global__ void __launch_bounds__(BLOCK)
   }
   __syncthreads();
   /* Each thread sums one counter's copies starting at a copy of its own, so that a warp's
-   * lanes read different banks. */
+   * lanes read 32 different banks (32 / COPIES lanes share a start, in different banks). */
+  static_assert(32 % COPIES == 0, "copies divide the banks");
   for (int i = threadIdx.x; i < PASSES * RADIX; i += BLOCK) {
     uint32_t c = 0;
 #pragma unroll 8
-    for (int j = 0; j < COPIES; ++j) c += hist[i * COPIES + (j + i) % COPIES];
+    for (int j = 0; j < COPIES; ++j) c += hist[i * COPIES + (j + i / (32 / COPIES)) % COPIES];
     if (c) atomicAdd(&counts[i], (unsigned long long)c);
   }
 }
@@ -236,7 +238,8 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     if constexpr (has_values<V>) {
 #pragma unroll
       for (int i = 0; i < ITEMS; ++i)
-        (out_vals + s.out_base[digit_of(k[i], shift)])[tid + i * BLOCK] = s.tile_vals[tid + i * BLOCK];
+        (out_vals + s.out_base[digit_of(k[i], shift)])[tid + i * BLOCK] =
+            s.tile_vals[tid + i * BLOCK];
     }
   } else {
     for (uint32_t j = tid; j < valid; j += BLOCK) {
@@ -274,11 +277,11 @@ struct Scratch {
   }
 };
 
-/* Launches the upfront histogram of all passes into s.counts, of ordered bits: load maps the
- * keys read to them. BLOCK and COPIES other than the tuned ones are for bench_local_sort. */
-template <typename K, int BLOCK = HIST_BLOCK, int COPIES = hist_copies<K>()>
-int launch_histogram(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
-                     cudaStream_t stream) {
+/* Launches histogram_kernel in blocks of BLOCK threads with COPIES counter copies (other
+ * shapes than launch_histogram's are for bench_local_sort). */
+template <typename K, int BLOCK, int COPIES>
+int launch_histogram_shape(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
+                           cudaStream_t stream) {
   int rc = H5G_OK;
   int device = 0, sms = 0, per_sm = 0;
   const size_t smem = sizeof(K) * RADIX * COPIES * sizeof(uint32_t);
@@ -296,6 +299,25 @@ int launch_histogram(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
         keys, n, s.counts, load);
   }
   CHECK_CUDA(cudaGetLastError());
+done:
+  return rc;
+}
+
+/* Launches the upfront histogram of all passes into s.counts, of ordered bits: load maps the
+ * keys read to them. In HIST_SHARED_BYTES of shared memory, or HIST_SHARED_FALLBACK_BYTES on a
+ * device whose blocks may not have that much (before Hopper: 96-99 KB). */
+template <typename K>
+int launch_histogram(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
+                     cudaStream_t stream) {
+  constexpr int COPIES = hist_copies<K>(HIST_SHARED_BYTES);
+  int rc = H5G_OK, device = 0, most = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  CHECK_CUDA(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if ((size_t)most >= sizeof(K) * RADIX * COPIES * sizeof(uint32_t))
+    CHECK((launch_histogram_shape<K, HIST_BLOCK, COPIES>(keys, n, load, s, stream)));
+  else
+    CHECK((launch_histogram_shape<K, HIST_BLOCK, hist_copies<K>(HIST_SHARED_FALLBACK_BYTES)>(
+        keys, n, load, s, stream)));
 done:
   return rc;
 }
@@ -372,7 +394,8 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
       const size_t tiles = (end - begin + TILE - 1) / TILE;
       uint64_t *bins_out = s.portion_bins + (p & 1) * RADIX;
       /* the tile counter and the look-back entries of this portion's tiles */
-      CHECK_CUDA(cudaMemsetAsync(s.tile_counter, 0, (1 + tiles * RADIX) * sizeof(uint32_t), stream));
+      CHECK_CUDA(
+          cudaMemsetAsync(s.tile_counter, 0, (1 + tiles * RADIX) * sizeof(uint32_t), stream));
       kernel<<<(unsigned)tiles, BLOCK, smem, stream>>>(
           src, dst, begin, end, s.tile_counter, s.lookback, bins_in, bins_out, pass * RADIX_BITS,
           vsrc, vdst, load, store);

@@ -59,7 +59,8 @@ template <> struct OnesweepTuning<16> { static constexpr int BLOCK = 256, ITEMS 
 enum class WarpMatch { BALLOT, ATOMIC_OR };
 constexpr WarpMatch ONESWEEP_MATCH = WarpMatch::ATOMIC_OR;
 
-/* Keys one pass kernel launch covers at most: look-back counts fit in 30 bits and the look-back
+/* Keys one pass kernel launch covers, rounded up to whole tiles (radix_sort.cuh: portion_keys):
+ * look-back counts fit in 30 bits and the look-back
  * table (tiles x 256 x 4 bytes) stays at most 32 MB for 2^28 keys in tiles of >= 8192 keys (52 MB
  * in the 5120-key tiles of 128-bit keys, 64 MB in the 4096-key tiles of key+value sorts). */
 constexpr size_t ONESWEEP_PORTION = (size_t)1 << 28;
@@ -78,10 +79,14 @@ constexpr size_t ONESWEEP_PORTION = (size_t)1 << 28;
  *          H100: 32-bit 256x8 0.472, 1024x32 0.386, 512x32 0.468, 1024x16 0.380, 512x16 0.383
  *                64-bit 256x4 0.978, 1024x16 0.715, 512x16 0.833, 1024x8 0.851
  *                128-bit 256x2 1.900, 1024x8 1.676, 512x8 1.698, 1024x4 1.842
- * -> 1024 threads, 128 KB (32 copies for keys up to 32 bits, 16 for 64-bit, 8 for 128-bit). */
+ * -> 1024 threads, 128 KB (32 copies for keys up to 32 bits, 16 for 64-bit, 8 for 128-bit).
+ * "256x8/4/2" is the layout before, launched as the kernel is now (as many blocks per SM as
+ * fit, about 6, where it had 4): the kernel before is not in the build. A device whose blocks
+ * may not have 128 KB of shared memory (before Hopper) takes the 32 KB of before (not measured). */
 constexpr int HIST_BLOCK = 1024;
 constexpr int HIST_ITEMS = 8;
 constexpr size_t HIST_SHARED_BYTES = 128 << 10;
+constexpr size_t HIST_SHARED_FALLBACK_BYTES = 32 << 10;
 
 /* Bitonic sort: one block of BITONIC_THREADS sorts up to BITONIC_MAX keys in static shared
  * memory, which holds BITONIC_SHARED_BYTES (under the 48 KB of static shared memory): 4096 keys

@@ -18,8 +18,8 @@ static char side_path[PATH_MAX + 32];
 static int my_rank, ranks;
 static volatile sig_atomic_t temp_set, committed, is_rank0, finished, finished_rc;
 /* Around the commit: a signal that lands on another thread (the main thread blocks them, but a
- * process-directed signal goes to any thread that does not: MPI's and CUDA's) is kept in
- * `pending` and raised again on the main thread at release. */
+ * process-directed signal goes to any thread that does not: MPI's and CUDA's; base/parallel.c's
+ * kept workers block them) is kept in `pending` and raised again on the main thread at release. */
 static volatile sig_atomic_t holding, pending;
 
 void h5g_interrupt_temp(const char *path, int nranks) {

@@ -1,16 +1,18 @@
 /* h5g_parallel and h5g_parallel_copy: every part runs exactly once, also in calls made from
- * several threads at once, and the workers are reused (the process's threads stay few after
- * thousands of calls); gathered copies land byte for byte where one memcpy per segment puts them
+ * several threads at once; calls one after another run their parts on the same few threads (the
+ * workers are kept); gathered copies land byte for byte where one memcpy per segment puts them
  * (segments of 0 bytes, of a few bytes and of many MiB, 1 to 17 threads), and no byte outside
  * the segments is written. */
+#define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include "base/parallel.h"
 #include "tests/support/check.h"
 
 #include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static void count_part(void *arg, int part, int parts) {
   int *runs = arg;
@@ -45,21 +47,11 @@ static void *call_many(void *arg) {
   return (void *)wrong;
 }
 
-/* The "Threads:" line of /proc/self/status, or -1. */
-static long threads_now(void) {
-  char line[256];
-  long threads = -1;
-  FILE *f = fopen("/proc/self/status", "r");
-  while (f && fgets(line, sizeof line, f))
-    if (strncmp(line, "Threads:", 8) == 0) threads = strtol(line + 8, NULL, 10);
-  if (f) fclose(f);
-  return threads;
-}
-
 static void check_concurrent_calls(void) {
   pthread_t callers[CALLERS];
   int started[CALLERS];
-  for (int t = 0; t < CALLERS; t++) started[t] = pthread_create(&callers[t], NULL, call_many, NULL) == 0;
+  for (int t = 0; t < CALLERS; t++)
+    started[t] = pthread_create(&callers[t], NULL, call_many, NULL) == 0;
   for (int t = 0; t < CALLERS; t++) {
     void *wrong = NULL;
     EXPECT(started[t], "caller thread %d not started", t);
@@ -67,10 +59,33 @@ static void check_concurrent_calls(void) {
     EXPECT(wrong == NULL, "caller %d: %ld of %d calls ran a part other than once", t,
            (long)(intptr_t)wrong, CALLS);
   }
-  /* the workers of the widest call before (H5G_MAX_PARTS - 1) served every later one */
-  long threads = threads_now();
-  EXPECT(threads > 0 && threads <= H5G_MAX_PARTS, "%ld threads after %d more calls", threads,
-         CALLERS * CALLS);
+}
+
+enum { SEQUENTIAL_CALLS = 200 };
+
+/* Records the thread each part runs on. */
+static void note_thread(void *arg, int part, int parts) {
+  long *tids = arg;
+  (void)parts;
+  tids[part] = (long)syscall(SYS_gettid);
+}
+
+/* Calls one after another find the workers of the call before idle and take them: their parts
+ * run on this thread and CALL_PARTS - 1 workers, not on a new thread per part per call. */
+static void check_workers_kept(void) {
+  long seen[CALL_PARTS * SEQUENTIAL_CALLS];
+  int distinct = 0;
+  for (int c = 0; c < SEQUENTIAL_CALLS; c++) {
+    long tids[CALL_PARTS] = {0};
+    h5g_parallel(CALL_PARTS, note_thread, tids);
+    for (int p = 0; p < CALL_PARTS; p++) {
+      int known = 0;
+      for (int k = 0; k < distinct && !known; k++) known = seen[k] == tids[p];
+      if (!known) seen[distinct++] = tids[p];
+    }
+  }
+  EXPECT(distinct <= CALL_PARTS, "%d calls of %d parts ran on %d threads", SEQUENTIAL_CALLS,
+         CALL_PARTS, distinct);
 }
 
 int main(void) {
@@ -78,6 +93,7 @@ int main(void) {
   check_parts(1, 1);
   check_parts(7, 7);
   check_parts(H5G_MAX_PARTS + 5, H5G_MAX_PARTS);
+  check_workers_kept();
   check_concurrent_calls();
 
   enum { SEGMENTS = 9 };
