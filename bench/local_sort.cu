@@ -574,7 +574,11 @@ template <typename T> struct HistogramBench {
 
   template <int BLOCK, int COPIES> void run(const char *what) {
     const h5g::KeyMap<T> identity = h5g::KeyIO<T>::ordered().on_load(true);
-    auto launch = [&] { MUST_OK((h5g::onesweep::launch_histogram_shape<T, BLOCK, COPIES>(keys, n, identity, s, stream))); };
+    int device = 0;
+    MUST_CUDA(cudaGetDevice(&device));
+    auto launch = [&] {
+      MUST_OK((h5g::onesweep::launch_histogram_shape<T, BLOCK, COPIES>(keys, n, identity, s, device, stream)));
+    };
     launch();
     std::vector<unsigned long long> counts(sizeof(T) * h5g::RADIX);
     MUST_CUDA(cudaMemcpyAsync(counts.data(), s.counts, counts.size() * sizeof(counts[0]), cudaMemcpyDeviceToHost, stream));

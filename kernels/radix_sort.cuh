@@ -46,10 +46,13 @@ constexpr int LOOKBACK_WINDOW = 4;
  * digit d in copy c at d * COPIES + c): with 32 copies every lane of a warp counts in its own
  * bank, with 16 two lanes share one. As many copies as `bytes` of shared memory hold, at most
  * 32. */
+/* Shared memory of the counters of all passes in `copies` copies. */
+template <typename K> __host__ __device__ constexpr size_t hist_bytes(int copies) {
+  return sizeof(K) * RADIX * (size_t)copies * sizeof(uint32_t);
+}
+
 template <typename K> __host__ __device__ constexpr int hist_copies(size_t bytes) {
-  return bytes / (sizeof(K) * RADIX * sizeof(uint32_t)) < 32
-             ? (int)(bytes / (sizeof(K) * RADIX * sizeof(uint32_t)))
-             : 32;
+  return bytes / hist_bytes<K>(1) < 32 ? (int)(bytes / hist_bytes<K>(1)) : 32;
 }
 
 /* MAPPED: the keys are raw, load.forward gives their ordered bits. Dynamic shared memory:
@@ -277,17 +280,16 @@ struct Scratch {
   }
 };
 
-/* Launches histogram_kernel in blocks of BLOCK threads with COPIES counter copies (other
- * shapes than launch_histogram's are for bench_local_sort). */
+/* Launches histogram_kernel on `device` (the current one) in blocks of BLOCK threads with COPIES
+ * counter copies (other shapes than launch_histogram's are for bench_local_sort). */
 template <typename K, int BLOCK, int COPIES>
 int launch_histogram_shape(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
-                           cudaStream_t stream) {
+                           int device, cudaStream_t stream) {
   int rc = H5G_OK;
-  int device = 0, sms = 0, per_sm = 0;
-  const size_t smem = sizeof(K) * RADIX * COPIES * sizeof(uint32_t);
+  int sms = 0, per_sm = 0;
+  const size_t smem = hist_bytes<K>(COPIES);
   const auto kernel = load.identity() ? histogram_kernel<K, false, BLOCK, COPIES>
                                       : histogram_kernel<K, true, BLOCK, COPIES>;
-  CHECK_CUDA(cudaGetDevice(&device));
   CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK, smem));
@@ -313,11 +315,11 @@ int launch_histogram(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
   int rc = H5G_OK, device = 0, most = 0;
   CHECK_CUDA(cudaGetDevice(&device));
   CHECK_CUDA(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if ((size_t)most >= sizeof(K) * RADIX * COPIES * sizeof(uint32_t))
-    CHECK((launch_histogram_shape<K, HIST_BLOCK, COPIES>(keys, n, load, s, stream)));
+  if ((size_t)most >= hist_bytes<K>(COPIES))
+    CHECK((launch_histogram_shape<K, HIST_BLOCK, COPIES>(keys, n, load, s, device, stream)));
   else
     CHECK((launch_histogram_shape<K, HIST_BLOCK, hist_copies<K>(HIST_SHARED_FALLBACK_BYTES)>(
-        keys, n, load, s, stream)));
+        keys, n, load, s, device, stream)));
 done:
   return rc;
 }
