@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,29 @@ enum {
   /* Touch threads: 16 made 4 GiB resident at 26 GiB/s on the 16-core H200 machine, 4 at 12.5. */
   MAX_TOUCH_THREADS = 16
 };
+
+/* The pin piece's default: the read's piece (io/direct.c), so each piece read can go up as soon
+ * as it is in memory. */
+static const size_t DEFAULT_PIN_PIECE = (size_t)128 << 20;
+static size_t pin_piece = 0;
+static pthread_once_t pin_piece_once = PTHREAD_ONCE_INIT;
+
+static void read_pin_piece(void) {
+  const char *env = getenv("H5GSORT_PIN_PIECE_BYTES");
+  unsigned long long bytes = env ? strtoull(env, NULL, 10) : 0;
+  int usable = bytes >= 4096 && (bytes & (bytes - 1)) == 0 && bytes <= ((size_t)1 << 40);
+  pin_piece = usable ? (size_t)bytes : DEFAULT_PIN_PIECE;
+}
+
+size_t h5g_pin_piece_bytes(void) {
+  pthread_once(&pin_piece_once, read_pin_piece);
+  return pin_piece;
+}
+
+size_t h5g_pin_span(const void *p, size_t bytes) {
+  size_t piece = h5g_pin_piece_bytes(), left = piece - (size_t)((uintptr_t)p & (piece - 1));
+  return bytes < left ? bytes : left;
+}
 
 typedef struct {
   char *p;
@@ -51,14 +75,16 @@ static void touch_in_parallel(char *p, size_t bytes, long wanted) {
                touch_part, &range);
 }
 
-/* 2 MiB-aligned memory advised to use huge pages, not yet touched. */
-static int huge_page_alloc(size_t bytes, void **p) {
+/* Memory aligned to `align` (a power of two of at least 2 MiB) advised to use huge pages, not
+ * yet touched. */
+static int huge_page_alloc(size_t bytes, size_t align, void **p) {
   int rc = H5G_OK;
   size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
   *p = NULL;
   if (bytes == 0) goto done;
   if (rounded < bytes) H5G_FAIL(H5G_ERR_RUNTIME, "out of memory: %zu bytes", bytes);
-  *p = aligned_alloc(HUGE_PAGE, rounded);
+  /* not aligned_alloc: C11 asks its size to be a multiple of the alignment */
+  if (posix_memalign(p, align, rounded) != 0) *p = NULL;
   CHECK_ALLOC(*p, rounded);
   (void)madvise(*p, rounded, MADV_HUGEPAGE); /* advice only: 4 KiB pages work too */
 done:
@@ -67,7 +93,7 @@ done:
 
 int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p) {
   int rc = H5G_OK;
-  CHECK(huge_page_alloc(bytes, p));
+  CHECK(huge_page_alloc(bytes, HUGE_PAGE, p));
   if (*p) touch_in_parallel(*p, bytes, touch_threads(ranks_on_node));
 done:
   return rc;
@@ -83,24 +109,36 @@ struct h5g_buffer_set {
   h5g_pin_fn pin;
   h5g_unpin_fn unpin;
   void *ctx;
-  pthread_t helper;
+  pthread_t helper;      /* makes them resident, or with `pin` pins what the toucher made so */
   int helper_running;
+  pthread_t toucher;     /* with `pin`: makes them resident ahead of the pinning */
+  int toucher_running;
   pthread_mutex_t lock;
   pthread_cond_t progress;
-  int ready_buf;        /* buffers [0, ready_buf) are resident and pinned */
-  size_t resident_elems; /* elements of buffer ready_buf made resident so far */
-  int rc;               /* the helper's status; its message in `error` */
+  int touched_buf;       /* buffers [0, touched_buf) are resident */
+  size_t resident_elems; /* elements of buffer touched_buf made resident so far */
+  int ready_buf;         /* buffers [0, ready_buf) are resident and pinned */
+  size_t pinned_elems;   /* elements of buffer ready_buf pinned so far */
+  int rc;                /* the helper's status; its message in `error` */
   char error[H5G_MSG_MAX];
-  int pinned;           /* buffers [0, pinned) hold a registration to release */
-  pthread_t unpinner;   /* h5g_buffers_unpin_start */
+  size_t *pinned_bytes;  /* per buffer: the bytes from its start its registrations cover */
+  pthread_t unpinner;    /* h5g_buffers_unpin_start */
   int unpinner_running;
   double unpin_seconds;
 };
 
-static void publish(h5g_buffer_set *set, int buf, size_t elems, int rc) {
+static void publish_resident(h5g_buffer_set *set, int buf, size_t elems) {
+  pthread_mutex_lock(&set->lock);
+  set->touched_buf = buf;
+  set->resident_elems = elems;
+  pthread_cond_broadcast(&set->progress);
+  pthread_mutex_unlock(&set->lock);
+}
+
+static void publish_ready(h5g_buffer_set *set, int buf, size_t pinned, int rc) {
   pthread_mutex_lock(&set->lock);
   set->ready_buf = buf;
-  set->resident_elems = elems;
+  set->pinned_elems = pinned;
   if (rc != H5G_OK) {
     set->rc = rc;
     snprintf(set->error, sizeof set->error, "%s", h5g_error_message());
@@ -109,33 +147,74 @@ static void publish(h5g_buffer_set *set, int buf, size_t elems, int rc) {
   pthread_mutex_unlock(&set->lock);
 }
 
-static void *prepare_all(void *arg) {
+/* The elements of buffer b wholly in its first `bytes` bytes. */
+static size_t elems_within(const h5g_buffer_spec *b, size_t bytes) {
+  return bytes == b->n * b->elem_bytes ? b->n : bytes / b->elem_bytes;
+}
+
+/* Makes every buffer resident, in order, in parts of at most piece_bytes, and with `pin` at most
+ * a pin piece, so the read and the pinning start after the first one (a buffer its first writer
+ * fills is left to it unless it is to be pinned); without `pin` that makes it ready. */
+static void *touch_all(void *arg) {
   h5g_buffer_set *set = arg;
-  int rc = H5G_OK;
+  size_t part = set->piece_bytes ? set->piece_bytes : 1;
+  if (set->pin && part > h5g_pin_piece_bytes()) part = h5g_pin_piece_bytes();
   for (int i = 0; i < set->count; i++) {
     h5g_buffer_spec *b = &set->bufs[i];
-    size_t piece = set->piece_bytes / b->elem_bytes ? set->piece_bytes / b->elem_bytes : 1;
-    for (size_t at = 0; at < b->n; at += piece) {
-      size_t end = b->n - at < piece ? b->n : at + piece;
+    const size_t bytes = b->n * b->elem_bytes;
+    for (size_t at = 0; at < bytes; at += part) {
+      size_t end = bytes - at < part ? bytes : at + part;
       if (set->pin || !b->filled_in_place)
-        touch_in_parallel((char *)b->p + at * b->elem_bytes, (end - at) * b->elem_bytes,
-                          set->threads);
-      publish(set, i, end, H5G_OK);
+        touch_in_parallel((char *)b->p + at, end - at, set->threads);
+      publish_resident(set, i, elems_within(b, end));
     }
-    if (b->n && set->pin) {
-      CHECK(set->pin(set->ctx, b->p, b->n * b->elem_bytes));
-      set->pinned = i + 1;
+    publish_resident(set, i + 1, 0);
+    if (!set->pin) publish_ready(set, i + 1, 0, H5G_OK);
+  }
+  return NULL;
+}
+
+static int is_ready(const h5g_buffer_set *set, int which, size_t upto, int pinned);
+static int wait_for(h5g_buffer_set *set, int which, size_t upto, int pinned);
+
+/* Pins every buffer, in order, in pieces of the pin piece as they become resident: each piece
+ * starts at a multiple of it in the address space (the buffers are aligned to it), and an element
+ * is pinned once the pieces it lies in are. The pinning (4 GiB: about 0.07 s) runs beside the
+ * making resident, not after each piece of it. */
+static int pin_all(h5g_buffer_set *set) {
+  int rc = H5G_OK;
+  const size_t piece = h5g_pin_piece_bytes();
+  for (int i = 0; i < set->count; i++) {
+    h5g_buffer_spec *b = &set->bufs[i];
+    const size_t bytes = b->n * b->elem_bytes;
+    for (size_t at = 0; at < bytes; at += piece) {
+      size_t end = bytes - at < piece ? bytes : at + piece;
+      CHECK(wait_for(set, i, elems_within(b, end), 0));
+      CHECK(set->pin(set->ctx, (char *)b->p + at, end - at));
+      set->pinned_bytes[i] = end;
+      publish_ready(set, i, elems_within(b, end), H5G_OK);
     }
-    publish(set, i + 1, 0, H5G_OK);
+    publish_ready(set, i + 1, 0, H5G_OK);
   }
 done:
-  if (rc != H5G_OK) publish(set, set->ready_buf, set->resident_elems, rc);
+  return rc;
+}
+
+static void *prepare_all(void *arg) {
+  h5g_buffer_set *set = arg;
+  if (!set->pin) return touch_all(set);
+  set->toucher_running = pthread_create(&set->toucher, NULL, touch_all, set) == 0;
+  if (!set->toucher_running) touch_all(set); /* no thread: all resident first, then pinned */
+  int rc = pin_all(set);
+  if (rc != H5G_OK) publish_ready(set, set->ready_buf, set->pinned_elems, rc);
   return NULL;
 }
 
 int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, int ranks_on_node,
                       h5g_pin_fn pin, h5g_unpin_fn unpin, void *ctx, h5g_buffer_set **out) {
   int rc = H5G_OK;
+  /* pinned pieces start at multiples of the pin piece: the buffers start at one */
+  size_t align = pin && h5g_pin_piece_bytes() > HUGE_PAGE ? h5g_pin_piece_bytes() : HUGE_PAGE;
   h5g_buffer_set *set = calloc(1, sizeof *set);
   CHECK_ALLOC(set, sizeof *set);
   *set = (h5g_buffer_set){.bufs = bufs, .count = count, .piece_bytes = piece_bytes,
@@ -143,7 +222,10 @@ int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, int 
                           .ctx = ctx};
   pthread_mutex_init(&set->lock, NULL);
   pthread_cond_init(&set->progress, NULL);
-  for (int i = 0; i < count; i++) CHECK(huge_page_alloc(bufs[i].n * bufs[i].elem_bytes, &bufs[i].p));
+  set->pinned_bytes = calloc(count > 0 ? (size_t)count : 1, sizeof *set->pinned_bytes);
+  CHECK_ALLOC(set->pinned_bytes, (size_t)count * sizeof *set->pinned_bytes);
+  for (int i = 0; i < count; i++)
+    CHECK(huge_page_alloc(bufs[i].n * bufs[i].elem_bytes, align, &bufs[i].p));
   set->helper_running = pthread_create(&set->helper, NULL, prepare_all, set) == 0;
   if (!set->helper_running) prepare_all(set); /* no thread: prepare them now */
   *out = set;
@@ -153,18 +235,21 @@ done:
   return rc;
 }
 
-static int is_ready(const h5g_buffer_set *set, int which, size_t upto) {
-  return set->ready_buf > which || (upto && set->ready_buf == which && set->resident_elems >= upto);
+/* Buffer `which` is resident (or with `pinned` also pinned) through element `upto`; the whole
+ * buffer ready (resident, and pinned if it is to be) with upto 0 and `pinned`. */
+static int is_ready(const h5g_buffer_set *set, int which, size_t upto, int pinned) {
+  if (pinned) return set->ready_buf > which || (upto && set->ready_buf == which && set->pinned_elems >= upto);
+  return set->touched_buf > which || (upto && set->touched_buf == which && set->resident_elems >= upto);
 }
 
-/* Blocks until buffer `which` is pinned, or (upto > 0) its first upto elements are resident; a
- * failure of the helper is the waiter's only where it left that unready. */
-static int wait_for(h5g_buffer_set *set, int which, size_t upto) {
+/* Blocks until is_ready; a failure of the helper is the waiter's only where it left that
+ * unready. */
+static int wait_for(h5g_buffer_set *set, int which, size_t upto, int pinned) {
   int rc = H5G_OK;
   pthread_mutex_lock(&set->lock);
-  while (set->rc == H5G_OK && !is_ready(set, which, upto))
+  while (set->rc == H5G_OK && !is_ready(set, which, upto, pinned))
     pthread_cond_wait(&set->progress, &set->lock);
-  int failed = is_ready(set, which, upto) ? H5G_OK : set->rc;
+  int failed = is_ready(set, which, upto, pinned) ? H5G_OK : set->rc;
   pthread_mutex_unlock(&set->lock);
   if (failed != H5G_OK) H5G_FAIL(failed, "%s", set->error);
 done:
@@ -172,24 +257,45 @@ done:
 }
 
 int h5g_buffers_wait(h5g_buffer_set *set, int which, size_t upto) {
-  return upto ? wait_for(set, which, upto) : H5G_OK;
+  return upto ? wait_for(set, which, upto, 0) : H5G_OK;
 }
 
-int h5g_buffers_pinned(h5g_buffer_set *set, int which) {
+int h5g_buffers_pinned(h5g_buffer_set *set, int which, size_t upto) {
+  if (!upto) return 1;
   pthread_mutex_lock(&set->lock);
-  int pinned = set->ready_buf > which;
+  int pinned = is_ready(set, which, upto, 1);
   pthread_mutex_unlock(&set->lock);
   return pinned;
 }
 
-int h5g_buffers_wait_pinned(h5g_buffer_set *set, int which) { return wait_for(set, which, 0); }
+int h5g_buffers_wait_pinned(h5g_buffer_set *set, int which, size_t upto) {
+  return upto ? wait_for(set, which, upto, 1) : H5G_OK;
+}
 
-int h5g_buffers_wait_all(h5g_buffer_set *set) { return wait_for(set, set->count - 1, 0); }
+int h5g_buffers_wait_all(h5g_buffer_set *set) { return wait_for(set, set->count - 1, 0, 1); }
 
 static void unpin_all(h5g_buffer_set *set) {
-  for (int i = 0; i < set->pinned; i++)
-    if (set->bufs[i].p) set->unpin(set->ctx, set->bufs[i].p);
-  set->pinned = 0;
+  const size_t piece = h5g_pin_piece_bytes();
+  for (int i = 0; set->pinned_bytes && i < set->count; i++) {
+    for (size_t at = 0; at < set->pinned_bytes[i]; at += piece)
+      set->unpin(set->ctx, (char *)set->bufs[i].p + at);
+    set->pinned_bytes[i] = 0;
+  }
+}
+
+/* Whether any buffer holds a registration to release. */
+static int any_pinned(const h5g_buffer_set *set) {
+  for (int i = 0; set->pinned_bytes && i < set->count; i++)
+    if (set->pinned_bytes[i]) return 1;
+  return 0;
+}
+
+/* The helper, then the toucher it started. */
+static void join_helpers(h5g_buffer_set *set) {
+  if (set->helper_running) pthread_join(set->helper, NULL);
+  set->helper_running = 0;
+  if (set->toucher_running) pthread_join(set->toucher, NULL);
+  set->toucher_running = 0;
 }
 
 static void *unpin_in_background(void *arg) {
@@ -204,9 +310,8 @@ static void *unpin_in_background(void *arg) {
 
 void h5g_buffers_unpin_start(h5g_buffer_set *set) {
   if (!set || set->unpinner_running) return;
-  if (set->helper_running) pthread_join(set->helper, NULL); /* done: the caller waited for it */
-  set->helper_running = 0;
-  if (set->pinned == 0) return;
+  join_helpers(set); /* done: the caller waited for them */
+  if (!any_pinned(set)) return;
   /* without a thread, h5g_buffers_free unpins them */
   set->unpinner_running = pthread_create(&set->unpinner, NULL, unpin_in_background, set) == 0;
 }
@@ -220,7 +325,7 @@ double h5g_buffers_unpin_wait(h5g_buffer_set *set) {
 
 void h5g_buffers_free(h5g_buffer_set *set) {
   if (!set) return;
-  if (set->helper_running) pthread_join(set->helper, NULL);
+  join_helpers(set);
   h5g_buffers_unpin_wait(set);
   unpin_all(set);
   for (int i = 0; i < set->count; i++) {
@@ -229,5 +334,6 @@ void h5g_buffers_free(h5g_buffer_set *set) {
   }
   pthread_cond_destroy(&set->progress);
   pthread_mutex_destroy(&set->lock);
+  free(set->pinned_bytes);
   free(set);
 }

@@ -13,6 +13,14 @@
 extern "C" {
 #endif
 
+/* Pinned buffers are registered in pieces of this many bytes (a power of two), each starting at a
+ * multiple of it in the address space, so that a GPU copy split where h5g_pin_span says never
+ * spans two registrations. 128 MiB, the read's piece, unless H5GSORT_PIN_PIECE_BYTES (a power of
+ * two of at least 4096, read once; the tests' many small pieces) says otherwise. */
+size_t h5g_pin_piece_bytes(void);
+/* The bytes of [p, p + bytes) before the next registration boundary (at most `bytes`). */
+size_t h5g_pin_span(const void *p, size_t bytes);
+
 /* *p = a resident buffer of `bytes` (NULL for 0 bytes), touched by this process's share of the
  * cores when `ranks_on_node` processes of the node make buffers at once. Returns an h5g status. */
 int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p);
@@ -20,9 +28,11 @@ void h5g_resident_free(void *p);
 
 /* Buffers made ready in a background thread, in order, so the pipeline reads into the first
  * pieces while the rest is still being made resident and pinned (16 GiB took 3.2 s on an H200
- * machine, as long as reading them). Buffer i holds bufs[i].n elements of bufs[i].elem_bytes;
- * it is made resident in pieces of piece_bytes, then pinned whole by `pin` (may be NULL; one
- * registration per buffer, as a GPU copy must not span two), and released by `unpin`. */
+ * machine, as long as reading them). Buffer i holds bufs[i].n elements of bufs[i].elem_bytes.
+ * It is made resident in pieces of at most piece_bytes; with `pin` also pinned piece by piece, in
+ * pieces of h5g_pin_piece_bytes() (one registration each, released by `unpin`), so that the GPU
+ * copies of its first pieces run while the rest is still being made ready (pinned whole, 4 GiB
+ * were pinned only as the read ended, and went up after it). */
 typedef struct {
   size_t n, elem_bytes;
   void *p; /* set by h5g_buffers_start (NULL for n == 0); not to be touched before it is ready */
@@ -40,10 +50,11 @@ int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, int 
 /* Blocks until the first `upto` elements of buffer `which` are resident (they may be written);
  * returns the helper's error, if it failed. */
 int h5g_buffers_wait(h5g_buffer_set *set, int which, size_t upto);
-/* True once buffer `which` is pinned; never blocks. */
-int h5g_buffers_pinned(h5g_buffer_set *set, int which);
-/* Blocks until buffer `which` is resident and pinned. */
-int h5g_buffers_wait_pinned(h5g_buffer_set *set, int which);
+/* True once the first `upto` elements of buffer `which` are pinned (a GPU copy may use them);
+ * never blocks. */
+int h5g_buffers_pinned(h5g_buffer_set *set, int which, size_t upto);
+/* Blocks until the first `upto` elements of buffer `which` are resident and pinned. */
+int h5g_buffers_wait_pinned(h5g_buffer_set *set, int which, size_t upto);
 /* Blocks until every buffer is resident and pinned. */
 int h5g_buffers_wait_all(h5g_buffer_set *set);
 /* Starts unpinning every buffer in a background thread, once no GPU copy is issued from or into

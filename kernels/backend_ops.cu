@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "kernels/backend_cuda_internal.cuh"
+#include "kernels/host_copy.cuh"
 
 namespace h5g {
 namespace detail {
@@ -32,7 +33,7 @@ int timed_copy(h5g_backend *be, void *dst, const void *src, size_t bytes, cudaMe
   CHECK_CUDA(cudaStreamSynchronize(cb->stream));
   {
     const double start = now_seconds();
-    CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, cb->stream));
+    CHECK_CUDA(host_copy_async(dst, src, bytes, kind, cb->stream));
     CHECK_CUDA(cudaStreamSynchronize(cb->stream));
     const double seconds = now_seconds() - start;
     (kind == cudaMemcpyHostToDevice ? be->h2d_seconds : be->d2h_seconds) += seconds;
@@ -102,7 +103,7 @@ int copy_async(CudaBackend *cb, void *dst, const void *src, size_t bytes, OpKind
   size_t op = 0;
   CHECK(op_begin(cb, kind, &op, cb->stream));
   cb->ops[op].copied_back = copied_back;
-  CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, kind == OP_H2D ? cudaMemcpyHostToDevice
+  CHECK_CUDA(host_copy_async(dst, src, bytes, kind == OP_H2D ? cudaMemcpyHostToDevice
                                                              : cudaMemcpyDeviceToHost, cb->stream));
   CHECK(op_end(cb, op, cb->stream));
 done:

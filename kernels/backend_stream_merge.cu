@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "kernels/backend_cuda_internal.cuh"
+#include "kernels/host_copy.cuh"
 
 namespace h5g {
 namespace detail {
@@ -24,10 +25,10 @@ int merge_chunk_on(CudaBackend *cb, cudaStream_t stream, const CallBuffers &b, c
     const size_t count = to[j] - from[j];
     piece_offsets[j] = n;
     if (count == 0) continue;
-    CHECK_CUDA(cudaMemcpyAsync((char *)b.keys + n * width, (const char *)keys + from[j] * width,
+    CHECK_CUDA(host_copy_async((char *)b.keys + n * width, (const char *)keys + from[j] * width,
                                count * width, cudaMemcpyHostToDevice, stream));
     if (values)
-      CHECK_CUDA(cudaMemcpyAsync(b.vals + n, values + from[j], count * VALUE_BYTES,
+      CHECK_CUDA(host_copy_async(b.vals + n, values + from[j], count * VALUE_BYTES,
                                  cudaMemcpyHostToDevice, stream));
     n += count;
   }
@@ -39,9 +40,9 @@ int merge_chunk_on(CudaBackend *cb, cudaStream_t stream, const CallBuffers &b, c
   CHECK(op_end(cb, op, stream));
   if (n == 0) goto done;
   CHECK(op_begin(cb, OP_D2H, &op, stream));
-  CHECK_CUDA(cudaMemcpyAsync(out, b.keys, n * width, cudaMemcpyDeviceToHost, stream));
+  CHECK_CUDA(host_copy_async(out, b.keys, n * width, cudaMemcpyDeviceToHost, stream));
   if (values)
-    CHECK_CUDA(cudaMemcpyAsync(out_values, b.vals, n * VALUE_BYTES, cudaMemcpyDeviceToHost,
+    CHECK_CUDA(host_copy_async(out_values, b.vals, n * VALUE_BYTES, cudaMemcpyDeviceToHost,
                                stream));
   CHECK(op_end(cb, op, stream));
 done:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kernels/check_cuda.cuh"
+#include "kernels/host_copy.cuh"
 
 #define CHECK_NCCL(call)                                                                          \
   do {                                                                                            \
@@ -114,9 +115,9 @@ extern "C" int h5g_nccl_exchange(h5g_nccl *c, const void *send, const uint64_t *
     for (int p = 0; p < P; p++) {
       size_t len = p == me ? 0 : round_bytes(send_off[p + 1] - send_off[p], r, c->slot_bytes);
       if (len)
-        CHECK_CUDA(cudaMemcpyAsync(c->d_send + (size_t)p * c->slot_bytes,
-                                   src + send_off[p] + r * c->slot_bytes, len,
-                                   cudaMemcpyHostToDevice, c->stream));
+        CHECK_CUDA(h5g::host_copy_async(c->d_send + (size_t)p * c->slot_bytes,
+                                        src + send_off[p] + r * c->slot_bytes, len,
+                                        cudaMemcpyHostToDevice, c->stream));
     }
     CHECK_NCCL(ncclGroupStart());
     for (int p = 0; p < P; p++) {
@@ -134,9 +135,9 @@ extern "C" int h5g_nccl_exchange(h5g_nccl *c, const void *send, const uint64_t *
     for (int p = 0; p < P; p++) {
       size_t len = p == me ? 0 : round_bytes(recv_off[p + 1] - recv_off[p], r, c->slot_bytes);
       if (len)
-        CHECK_CUDA(cudaMemcpyAsync(dst + recv_off[p] + r * c->slot_bytes,
-                                   c->d_recv + (size_t)p * c->slot_bytes, len,
-                                   cudaMemcpyDeviceToHost, c->stream));
+        CHECK_CUDA(h5g::host_copy_async(dst + recv_off[p] + r * c->slot_bytes,
+                                        c->d_recv + (size_t)p * c->slot_bytes, len,
+                                        cudaMemcpyDeviceToHost, c->stream));
     }
     CHECK_CUDA(cudaStreamSynchronize(c->stream));
   }

@@ -9,15 +9,15 @@ static int values_come_back(const h5g_run *r, const h5g_plan *plan) {
   return plan->records && (plan->path != H5G_PATH_DEVICE_RESIDENT || r->size == 1);
 }
 
-int h5g_sort_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d) {
-  return h5g_buffers_pinned(d->set, H5G_BUFFER_KEYS) &&
-         (!values_come_back(r, plan) || h5g_buffers_pinned(d->set, H5G_BUFFER_VALUES));
+int h5g_sort_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, uint64_t upto) {
+  return h5g_buffers_pinned(d->set, H5G_BUFFER_KEYS, upto) &&
+         (!values_come_back(r, plan) || h5g_buffers_pinned(d->set, H5G_BUFFER_VALUES, upto));
 }
 
-int h5g_sort_wait_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d) {
+int h5g_sort_wait_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, uint64_t upto) {
   int rc = H5G_OK;
-  CHECK(h5g_buffers_wait_pinned(d->set, H5G_BUFFER_KEYS));
-  if (values_come_back(r, plan)) CHECK(h5g_buffers_wait_pinned(d->set, H5G_BUFFER_VALUES));
+  CHECK(h5g_buffers_wait_pinned(d->set, H5G_BUFFER_KEYS, upto));
+  if (values_come_back(r, plan)) CHECK(h5g_buffers_wait_pinned(d->set, H5G_BUFFER_VALUES, upto));
 done:
   return rc;
 }
@@ -31,7 +31,7 @@ int h5g_sort_loaded_run(const h5g_run *r, const h5g_plan *plan, const h5g_data *
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
   uint64_t *values = values_come_back(r, plan) ? d->values + begin : NULL;
   /* the copy back must not race the helper thread still making the buffers resident */
-  CHECK(h5g_sort_wait_ready(r, plan, d));
+  CHECK(h5g_sort_wait_ready(r, plan, d, begin + len));
   CHECK(r->be->sort_loaded(r->be, (char *)d->keys + begin * plan->ks.width, values,
                            plan->offset + begin, len, &plan->ks, plan->sort_is_output));
 done:

@@ -5,10 +5,11 @@
 
 #include "src/run.h"
 
-/* A run can be sorted without waiting: the host buffers its copies use are pinned (ready:
- * never blocks; wait_ready: blocks until they are). */
-int h5g_sort_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d);
-int h5g_sort_wait_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d);
+/* The runs that end by element `upto` of the slice can be sorted without waiting: the host
+ * buffers their copies use are pinned that far (ready: never blocks; wait_ready: blocks until
+ * they are). */
+int h5g_sort_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, uint64_t upto);
+int h5g_sort_wait_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, uint64_t upto);
 /* Device paths: starts the GPU sort of run j, loaded by src/read.c. */
 int h5g_sort_loaded_run(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, size_t j);
 /* Device paths: the sorted runs are back in the slice buffer. */

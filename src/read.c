@@ -29,9 +29,9 @@ typedef struct {
   const h5g_verdict *v;
   const h5g_plan *plan;
   const h5g_data *d;  /* the slice buffer's contents change */
-  size_t reading_run; /* the run whose pieces the read hands to the backend */
-  uint64_t loaded;    /* keys of that run handed to the backend so far */
+  size_t reading_run; /* the run whose pieces the read delivers */
   size_t handed_runs; /* device paths: runs [0, handed_runs) loaded and their sorts started */
+  uint64_t loaded;    /* keys of run handed_runs handed to the backend so far */
 } read_state;
 
 /* Collective, several keys: run j's keys of word `word` composed into the slice buffer
@@ -57,15 +57,15 @@ done:
   return rc;
 }
 
-/* Hands keys [loaded, upto) of run `reading_run` to the backend, which copies them to the GPU
+/* Hands keys [loaded, upto) of run `handed_runs` to the backend, which copies them to the GPU
  * while the host reads on. */
 static int load_read_keys(read_state *s, uint64_t upto) {
   int rc = H5G_OK;
   h5g_run *r = s->r;
   const h5g_plan *plan = s->plan;
   unsigned w = plan->ks.width;
-  uint64_t begin = plan->run_offsets[s->reading_run];
-  uint64_t len = plan->run_offsets[s->reading_run + 1] - begin;
+  uint64_t begin = plan->run_offsets[s->handed_runs];
+  uint64_t len = plan->run_offsets[s->handed_runs + 1] - begin;
   if (upto > s->loaded)
     CHECK(r->be->load(r->be, (char *)s->d->keys + (begin + s->loaded) * w, s->loaded,
                       upto - s->loaded, len, w, plan->records));
@@ -75,8 +75,8 @@ done:
 }
 
 /* Called around each piece of run `reading_run` the file delivers: before it, its buffer must be
- * resident; after it, its checksum for --verify and, once the buffer is pinned (a copy from it
- * can then run in the background), its copy to the GPU. */
+ * resident; after it, its checksum for --verify and, once the buffer is pinned that far (a copy
+ * from it can then run in the background), its copy to the GPU. */
 static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   read_state *s = ctx;
   h5g_run *r = s->r;
@@ -91,7 +91,7 @@ static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   h5g_progress_bytes(&r->progress, (run_begin + first + count) * w, plan->n * w);
   /* only the oldest run not yet handed over may load: the GPU takes runs in order */
   if (plan->path == H5G_PATH_HOST || s->handed_runs != s->reading_run ||
-      !h5g_buffers_pinned(d->set, H5G_BUFFER_KEYS))
+      !h5g_buffers_pinned(d->set, H5G_BUFFER_KEYS, run_begin + first + count))
     return H5G_OK;
   return load_read_keys(s, first + count);
 }
@@ -106,7 +106,6 @@ static int read_run(read_state *s, size_t j, int word, int from_file) {
   const h5g_data *d = s->d;
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
   s->reading_run = j;
-  s->loaded = 0;
   if (from_file && s->v->composed)
     CHECK(read_composed(s, word, begin, len));
   else if (from_file)
@@ -122,23 +121,21 @@ done:
 }
 
 /* The device paths: runs [handed_runs, upto), read, go to the GPU in order, each loaded (what its
- * read did not load yet) and its sort started. A copy from or into a host buffer needs it pinned:
- * without `wait` nothing is handed over before they are, and the next runs are read meanwhile
- * (out of core, run 0 waited 0.25 s for 4 GiB to be pinned and every later run's read behind
- * it). */
+ * read did not load yet) and its sort started. A copy from or into a host buffer needs it pinned
+ * that far: without `wait` a run not yet pinned is left for later, and the next runs are read
+ * meanwhile (out of core, run 0 waited 0.25 s for 4 GiB to be pinned and every later run's read
+ * behind it). */
 static int hand_runs(read_state *s, size_t upto, int wait) {
   int rc = H5G_OK;
   const h5g_plan *plan = s->plan;
-  if (!wait && !h5g_sort_ready(s->r, plan, s->d)) goto done;
-  CHECK(h5g_sort_wait_ready(s->r, plan, s->d)); /* at once, unless `wait` */
   for (; s->handed_runs < upto; s->handed_runs++) {
     size_t j = s->handed_runs;
-    if (s->reading_run != j) { /* read whole, none of it loaded */
-      s->reading_run = j;
-      s->loaded = 0;
-    }
-    CHECK(load_read_keys(s, plan->run_offsets[j + 1] - plan->run_offsets[j]));
+    uint64_t end = plan->run_offsets[j + 1];
+    if (!wait && !h5g_sort_ready(s->r, plan, s->d, end)) break;
+    CHECK(h5g_sort_wait_ready(s->r, plan, s->d, end)); /* at once, unless `wait` */
+    CHECK(load_read_keys(s, end - plan->run_offsets[j])); /* what its read did not load */
     CHECK(h5g_sort_loaded_run(s->r, plan, s->d, j));
+    s->loaded = 0;
   }
 done:
   return rc;
@@ -153,7 +150,7 @@ int h5g_read_runs(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, const 
     if (plan->path == H5G_PATH_HOST) continue;
     int last = j + 1 == plan->nruns;
     /* what the read did not hide of the pinning the runs still to hand over wait for */
-    if (last) STEP(r, H5G_PHASE_BUFFERS, h5g_sort_wait_ready(r, plan, d));
+    if (last) STEP(r, H5G_PHASE_BUFFERS, h5g_sort_wait_ready(r, plan, d, plan->n));
     STEP(r, H5G_PHASE_SORT, hand_runs(&s, j + 1, last));
   }
 done:
