@@ -2,8 +2,14 @@
  * from the environment at MPI_Init, and mpirun hands the command line's `--mca` settings to the
  * ranks the same way, so an OMPI_MCA_ variable present here is the user's (or the site's
  * launcher's) and wins. */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <mpi.h>
 #if defined(OPEN_MPI) && OPEN_MPI
@@ -51,4 +57,40 @@ int h5g_mpi_may_use_gpu(void) {
 #else
   return 0;
 #endif
+}
+
+/* The PMIx server's TCP address, from the URI its launcher hands the client
+ * ("NAMESPACE.RANK;tcp4://HOST:PORT"); 0 when there is none (another launcher, a socket). */
+static int pmix_server_address(struct sockaddr_in *addr) {
+  static const char *const names[] = {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+                                      "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    const char *uri = getenv(names[i]);
+    const char *tcp = uri ? strstr(uri, "tcp4://") : NULL;
+    char host[64];
+    unsigned port = 0;
+    if (!tcp || sscanf(tcp, "tcp4://%63[^:]:%u", host, &port) != 2 || port > 65535) continue;
+    memset(addr, 0, sizeof *addr);
+    addr->sin_family = AF_INET;
+    addr->sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, host, &addr->sin_addr) == 1) return 1;
+  }
+  return 0;
+}
+
+int h5g_mpi_pmix_nodelay(void) {
+  int set = 0;
+  struct sockaddr_in server;
+  DIR *fds = pmix_server_address(&server) ? opendir("/proc/self/fd") : NULL;
+  for (struct dirent *e; fds && (e = readdir(fds)) != NULL;) {
+    int fd = atoi(e->d_name), one = 1;
+    struct sockaddr_in peer;
+    socklen_t len = sizeof peer;
+    if (fd > 2 && fd != dirfd(fds) && getpeername(fd, (struct sockaddr *)&peer, &len) == 0 &&
+        len == sizeof peer && peer.sin_family == AF_INET && peer.sin_port == server.sin_port &&
+        peer.sin_addr.s_addr == server.sin_addr.s_addr)
+      set += setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0;
+  }
+  if (fds) closedir(fds);
+  return set;
 }

@@ -145,6 +145,7 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   h5g_timeline_mark("mpi_init_done");
   rep.startup.mpi_init = now_seconds() - start;
+  h5g_mpi_pmix_nodelay();
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   h5g_interrupt_install(rank);
   h5g_io_quiet();
