@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #include "base/parallel.h"
 
 enum {
+  PAGE = 4096, /* the smallest page: where a first touch must reach */
   HUGE_PAGE = 2 << 20,
   /* Touch threads: 16 made 4 GiB resident at 26 GiB/s on the 16-core H200 machine, 4 at 12.5. */
   MAX_TOUCH_THREADS = 16
@@ -29,7 +29,7 @@ static pthread_once_t pin_piece_once = PTHREAD_ONCE_INIT;
 static void read_pin_piece(void) {
   const char *env = getenv("H5GSORT_PIN_PIECE_BYTES");
   unsigned long long bytes = env ? strtoull(env, NULL, 10) : 0;
-  int usable = bytes >= 4096 && (bytes & (bytes - 1)) == 0 && bytes <= ((size_t)1 << 40);
+  int usable = bytes >= 4096 && (bytes & (bytes - 1)) == 0 && bytes <= ((size_t)1 << 36);
   pin_piece = usable ? (size_t)bytes : DEFAULT_PIN_PIECE;
 }
 
@@ -55,8 +55,10 @@ static void touch_part(void *arg, int part, int parts) {
   h5g_share((r->bytes + HUGE_PAGE - 1) / HUGE_PAGE, part, parts, &begin, &end);
   begin *= HUGE_PAGE;
   end = end * HUGE_PAGE < r->bytes ? end * HUGE_PAGE : r->bytes;
-  volatile char *page = r->p;
-  for (size_t i = begin; i < end; i += 4096) page[i] = 0;
+  /* one byte of every page the part overlaps, the range being anywhere in its first page */
+  volatile char *bytes = r->p;
+  for (size_t i = begin; i < end; i = (((uintptr_t)r->p + i) / PAGE + 1) * PAGE - (uintptr_t)r->p)
+    bytes[i] = 0;
 }
 
 /* Touch threads for one of `ranks_on_node` processes making buffers at once: its share of the
@@ -75,20 +77,37 @@ static void touch_in_parallel(char *p, size_t bytes, long wanted) {
                touch_part, &range);
 }
 
-/* Memory aligned to `align` (a power of two of at least 2 MiB) advised to use huge pages, not
- * yet touched. */
+static size_t whole_huge_pages(size_t bytes) {
+  return (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+}
+
+/* `bytes` at an address aligned to `align` (a power of two of at least 2 MiB), advised to use
+ * huge pages, not yet touched (NULL for 0 bytes). Mapped with room to align it, the room then
+ * unmapped: no more address space held than used (posix_memalign keeps the room, up to 128 MiB
+ * a buffer aligned to the pin piece, against a limit such as `ulimit -v`). */
 static int huge_page_alloc(size_t bytes, size_t align, void **p) {
   int rc = H5G_OK;
-  size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  size_t rounded = whole_huge_pages(bytes), span = rounded + align;
+  char *base = MAP_FAILED;
   *p = NULL;
   if (bytes == 0) goto done;
-  if (rounded < bytes) H5G_FAIL(H5G_ERR_RUNTIME, "out of memory: %zu bytes", bytes);
-  /* not aligned_alloc: C11 asks its size to be a multiple of the alignment */
-  if (posix_memalign(p, align, rounded) != 0) *p = NULL;
-  CHECK_ALLOC(*p, rounded);
-  (void)madvise(*p, rounded, MADV_HUGEPAGE); /* advice only: 4 KiB pages work too */
+  if (rounded < bytes || span < rounded) H5G_FAIL(H5G_ERR_RUNTIME, "out of memory: %zu bytes", bytes);
+  base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) H5G_FAIL(H5G_ERR_RUNTIME, "out of memory: %zu bytes", bytes);
+  {
+    char *start = (char *)(((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1));
+    size_t tail = (size_t)(base + span - (start + rounded));
+    if (start > base) munmap(base, (size_t)(start - base));
+    if (tail) munmap(start + rounded, tail);
+    (void)madvise(start, rounded, MADV_HUGEPAGE); /* advice only: 4 KiB pages work too */
+    *p = start;
+  }
 done:
   return rc;
+}
+
+static void huge_page_free(void *p, size_t bytes) {
+  if (p) munmap(p, whole_huge_pages(bytes));
 }
 
 int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p) {
@@ -99,7 +118,7 @@ done:
   return rc;
 }
 
-void h5g_resident_free(void *p) { free(p); }
+void h5g_resident_free(void *p, size_t bytes) { huge_page_free(p, bytes); }
 
 struct h5g_buffer_set {
   h5g_buffer_spec *bufs;
@@ -127,12 +146,16 @@ struct h5g_buffer_set {
   double unpin_seconds;
 };
 
-static void publish_resident(h5g_buffer_set *set, int buf, size_t elems) {
+/* Returns 0 once the helper failed: nothing will use the buffers, so the rest is left untouched
+ * (the run's tear-down would wait for it). */
+static int publish_resident(h5g_buffer_set *set, int buf, size_t elems) {
   pthread_mutex_lock(&set->lock);
   set->touched_buf = buf;
   set->resident_elems = elems;
+  int go_on = set->rc == H5G_OK;
   pthread_cond_broadcast(&set->progress);
   pthread_mutex_unlock(&set->lock);
+  return go_on;
 }
 
 static void publish_ready(h5g_buffer_set *set, int buf, size_t pinned, int rc) {
@@ -166,9 +189,9 @@ static void *touch_all(void *arg) {
       size_t end = bytes - at < part ? bytes : at + part;
       if (set->pin || !b->filled_in_place)
         touch_in_parallel((char *)b->p + at, end - at, set->threads);
-      publish_resident(set, i, elems_within(b, end));
+      if (!publish_resident(set, i, elems_within(b, end))) return NULL;
     }
-    publish_resident(set, i + 1, 0);
+    if (!publish_resident(set, i + 1, 0)) return NULL;
     if (!set->pin) publish_ready(set, i + 1, 0, H5G_OK);
   }
   return NULL;
@@ -329,7 +352,7 @@ void h5g_buffers_free(h5g_buffer_set *set) {
   h5g_buffers_unpin_wait(set);
   unpin_all(set);
   for (int i = 0; i < set->count; i++) {
-    free(set->bufs[i].p);
+    huge_page_free(set->bufs[i].p, set->bufs[i].n * set->bufs[i].elem_bytes);
     set->bufs[i].p = NULL;
   }
   pthread_cond_destroy(&set->progress);

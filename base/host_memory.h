@@ -15,8 +15,9 @@ extern "C" {
 
 /* Pinned buffers are registered in pieces of this many bytes (a power of two), each starting at a
  * multiple of it in the address space, so that a GPU copy split where h5g_pin_span says never
- * spans two registrations. 128 MiB, the read's piece, unless H5GSORT_PIN_PIECE_BYTES (a power of
- * two of at least 4096, read once; the tests' many small pieces) says otherwise. */
+ * spans two registrations. 128 MiB, the read's piece, unless H5GSORT_PIN_PIECE_BYTES says
+ * otherwise (read once; a power of two from 4096 to 2^36, other values ignored; the tests' many
+ * small pieces). */
 size_t h5g_pin_piece_bytes(void);
 /* The bytes of [p, p + bytes) before the next registration boundary (at most `bytes`). */
 size_t h5g_pin_span(const void *p, size_t bytes);
@@ -24,7 +25,8 @@ size_t h5g_pin_span(const void *p, size_t bytes);
 /* *p = a resident buffer of `bytes` (NULL for 0 bytes), touched by this process's share of the
  * cores when `ranks_on_node` processes of the node make buffers at once. Returns an h5g status. */
 int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p);
-void h5g_resident_free(void *p);
+/* Releases what h5g_resident_alloc made of `bytes` (safe with NULL). */
+void h5g_resident_free(void *p, size_t bytes);
 
 /* Buffers made ready in a background thread, in order, so the pipeline reads into the first
  * pieces while the rest is still being made resident and pinned (16 GiB took 3.2 s on an H200

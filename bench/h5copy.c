@@ -17,6 +17,7 @@ static int copy(const char *in_path, const char *out_path, const char *dataset, 
   h5g_file *in = NULL, *out = NULL;
   h5g_dset *src = NULL, *dst = NULL;
   void *rows = NULL;
+  size_t bytes = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   double start = MPI_Wtime();
@@ -29,7 +30,7 @@ static int copy(const char *in_path, const char *out_path, const char *dataset, 
   CHECK_MPI(MPI_Bcast(&n_total, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD));
   uint64_t first = h5g_share_begin(rank, n_total, size);
   uint64_t n = h5g_share_begin(rank + 1, n_total, size) - first;
-  size_t bytes = n * h5g_io_row_bytes(src);
+  bytes = n * h5g_io_row_bytes(src);
   /* The same host buffers as h5gsort's slices (resident before the read), so the bound is fair. */
   int local_rank = 0, ranks_on_node = 1;
   CHECK(h5g_local_rank(MPI_COMM_WORLD, &local_rank, &ranks_on_node));
@@ -48,7 +49,7 @@ static int copy(const char *in_path, const char *out_path, const char *dataset, 
   MPI_Barrier(MPI_COMM_WORLD);
   t[1] = MPI_Wtime() - start;
 done:
-  h5g_resident_free(rows);
+  h5g_resident_free(rows, bytes);
   h5g_io_close(dst);
   h5g_io_close_file(out);
   h5g_io_close(src);

@@ -1,7 +1,7 @@
 /* Phase "local_sort": every run of the slice sorted on its own. On the device paths the GPU
  * sorts run j while run j + 1 is read (src/read.c hands each run over once it is read and the
- * slice buffer is pinned); on the host path the runs are sorted by backend calls once the slice
- * is in memory. */
+ * slice buffer is pinned that far); on the host path the runs are sorted by backend calls once
+ * the slice is in memory. */
 #include "base/error.h"
 #include "src/local_sort.h"
 
@@ -30,7 +30,7 @@ int h5g_sort_loaded_run(const h5g_run *r, const h5g_plan *plan, const h5g_data *
   int rc = H5G_OK;
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
   uint64_t *values = values_come_back(r, plan) ? d->values + begin : NULL;
-  /* the copy back must not race the helper thread still making the buffers resident */
+  /* the copy back lands only in pinned pieces, which the toucher is done with */
   CHECK(h5g_sort_wait_ready(r, plan, d, begin + len));
   CHECK(r->be->sort_loaded(r->be, (char *)d->keys + begin * plan->ks.width, values,
                            plan->offset + begin, len, &plan->ks, plan->sort_is_output));

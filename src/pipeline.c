@@ -92,7 +92,7 @@ static int join_context(h5g_run *r, const h5g_plan *plan) {
 
 /* Read every run (a later pass of keys of several words: hand it over from the slice buffer);
  * on the device paths the GPU sorts run j while run j + 1 is read, once the slice buffer is
- * pinned (the runs read before are handed over then). */
+ * pinned that far (a run read before is handed over then). */
 static int read_and_sort(h5g_run *r, run_state *s, int word, int first_pass) {
   int rc = H5G_OK;
   const h5g_plan *plan = &s->plan;

@@ -7,6 +7,10 @@ foreach(name keys compose radix_sort merge size_parse host_memory parallel)
   add_test(NAME unit.${name} COMMAND test_${name})
   set_tests_properties(unit.${name} PROPERTIES LABELS unit TIMEOUT 300)
 endforeach()
+# pin pieces above the 2 MiB alignment of buffers that are not pinned
+add_test(NAME unit.host_memory_4m COMMAND test_host_memory)
+set_tests_properties(unit.host_memory_4m PROPERTIES LABELS unit TIMEOUT 300
+                     ENVIRONMENT "H5GSORT_PIN_PIECE_BYTES=4194304")
 
 # The command line (src/options.c): accepted forms, defaults and every usage error.
 add_executable(test_options ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_options.c)

@@ -22,10 +22,10 @@ template <typename K> K *pinned_keys(h5g_backend *be, size_t n) {
   return (K *)p;
 }
 
-static void free_pinned(h5g_backend *be, void *p) {
+template <typename K> void free_pinned(h5g_backend *be, K *p, size_t n) {
   if (!p) return;
   be->unpin(be, p);
-  h5g_resident_free(p);
+  h5g_resident_free(p, n * sizeof(K));
 }
 
 template <typename K> void check_sort_merge(h5g_backend *be, size_t n, Dist dist) {
@@ -50,7 +50,7 @@ template <typename K> void check_sort_merge(h5g_backend *be, size_t n, Dist dist
     EXPECT(check_sorted(input, got), "backend merge %u-byte n %zu runs %zu %s", width, n, nruns,
            dist_name[dist]);
   }
-  free_pinned(be, host);
+  free_pinned(be, host, n);
 }
 
 /* The CPU reference: keys of class ks sorted by their ordered bits, as ordered bits (ordered) or
@@ -122,7 +122,7 @@ template <typename K> void check_resident(h5g_backend *be, size_t n, Dist dist, 
   MUST_OK(be->wait_copied(be, n));
   EXPECT(std::vector<K>(host, host + n) == reference(other, ks, false),
          "resident merge of received runs: %u-byte class %d n %zu %s", width, cls, n, dist_name[dist]);
-  free_pinned(be, host);
+  free_pinned(be, host, n);
 }
 
 /* Equal neighbours whose values (here growing with the source position) do not increase. */
@@ -229,8 +229,8 @@ void check_resident_values(h5g_backend *be, size_t n, Dist dist, h5g_key_class c
     }
   }
 done:
-  free_pinned(be, values);
-  free_pinned(be, host);
+  free_pinned(be, values, n);
+  free_pinned(be, host, n);
 }
 
 /* The streamed merge (merge_stream) of nruns sorted runs (some empty) in chunks of merge_chunk
@@ -274,10 +274,10 @@ template <typename K> void check_merge_stream(h5g_backend *be, size_t n, Dist di
              (!with_values || std::vector<uint64_t>(out_values, out_values + n) == merged.values),
          "streamed merge of %zu runs in %zu chunks of %zu%s: %u-byte n %zu %s", nruns, nchunks,
          chunk, with_values ? ", values" : "", width, n, dist_name[dist]);
-  free_pinned(be, out_values);
-  free_pinned(be, values);
-  free_pinned(be, out);
-  free_pinned(be, host);
+  free_pinned(be, out_values, n);
+  free_pinned(be, values, n);
+  free_pinned(be, out, n);
+  free_pinned(be, host, n);
 }
 
 static void check_transform(h5g_backend *be) {
