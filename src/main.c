@@ -102,21 +102,13 @@ static void *release_context(void *seconds) {
  * the plan picks, from Open MPI's local rank (the pipeline checks it against MPI's and makes
  * another where they differ); none where the command line wants no GPU or no sort, or the launcher
  * does not say the local rank. */
-static h5g_cuda_warmup *early_context(int argc, char **argv) {
-  static const char *const no_gpu[] = {"-h", "--he", "--vers", "--che", "--pl"};
+static h5g_cuda_warmup *early_context(const h5g_options *opt) {
   /* called only under Open MPI's launcher (h5g_mpi_patcher_off), which names the local rank */
   const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
   h5g_cuda_warmup *w = NULL;
-  if (!local || !*local) return NULL;
-  for (int i = 1; i < argc; i++) {
-    for (size_t k = 0; k < sizeof no_gpu / sizeof no_gpu[0]; k++)
-      if (strncmp(argv[i], no_gpu[k], strlen(no_gpu[k])) == 0) return NULL;
-    int backend = strncmp(argv[i], "--b", 3) == 0; /* --backend and its abbreviations */
-    const char *value = strchr(argv[i], '=');
-    if (backend && ((value && strcmp(value + 1, "cpu") == 0) ||
-                    (!value && i + 1 < argc && strcmp(argv[i + 1], "cpu") == 0)))
-      return NULL;
-  }
+  if (!local || !*local || opt->help || opt->version || opt->check || opt->plan ||
+      opt->backend == H5G_BACKEND_CPU)
+    return NULL;
   if (h5g_cuda_warmup_start(atoi(local), &w) != H5G_OK) h5g_error_clear(); /* the pipeline's */
   return w;
 }
@@ -137,9 +129,17 @@ int main(int argc, char **argv) {
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
   /* before the context's thread starts: setenv must not race its getenv */
   h5g_mpi_choose_transport();
+  /* the command line as given, for the report: before getopt permutes argv and the option
+   * parser splits lists (--carry, --order, ...) in place */
+  char **command = calloc((size_t)argc + 1, sizeof *command);
+  for (int i = 0; command && i < argc; i++) command[i] = strdup(argv[i]);
+  /* before MPI_Init, which it does not need (same argv everywhere: every rank agrees), so the
+   * early context knows what the run wants; its error is told by rank 0 once MPI runs */
+  rc = h5g_options_parse(argc, argv, &opt);
+  if (command) opt.argv = (const char *const *)command;
   /* the context is made beside MPI_Init only where MPI_Init patches no code its thread runs;
    * else the pipeline makes it after, behind the validation */
-  h5g_cuda_warmup *warmup = h5g_mpi_patcher_off() ? early_context(argc, argv) : NULL;
+  h5g_cuda_warmup *warmup = rc == H5G_OK && h5g_mpi_patcher_off() ? early_context(&opt) : NULL;
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   h5g_timeline_mark("mpi_init");
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
@@ -150,12 +150,6 @@ int main(int argc, char **argv) {
   h5g_interrupt_install(rank);
   h5g_io_quiet();
 
-  /* the command line as given, for the report: before getopt permutes argv and the option
-   * parser splits lists (--carry, --order, ...) in place */
-  char **command = calloc((size_t)argc + 1, sizeof *command);
-  for (int i = 0; command && i < argc; i++) command[i] = strdup(argv[i]);
-  rc = h5g_options_parse(argc, argv, &opt); /* same argv everywhere: every rank agrees */
-  if (command) opt.argv = (const char *const *)command;
   if (rc == H5G_OK && opt.help) {
     if (rank == 0) h5g_options_usage(stdout);
   } else if (rc == H5G_OK && opt.version) {
