@@ -70,11 +70,14 @@ static long touch_threads(int ranks_on_node) {
   return (allowed < share ? allowed : share) - 1;
 }
 
-/* First touch of every page, split among `wanted` threads (clamped to 1..MAX_TOUCH_THREADS). */
+/* First touch of every page, split among `wanted` threads (clamped to 1..MAX_TOUCH_THREADS, and
+ * to the huge pages of the range: touch_part splits it by them, so more parts would be idle). */
 static void touch_in_parallel(char *p, size_t bytes, long wanted) {
   touch_range range = {p, bytes};
-  h5g_parallel(wanted < 1 ? 1 : wanted > MAX_TOUCH_THREADS ? MAX_TOUCH_THREADS : (int)wanted,
-               touch_part, &range);
+  size_t huge_pages = (bytes + HUGE_PAGE - 1) / HUGE_PAGE;
+  long most = huge_pages < MAX_TOUCH_THREADS ? (long)huge_pages : MAX_TOUCH_THREADS;
+  h5g_parallel(wanted < 1 ? 1 : wanted > most ? (int)(most ? most : 1) : (int)wanted, touch_part,
+               &range);
 }
 
 static size_t whole_huge_pages(size_t bytes) {

@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
       h5g_files_check_report(opt.report, opt.input, opt.output) == H5G_OK)
     h5g_report_write_json(&rep, &opt, rc, opt.report);
   h5g_report_free(&rep);
-  for (int i = 0; command && i < argc; i++) free(command[i]);
+  for (int i = 0; command && command[i]; i++) free(command[i]); /* argc may have changed since */
   free(command);
   /* What MPI_Finalize and the exit would do anyway, one by one and timed: HDF5 (which parallel
    * HDF5 closes as MPI finalizes), MPI, then the GPU context (the exit would destroy it). */

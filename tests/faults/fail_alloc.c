@@ -13,8 +13,10 @@
  *                            call (the first MAX_TRACE) to P.<rank>; a failed call also adds
  *                            "failed K 0xOFFSET" there as it happens. OFFSET is the caller's
  *                            address relative to the executable's load base, for addr2line -e.
- * The failed call returns NULL with errno ENOMEM, once; later calls succeed, so cleanup code that
- * allocates runs as it would after a real transient shortage. */
+ * Counted: malloc, calloc, realloc, posix_memalign, aligned_alloc and mmap (the host buffers are
+ * mapped: base/host_memory.c). The failed call returns NULL (mmap: MAP_FAILED) with errno ENOMEM,
+ * once; later calls succeed, so cleanup code that allocates runs as it would after a real
+ * transient shortage. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,6 +25,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAX_TRACE 65536
@@ -34,6 +38,7 @@ typedef void *(*realloc_fn)(void *, size_t);
 typedef void (*free_fn)(void *);
 typedef int (*posix_memalign_fn)(void **, size_t, size_t);
 typedef void *(*aligned_alloc_fn)(size_t, size_t);
+typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
 
 static malloc_fn real_malloc;
 static calloc_fn real_calloc;
@@ -41,6 +46,7 @@ static realloc_fn real_realloc;
 static free_fn real_free;
 static posix_memalign_fn real_posix_memalign;
 static aligned_alloc_fn real_aligned_alloc;
+static mmap_fn real_mmap;
 
 /* dlsym itself may call calloc/malloc before the real functions are known: those few requests
  * are served from this static arena and never freed (free ignores pointers into it). */
@@ -75,6 +81,7 @@ static void resolve(void) {
   real_free = (free_fn)dlsym(RTLD_NEXT, "free");
   real_posix_memalign = (posix_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
   real_aligned_alloc = (aligned_alloc_fn)dlsym(RTLD_NEXT, "aligned_alloc");
+  real_mmap = (mmap_fn)dlsym(RTLD_NEXT, "mmap");
   resolving = 0;
 }
 
@@ -221,4 +228,12 @@ void *aligned_alloc(size_t alignment, size_t bytes) {
   resolve();
   if (should_fail(__builtin_return_address(0))) return NULL;
   return real_aligned_alloc(alignment, bytes);
+}
+
+void *mmap(void *addr, size_t bytes, int prot, int flags, int fd, off_t offset) {
+  resolve();
+  if (!real_mmap) /* inside dlsym */
+    return (void *)syscall(SYS_mmap, addr, bytes, prot, flags, fd, offset);
+  if (should_fail(__builtin_return_address(0))) return MAP_FAILED;
+  return real_mmap(addr, bytes, prot, flags, fd, offset);
 }
