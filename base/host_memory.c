@@ -75,9 +75,9 @@ static long touch_threads(int ranks_on_node) {
 static void touch_in_parallel(char *p, size_t bytes, long wanted) {
   touch_range range = {p, bytes};
   size_t huge_pages = (bytes + HUGE_PAGE - 1) / HUGE_PAGE;
-  long most = huge_pages < MAX_TOUCH_THREADS ? (long)huge_pages : MAX_TOUCH_THREADS;
-  h5g_parallel(wanted < 1 ? 1 : wanted > most ? (int)(most ? most : 1) : (int)wanted, touch_part,
-               &range);
+  if (wanted > 0 && (size_t)wanted > huge_pages) wanted = (long)huge_pages;
+  h5g_parallel(wanted < 1 ? 1 : wanted > MAX_TOUCH_THREADS ? MAX_TOUCH_THREADS : (int)wanted,
+               touch_part, &range);
 }
 
 static size_t whole_huge_pages(size_t bytes) {
@@ -200,8 +200,26 @@ static void *touch_all(void *arg) {
   return NULL;
 }
 
-static int is_ready(const h5g_buffer_set *set, int which, size_t upto, int pinned);
-static int wait_for(h5g_buffer_set *set, int which, size_t upto, int pinned);
+/* Buffer `which` is resident (or with `pinned` also pinned) through element `upto`; the whole
+ * buffer ready (resident, and pinned if it is to be) with upto 0 and `pinned`. */
+static int is_ready(const h5g_buffer_set *set, int which, size_t upto, int pinned) {
+  if (pinned) return set->ready_buf > which || (upto && set->ready_buf == which && set->pinned_elems >= upto);
+  return set->touched_buf > which || (upto && set->touched_buf == which && set->resident_elems >= upto);
+}
+
+/* Blocks until is_ready; a failure of the helper is the waiter's only where it left that
+ * unready. */
+static int wait_for(h5g_buffer_set *set, int which, size_t upto, int pinned) {
+  int rc = H5G_OK;
+  pthread_mutex_lock(&set->lock);
+  while (set->rc == H5G_OK && !is_ready(set, which, upto, pinned))
+    pthread_cond_wait(&set->progress, &set->lock);
+  int failed = is_ready(set, which, upto, pinned) ? H5G_OK : set->rc;
+  pthread_mutex_unlock(&set->lock);
+  if (failed != H5G_OK) H5G_FAIL(failed, "%s", set->error);
+done:
+  return rc;
+}
 
 /* Pins every buffer, in order, in pieces of the pin piece as they become resident: each piece
  * starts at a multiple of it in the address space (the buffers are aligned to it), and an element
@@ -258,27 +276,6 @@ int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, int 
   set = NULL;
 done:
   h5g_buffers_free(set);
-  return rc;
-}
-
-/* Buffer `which` is resident (or with `pinned` also pinned) through element `upto`; the whole
- * buffer ready (resident, and pinned if it is to be) with upto 0 and `pinned`. */
-static int is_ready(const h5g_buffer_set *set, int which, size_t upto, int pinned) {
-  if (pinned) return set->ready_buf > which || (upto && set->ready_buf == which && set->pinned_elems >= upto);
-  return set->touched_buf > which || (upto && set->touched_buf == which && set->resident_elems >= upto);
-}
-
-/* Blocks until is_ready; a failure of the helper is the waiter's only where it left that
- * unready. */
-static int wait_for(h5g_buffer_set *set, int which, size_t upto, int pinned) {
-  int rc = H5G_OK;
-  pthread_mutex_lock(&set->lock);
-  while (set->rc == H5G_OK && !is_ready(set, which, upto, pinned))
-    pthread_cond_wait(&set->progress, &set->lock);
-  int failed = is_ready(set, which, upto, pinned) ? H5G_OK : set->rc;
-  pthread_mutex_unlock(&set->lock);
-  if (failed != H5G_OK) H5G_FAIL(failed, "%s", set->error);
-done:
   return rc;
 }
 

@@ -30,8 +30,6 @@ int h5g_sort_loaded_run(const h5g_run *r, const h5g_plan *plan, const h5g_data *
   int rc = H5G_OK;
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
   uint64_t *values = values_come_back(r, plan) ? d->values + begin : NULL;
-  /* the copy back lands only in pinned elements, which the toucher never writes again */
-  CHECK(h5g_sort_wait_ready(r, plan, d, begin + len));
   CHECK(r->be->sort_loaded(r->be, (char *)d->keys + begin * plan->ks.width, values,
                            plan->offset + begin, len, &plan->ks, plan->sort_is_output));
 done:

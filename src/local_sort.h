@@ -10,7 +10,9 @@
  * they are). */
 int h5g_sort_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, uint64_t upto);
 int h5g_sort_wait_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, uint64_t upto);
-/* Device paths: starts the GPU sort of run j, loaded by src/read.c. */
+/* Device paths: starts the GPU sort of run j, loaded by src/read.c once h5g_sort_wait_ready
+ * returned for its end (its copy back lands in pinned elements, which the toucher never writes
+ * again). */
 int h5g_sort_loaded_run(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, size_t j);
 /* Device paths: the sorted runs are back in the slice buffer. */
 int h5g_sort_wait_runs(const h5g_run *r, const h5g_plan *plan);
