@@ -94,13 +94,6 @@ struct h5g_backend {
   int (*merge_received)(h5g_backend *be, void *keys, uint64_t *values, size_t n,
                         const h5g_keyspec *ks, const uint64_t *run_offsets, size_t nruns);
   int (*wait_copied)(h5g_backend *be, size_t count);
-  /* No device work follows: waits for what is under way (its times go to the counters above),
-   * frees the device memory and destroys the process's GPU context, as its exit would
-   * (h5g_cuda_release_context: nothing may use CUDA afterwards; host memory must be unpinned
-   * first). May run in another thread than the calls before it, not beside them. NULL where
-   * there is no device (the CPU backend). */
-  void (*release_device)(h5g_backend *be);
-  /* Frees the backend (what release_device did not free yet, then the host side). */
   void (*destroy)(h5g_backend *be);
 };
 

@@ -321,7 +321,7 @@ static void join_helpers(h5g_buffer_set *set) {
   set->toucher_running = 0;
 }
 
-static void *unpin_timed(void *arg) {
+static void *unpin_in_background(void *arg) {
   h5g_buffer_set *set = arg;
   struct timespec start, end;
   clock_gettime(CLOCK_MONOTONIC, &start);
@@ -336,15 +336,12 @@ void h5g_buffers_unpin_start(h5g_buffer_set *set) {
   join_helpers(set); /* done: the caller waited for them */
   if (!any_pinned(set)) return;
   /* without a thread, h5g_buffers_free unpins them */
-  set->unpinner_running = pthread_create(&set->unpinner, NULL, unpin_timed, set) == 0;
+  set->unpinner_running = pthread_create(&set->unpinner, NULL, unpin_in_background, set) == 0;
 }
 
 double h5g_buffers_unpin_wait(h5g_buffer_set *set) {
-  if (!set) return 0;
-  if (set->unpinner_running)
-    pthread_join(set->unpinner, NULL);
-  else if (any_pinned(set)) /* no thread was made */
-    unpin_timed(set);
+  if (!set || !set->unpinner_running) return 0;
+  pthread_join(set->unpinner, NULL);
   set->unpinner_running = 0;
   return set->unpin_seconds;
 }

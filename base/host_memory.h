@@ -67,9 +67,7 @@ int h5g_buffers_wait_all(h5g_buffer_set *set);
  * write by 0.07 / 0.2 s: whole runs 0.02 / 0.29 s shorter (1 rank, u4, medians of 3). Safe with
  * NULL. */
 void h5g_buffers_unpin_start(h5g_buffer_set *set);
-/* Waits for that (or unpins them here, where no thread could be made): nothing is pinned after
- * it. Returns how long the unpinning took (0 when none ran). Safe with NULL; the helper must be
- * done (h5g_buffers_unpin_start or h5g_buffers_free joined it). */
+/* Waits for that; returns how long the unpinning took (0 when none ran). Safe with NULL. */
 double h5g_buffers_unpin_wait(h5g_buffer_set *set);
 /* Waits for the helper, unpins and frees every buffer. Safe with NULL. */
 void h5g_buffers_free(h5g_buffer_set *set);

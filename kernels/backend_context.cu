@@ -119,34 +119,18 @@ extern "C" uint64_t h5g_cuda_free_memory(int device) {
 
 namespace {
 
-/* What the device holds for the backend, after the work under way (its times settled): freed
- * once; afterwards no call of it touches CUDA (which would make the context again). */
-void free_device_side(h5g_backend *be) {
-  CudaBackend *cb = impl_of(be);
-  if (!cb || cb->device_released) return;
-  cudaSetDevice(cb->device);
-  if (cb->stream) cudaStreamSynchronize(cb->stream);
-  if (cb->side_stream) cudaStreamSynchronize(cb->side_stream);
-  settle_ops(be, cb->nops);
-  cudaFree(cb->pool);
-  if (cb->stream) cudaStreamDestroy(cb->stream);
-  if (cb->side_stream) cudaStreamDestroy(cb->side_stream);
-  cb->pool = NULL;
-  cb->stream = cb->side_stream = NULL;
-  cb->device_released = true;
-}
-
-void cuda_release_device(h5g_backend *be) {
-  free_device_side(be);
-  h5g_cuda_release_context();
-}
-
 void cuda_destroy(h5g_backend *be) {
   if (!be) return;
   CudaBackend *cb = impl_of(be);
   if (cb) {
-    free_device_side(be);
+    cudaSetDevice(cb->device);
+    if (cb->stream) cudaStreamSynchronize(cb->stream);
+    if (cb->side_stream) cudaStreamSynchronize(cb->side_stream);
+    settle_ops(be, cb->nops);
     free(cb->ops);
+    cudaFree(cb->pool);
+    if (cb->stream) cudaStreamDestroy(cb->stream);
+    if (cb->side_stream) cudaStreamDestroy(cb->side_stream);
     free(cb);
   }
   free(be);
@@ -189,7 +173,6 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   be->run_buffers = cuda_run_buffers;
   be->merge_received = cuda_merge_received;
   be->wait_copied = cuda_wait_copied;
-  be->release_device = cuda_release_device;
   be->destroy = cuda_destroy;
   *out = be;
   be = NULL;

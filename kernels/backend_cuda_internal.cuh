@@ -63,7 +63,6 @@ struct CudaBackend {
   size_t copy_back_total; /* keys (and values) the last one moves in all */
   StreamOp *ops;          /* timed stream work not yet waited for, in stream order */
   size_t nops, ops_capacity;
-  bool device_released;   /* release_device ran: no CUDA call may follow */
 };
 
 inline CudaBackend *impl_of(h5g_backend *be) { return (CudaBackend *)be->impl; }

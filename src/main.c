@@ -33,9 +33,9 @@ static void print_edges(const h5g_report *rep) {
     printf("; GPU context %.3f s, made behind validate, %.3f s of it waited for in setup",
            up->context, up->context_waited);
   printf(")\n  (tear-down in write: input closed %.3f s", down->input_close);
-  if (down->unpin > 0 || down->gpu_release > 0)
-    printf("; host buffers unpinned %.3f s and GPU released %.3f s behind the write, %.3f s of "
-           "it waited for", down->unpin, down->gpu_release, down->unpin_waited);
+  if (down->unpin > 0)
+    printf("; host buffers unpinned %.3f s behind the write, %.3f s of it waited for",
+           down->unpin, down->unpin_waited);
   printf(")\n");
 }
 

@@ -15,7 +15,6 @@
 #include "src/interrupt.h"
 #include "src/carry.h"
 #include "src/exchange_runs.h"
-#include "src/gpu_release.h"
 #include "src/local_sort.h"
 #include "src/merge_runs.h"
 #include "src/passes.h"
@@ -156,10 +155,12 @@ done:
   return rc;
 }
 
-/* The host buffers' unpinning and the GPU's release, begun in the write, are over (the report
- * tells how long they took and how much of it the write did not hide). */
-static int wait_released(h5g_run *r) {
-  h5g_gpu_release_end(r);
+/* The host buffers' unpinning, begun before the write, is over (the report tells how long it
+ * took and how much of it the write did not hide). */
+static int wait_unpinned(h5g_run *r, const h5g_data *d) {
+  double start = MPI_Wtime();
+  r->metrics.teardown.unpin = h5g_buffers_unpin_wait(d->set);
+  r->metrics.teardown.unpin_waited = MPI_Wtime() - start;
   return H5G_OK;
 }
 
@@ -199,11 +200,8 @@ static int write_and_commit(h5g_run *r, const run_state *s, double start, h5g_re
   if (plan->path != H5G_PATH_DEVICE_RESIDENT) /* else the GPU did it */
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, d->sorted, e->out_n, &plan->ks, 1));
   /* No GPU copy is issued from or into the host buffers after this (the resident path has issued
-   * its copies back): they are unpinned behind the write, not in the tear-down, and the GPU goes
-   * once no device work is left: now, or on the resident path once the write has waited for its
-   * last copy back (src/write.c). */
-  h5g_gpu_release_begin(r, d->set);
-  if (plan->path != H5G_PATH_DEVICE_RESIDENT) h5g_gpu_release_go(r);
+   * its copies back): they are unpinned behind the write, not in the tear-down. */
+  h5g_buffers_unpin_start(d->set);
   STEP(r, H5G_PHASE_WRITE, h5g_write_prepare(r, v, plan, e));
   STEP(r, H5G_PHASE_WRITE, h5g_write_open(r, v));
   STEP(r, H5G_PHASE_WRITE, h5g_write_reserve(r, v, plan, e));
@@ -211,7 +209,7 @@ static int write_and_commit(h5g_run *r, const run_state *s, double start, h5g_re
   CHECK(h5g_agree(r->comm, h5g_carry_all(r, v, plan, e, d)));
   STEP(r, H5G_PHASE_WRITE, h5g_write_close(r, v));
   if (r->opt->verify) CHECK(verify_written(r, v, plan, e, d));
-  STEP(r, H5G_PHASE_WRITE, wait_released(r));
+  STEP(r, H5G_PHASE_WRITE, wait_unpinned(r, d));
   STEP(r, H5G_PHASE_WRITE, close_input(r));
   STEP(r, H5G_PHASE_WRITE, h5g_write_references(r, v));
   CHECK(h5g_agree(r->comm, h5g_report_gather(r, v, plan, e, MPI_Wtime() - start, rep)));
@@ -231,7 +229,6 @@ done:
 /* After the report: the host buffers (unpinned by now, unless the run failed), the backend and
  * the transport, each timed for -v, then the rest of the run's state. */
 static void tear_down(h5g_run *r, run_state *s, h5g_teardown *t) {
-  h5g_gpu_release_end(r); /* a run that failed in the write */
   double start = MPI_Wtime();
   h5g_buffers_free(s->data.set);
   s->data.set = NULL;

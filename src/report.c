@@ -121,8 +121,8 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
           "\"gpu_context_waited\": %.6f},\n", rep->startup.mpi_init, rep->startup.context,
           rep->startup.context_waited);
   fprintf(f, "  \"teardown_seconds\": {\"input_close\": %.6f, \"unpin\": %.6f, "
-          "\"gpu_release\": %.6f, \"unpin_waited\": %.6f},\n", rep->teardown.input_close,
-          rep->teardown.unpin, rep->teardown.gpu_release, rep->teardown.unpin_waited);
+          "\"unpin_waited\": %.6f},\n", rep->teardown.input_close, rep->teardown.unpin,
+          rep->teardown.unpin_waited);
   fprintf(f, "  \"gpu_copy_seconds\": {\"h2d\": %.6f, \"d2h\": %.6f},\n", rep->h2d_seconds,
           rep->d2h_seconds);
   fprintf(f, "  \"gpu_overlap_seconds\": {\"kernels\": %.6f, \"host_waited\": %.6f, "
@@ -216,15 +216,14 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   CHECK_MPI(MPI_Reduce(&total_seconds, &rep->total_seconds, 1, MPI_DOUBLE, MPI_MAX, 0, r->comm));
   const h5g_startup *up = &r->metrics.startup;
   const h5g_teardown *down = &r->metrics.teardown;
-  double edges[7] = {up->mpi_init, up->context, up->context_waited, down->input_close, down->unpin,
-                     down->unpin_waited, down->gpu_release},
-         slowest_edges[7] = {0, 0, 0, 0, 0, 0, 0};
-  CHECK_MPI(MPI_Reduce(edges, slowest_edges, 7, MPI_DOUBLE, MPI_MAX, 0, r->comm));
+  double edges[6] = {up->mpi_init, up->context, up->context_waited, down->input_close, down->unpin,
+                     down->unpin_waited},
+         slowest_edges[6] = {0, 0, 0, 0, 0, 0};
+  CHECK_MPI(MPI_Reduce(edges, slowest_edges, 6, MPI_DOUBLE, MPI_MAX, 0, r->comm));
   rep->startup = (h5g_startup){slowest_edges[0], slowest_edges[1], slowest_edges[2]};
   rep->teardown.input_close = slowest_edges[3];
   rep->teardown.unpin = slowest_edges[4];
   rep->teardown.unpin_waited = slowest_edges[5];
-  rep->teardown.gpu_release = slowest_edges[6];
   double device = be->h2d_seconds + be->d2h_seconds + be->kernel_seconds;
   double gpu[5] = {be->h2d_seconds, be->d2h_seconds, be->kernel_seconds, be->waited_seconds,
                    device > be->waited_seconds ? device - be->waited_seconds : 0},

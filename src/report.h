@@ -47,7 +47,6 @@ typedef struct {
  * unmaps its memory, comes after all of it and is not counted. */
 typedef struct {
   double input_close, unpin, unpin_waited;
-  double gpu_release; /* the GPU given back behind the write (0: after MPI_Finalize, or none) */
   double buffers, backend, transport; /* src/pipeline.c, after the report */
   double hdf5, mpi_finalize, context; /* src/main.c: H5close, MPI_Finalize, the GPU context */
   int context_beside_finalize;         /* the context went in a thread while MPI finalized */

@@ -8,7 +8,6 @@
 
 #include <limits.h>
 #include <mpi.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -126,18 +125,6 @@ typedef struct {
   h5g_teardown teardown;    /* what of it comes before the report */
 } h5g_metrics;
 
-/* The host buffers' unpinning and the GPU's release behind the write (src/gpu_release.h). */
-typedef struct {
-  int begun, running;  /* unpinning begun; the thread that also releases the GPU runs */
-  pthread_t thread;
-  pthread_mutex_t lock;
-  pthread_cond_t told;
-  int go;              /* no device work is left */
-  h5g_buffer_set *set;
-  h5g_backend *be;
-  double unpin, release; /* seconds each took */
-} h5g_gpu_release;
-
 /* The context of one run on this rank: what every phase may use, and only that. The state the
  * phases make (verdict, plan, extent, data) is not here: src/pipeline.c holds it and hands each
  * phase the parts it reads (const) and the parts it changes, as the phase's header says. */
@@ -151,7 +138,6 @@ typedef struct {
   h5g_backend *be;         /* made by src/plan.c */
   h5g_cuda_warmup *warmup; /* the GPU context being made, until "setup" joins it */
   h5g_transport *transport; /* opened by src/plan.c */
-  h5g_gpu_release release;  /* begun by the write (src/gpu_release.h) */
   h5g_file *in_file, *out_file; /* opened by src/read.c and src/write.c */
   h5g_dset *keys_in[H5G_MAX_KEYS]; /* the key dataset; composed: the keys' (src/keyset.h) */
   int tmp_created;    /* the temporary output may exist (rank 0 removes it on failure) */

@@ -11,7 +11,6 @@
 #include "base/error.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
-#include "src/gpu_release.h"
 #include "src/interrupt.h"
 #include "src/write.h"
 
@@ -89,10 +88,7 @@ static int keys_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   int rc = H5G_OK;
   keys_writer *w = ctx;
   unsigned width = w->width;
-  if (!moved && w->from_device) {
-    CHECK(w->r->be->wait_copied(w->r->be, first + count));
-    if (first + count == w->e->out_n) h5g_gpu_release_go(w->r); /* the last one is in */
-  }
+  if (!moved && w->from_device) CHECK(w->r->be->wait_copied(w->r->be, first + count));
   if (w->file_form) CHECK(h5g_io_convert_rows(w->out, w->keys + first * width, count, !moved));
   if (moved) h5g_progress_bytes(&w->r->progress, (first + count) * width, w->e->out_n * width);
 done:
@@ -152,12 +148,10 @@ int h5g_write_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   h5g_dset *index = NULL, *counts = NULL;
   /* whole records of a table or rows of a 2-D dataset move as carried data (src/carry.c) */
   int keys_move = !r->opt->key_field && !r->opt->nkey_columns;
-  if (keys_move && !v->composed) /* on the resident path its last piece waited for all */
+  if (keys_move && !v->composed)
     CHECK(write_key_dataset(r, e, r->opt->output_dataset, r->keys_in[0], d->sorted,
                             plan->ks.width, from_device));
-  else if (from_device)
-    STEP(r, H5G_PHASE_WRITE, h5g_merge_wait(r, plan, e));
-  h5g_gpu_release_go(r); /* every copy back is in (a rank without keys had none) */
+  if (from_device) STEP(r, H5G_PHASE_WRITE, h5g_merge_wait(r, plan, e));
   if (keys_move && v->composed) CHECK(write_composed_keys(r, v, plan, e, d));
   if (r->opt->counts) {
     STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->counts, e->out_total,
