@@ -4,7 +4,9 @@
 # users run today. Rows per dataset: the raw bound (bench_raw_io: threaded pread of the dataset's
 # bytes + threaded buffered pwrite of them, no HDF5; issue 15's definition), the fastest raw copy
 # found (the same pread + threads copying into a shared mapping of the output, h5gsort's write
-# method, one copy per thread), `cp`, h5gsort with every rank given its cores (mpirun --bind-to
+# method, one copy per thread), `cp`, on a GPU machine the same bytes' round trip through the GPU
+# without HDF5, MPI or a sort (bench_staged_io: through a slice-sized pinned buffer, h5gsort's
+# way, and through a small pinned ring), h5gsort with every rank given its cores (mpirun --bind-to
 # none, the README's launch; on one node h5gsort takes Open MPI's shared-memory transport itself),
 # the same with the pml left to Open MPI (`--mca btl self,vader,tcp` named: the start-up before
 # mpi/launch.c), h5gsort with mpirun's default binding (one core when P <= 2), h5py + numpy.sort
@@ -64,6 +66,12 @@ raw_run() { # in out pwrite|mmap: the raw bound of the dataset's bytes
   local range
   range=$(h5dump -p -H -d /keys "$1" | awk '$1 == "OFFSET" {o = $2} $1 == "SIZE" && !s {s = $2} END {print o, s}')
   wall "$bin/bench_raw_io" "$1" ${range% *} ${range#* } "$2" "$cores" "$3"
+}
+staged_run() { # slice|ring in out [verify]: the bytes' way through the GPU (bench/staged_io.cu)
+  rm -f "$3"
+  local range
+  range=$(h5dump -p -H -d /keys "$2" | awk '$1 == "OFFSET" {o = $2} $1 == "SIZE" && !s {s = $2} END {print o, s}')
+  wall "$bin/bench_staged_io" "$1" "$2" ${range% *} ${range#* } "$3" "$cores" 128 4 ${4:-}
 }
 cp_run() { rm -f "$2"; wall cp "$1" "$2"; }
 python_run() { # numpy|cupy in out: whole process, interpreter start included
@@ -179,6 +187,18 @@ for spec in $sets; do
   row "$label" "raw bound: $cores-thread pread + pwrite" "$raw" "$key raw"
   row "$label" "fastest raw: $cores-thread pread + copy into a mapping" "$mapped" "$key mapped"
   row "$label" cp "$copy" "$key cp"
+  if [ "$gpus" -gt 0 ] && [ -x "$bin/bench_staged_io" ]; then # issue 30: the GPU's round trip
+    for way in slice ring; do
+      staged_run "$way" "$in" "$out" verify >/dev/null # once checked: OUT holds the input's bytes
+      t=$(repeat "$repeats" staged_run "$way" "$in" "$out")
+      echo "$label GPU round trip ($way): $(cat "$work/last.txt")" >>"$work/phases.txt"
+      case $way in
+        slice) what="GPU round trip, no HDF5/MPI/sort: slice-sized pinned buffer (h5gsort's way)" ;;
+        ring) what="GPU round trip, no HDF5/MPI/sort: 4 x 128 MiB pinned ring" ;;
+      esac
+      row "$label" "$what" "$t" "$key staged $way"
+    done
+  fi
   timelines=()
   for binding in none ompi default; do
     case $binding in
