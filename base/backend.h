@@ -78,14 +78,20 @@ struct h5g_backend {
    *   i = first_index + i before the sort, which is stable), then starts copying it back into
    *   `keys` (n host keys; and `values` unless NULL: the values then stay on the device):
    *   ordered bits, or with `final` inverse transformed (the output). The device keeps the
-   *   sorted run as it came back (and the values).
+   *   sorted run as it came back (and the values). With `keys` NULL nothing comes back: copy_out
+   *   brings it back piece by piece.
    * run_buffers: the device addresses of the kept run and of a spare run of as many keys that
    *   an exchange between devices can receive into (and of their values; NULL without).
    * merge_received: merges the nruns sorted runs in the spare buffers on the device (stable:
    *   earlier runs first), inverse transform, then starts copying the result into `keys` (and
    *   `values`).
    * wait_copied: blocks until the first `count` keys (and values) of the last copy back are in
-   *   host memory. */
+   *   host memory (of copy_out's pieces: once the piece that ends there was started).
+   * A host buffer smaller than the run (a ring of pinned slots: src/plan.h, plan.streamed):
+   * wait_loaded: blocks until the first `count` keys loaded are on the device (what they were
+   *   copied from may then be written again).
+   * copy_out: starts copying keys [first, first + count) of the run sorted without a copy back
+   *   into `dst` (pinned); the pieces in order of `first`. */
   int (*load)(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,
               unsigned width, int with_values);
   int (*sort_loaded)(h5g_backend *be, void *keys, uint64_t *values, uint64_t first_index,
@@ -94,6 +100,8 @@ struct h5g_backend {
   int (*merge_received)(h5g_backend *be, void *keys, uint64_t *values, size_t n,
                         const h5g_keyspec *ks, const uint64_t *run_offsets, size_t nruns);
   int (*wait_copied)(h5g_backend *be, size_t count);
+  int (*wait_loaded)(h5g_backend *be, size_t count);
+  int (*copy_out)(h5g_backend *be, void *dst, size_t first, size_t count);
   void (*destroy)(h5g_backend *be);
 };
 

@@ -173,6 +173,8 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   be->run_buffers = cuda_run_buffers;
   be->merge_received = cuda_merge_received;
   be->wait_copied = cuda_wait_copied;
+  be->wait_loaded = cuda_wait_loaded;
+  be->copy_out = cuda_copy_out;
   be->destroy = cuda_destroy;
   *out = be;
   be = NULL;

@@ -45,7 +45,8 @@ struct StreamOp {
   OpKind kind;
   bool ended;         /* its stop event was recorded (not so when the work failed to start) */
   size_t copy_back;   /* OP_D2H: which copy back it is part of (CudaBackend::copy_backs) */
-  size_t copied_back; /* OP_D2H: keys (and values) of that copy back on the host once done */
+  size_t through;     /* once done, keys [0, through) are in place: OP_D2H, of that copy back on
+                       * the host (and values); OP_H2D, of the run on the device */
 };
 
 struct CudaBackend {
@@ -85,7 +86,7 @@ int op_begin(CudaBackend *cb, OpKind kind, size_t *index, cudaStream_t stream);
 int op_end(CudaBackend *cb, size_t index, cudaStream_t stream);
 void settle_ops(h5g_backend *be, size_t count);
 int copy_async(CudaBackend *cb, void *dst, const void *src, size_t bytes, OpKind kind,
-               size_t copied_back);
+               size_t through);
 int copy_back(CudaBackend *cb, void *host_keys, const void *keys, uint64_t *host_vals,
               const uint64_t *vals, size_t n, unsigned width);
 
@@ -113,6 +114,8 @@ int cuda_run_buffers(h5g_backend *be, h5g_device_run *run);
 int cuda_merge_received(h5g_backend *be, void *keys, uint64_t *values, size_t n,
                         const h5g_keyspec *ks, const uint64_t *run_offsets, size_t nruns);
 int cuda_wait_copied(h5g_backend *be, size_t count);
+int cuda_wait_loaded(h5g_backend *be, size_t count);
+int cuda_copy_out(h5g_backend *be, void *dst, size_t first, size_t count);
 
 } // namespace detail
 } // namespace h5g

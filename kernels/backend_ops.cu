@@ -57,7 +57,7 @@ int op_begin(CudaBackend *cb, OpKind kind, size_t *index, cudaStream_t stream) {
     op->kind = kind;
     op->ended = false;
     op->copy_back = cb->copy_backs;
-    op->copied_back = 0;
+    op->through = 0;
     CHECK_CUDA(cudaEventCreate(&op->start));
     if (cudaEventCreate(&op->stop) != cudaSuccess) {
       cudaEventDestroy(op->start);
@@ -98,11 +98,11 @@ void settle_ops(h5g_backend *be, size_t count) {
 }
 
 int copy_async(CudaBackend *cb, void *dst, const void *src, size_t bytes, OpKind kind,
-               size_t copied_back) {
+               size_t through) {
   int rc = H5G_OK;
   size_t op = 0;
   CHECK(op_begin(cb, kind, &op, cb->stream));
-  cb->ops[op].copied_back = copied_back;
+  cb->ops[op].through = through;
   CHECK_CUDA(host_copy_async(dst, src, bytes, kind == OP_H2D ? cudaMemcpyHostToDevice
                                                              : cudaMemcpyDeviceToHost, cb->stream));
   CHECK(op_end(cb, op, cb->stream));

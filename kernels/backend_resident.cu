@@ -21,7 +21,46 @@ int cuda_load(h5g_backend *be, const void *piece, size_t first, size_t count, si
       first + count > n)
     H5G_FAIL(H5G_ERR_RUNTIME, "internal error: load of keys [%zu, %zu) outside the run of %zu",
              first, first + count, n);
-  CHECK(copy_async(cb, (char *)cb->run.keys + first * width, piece, count * width, OP_H2D, 0));
+  CHECK(copy_async(cb, (char *)cb->run.keys + first * width, piece, count * width, OP_H2D,
+                   first + count));
+done:
+  return rc;
+}
+
+namespace {
+
+/* Blocks until the first op of `kind` (D2H: of the last copy back) that leaves `count` keys in
+ * place is done, and settles the ops up to it; none left: waited for before (settled). */
+int wait_through(h5g_backend *be, OpKind kind, size_t count) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  const double start = now_seconds();
+  size_t i = 0;
+  while (i < cb->nops && !(cb->ops[i].kind == kind && cb->ops[i].through >= count &&
+                           (kind != OP_D2H || cb->ops[i].copy_back == cb->copy_backs)))
+    i++;
+  if (i == cb->nops) goto done;
+  CHECK_CUDA(cudaEventSynchronize(cb->ops[i].stop));
+  settle_ops(be, i + 1);
+done:
+  be->waited_seconds += now_seconds() - start;
+  return rc;
+}
+
+} // namespace
+
+int cuda_wait_loaded(h5g_backend *be, size_t count) {
+  return count ? wait_through(be, OP_H2D, count) : H5G_OK;
+}
+
+int cuda_copy_out(h5g_backend *be, void *dst, size_t first, size_t count) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  if (first + count > cb->copy_back_total)
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: copy out of keys [%zu, %zu) of a run of %zu",
+             first, first + count, cb->copy_back_total);
+  CHECK(copy_async(cb, dst, (const char *)cb->run.keys + first * cb->run_width,
+                   count * cb->run_width, OP_D2H, first + count));
 done:
   return rc;
 }
@@ -77,7 +116,12 @@ int run_step(h5g_backend *be, void *keys, uint64_t *values, size_t n, const h5g_
                       step.alt_vals, n, ks->width, step.run_offsets,
                       step.run_offsets ? step.nruns : 0, ks, step.key_io));
   CHECK(op_end(cb, op, cb->stream));
-  CHECK(copy_back(cb, keys, step.in, values, step.in_vals, n, ks->width));
+  if (keys) {
+    CHECK(copy_back(cb, keys, step.in, values, step.in_vals, n, ks->width));
+  } else { /* copy_out brings it back, piece by piece */
+    cb->copy_backs++;
+    cb->copy_back_total = n;
+  }
 done:
   be->waited_seconds += now_seconds() - start; /* the sort waits once for its pass plan */
   return rc;
@@ -116,20 +160,11 @@ int cuda_merge_received(h5g_backend *be, void *keys, uint64_t *values, size_t n,
 int cuda_wait_copied(h5g_backend *be, size_t count) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
-  const double start = now_seconds();
-  size_t i = 0;
   if (count > cb->copy_back_total)
     H5G_FAIL(H5G_ERR_RUNTIME, "internal error: waiting for %zu keys, %zu are being copied back",
              count, cb->copy_back_total);
-  if (count == 0) goto done;
-  while (i < cb->nops && !(cb->ops[i].kind == OP_D2H && cb->ops[i].copy_back == cb->copy_backs &&
-                           cb->ops[i].copied_back >= count))
-    i++;
-  if (i == cb->nops) goto done; /* waited for before (its op is settled) */
-  CHECK_CUDA(cudaEventSynchronize(cb->ops[i].stop));
-  settle_ops(be, i + 1);
+  CHECK(count ? wait_through(be, OP_D2H, count) : H5G_OK);
 done:
-  be->waited_seconds += now_seconds() - start;
   return rc;
 }
 

@@ -9,14 +9,19 @@ static int values_come_back(const h5g_run *r, const h5g_plan *plan) {
   return plan->records && (plan->path != H5G_PATH_DEVICE_RESIDENT || r->size == 1);
 }
 
+/* The keys buffer's elements the runs ending by `upto` use: streamed, the ring's (whole). */
+static uint64_t keys_used(const h5g_plan *plan, uint64_t upto) {
+  return plan->streamed ? H5G_RING_SLOTS * plan->slot_elems : upto;
+}
+
 int h5g_sort_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, uint64_t upto) {
-  return h5g_buffers_pinned(d->set, H5G_BUFFER_KEYS, upto) &&
+  return h5g_buffers_pinned(d->set, H5G_BUFFER_KEYS, keys_used(plan, upto)) &&
          (!values_come_back(r, plan) || h5g_buffers_pinned(d->set, H5G_BUFFER_VALUES, upto));
 }
 
 int h5g_sort_wait_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, uint64_t upto) {
   int rc = H5G_OK;
-  CHECK(h5g_buffers_wait_pinned(d->set, H5G_BUFFER_KEYS, upto));
+  CHECK(h5g_buffers_wait_pinned(d->set, H5G_BUFFER_KEYS, keys_used(plan, upto)));
   if (values_come_back(r, plan)) CHECK(h5g_buffers_wait_pinned(d->set, H5G_BUFFER_VALUES, upto));
 done:
   return rc;
@@ -30,8 +35,10 @@ int h5g_sort_loaded_run(const h5g_run *r, const h5g_plan *plan, const h5g_data *
   int rc = H5G_OK;
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
   uint64_t *values = values_come_back(r, plan) ? d->values + begin : NULL;
-  CHECK(r->be->sort_loaded(r->be, (char *)d->keys + begin * plan->ks.width, values,
-                           plan->offset + begin, len, &plan->ks, plan->sort_is_output));
+  /* streamed: the write takes it back slot by slot (src/write.c) */
+  void *keys = plan->streamed ? NULL : (char *)d->keys + begin * plan->ks.width;
+  CHECK(r->be->sort_loaded(r->be, keys, values, plan->offset + begin, len, &plan->ks,
+                           plan->sort_is_output));
 done:
   return rc;
 }

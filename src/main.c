@@ -69,6 +69,10 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
     if (rep->runs_per_rank > 1)
       printf("  (out of core: %llu sorted runs per rank, merged in chunks)\n",
              (unsigned long long)rep->runs_per_rank);
+    if (rep->ring_slots)
+      printf("  (streamed: the keys went to the GPU and came back through %d pinned slots of "
+             "%.4g MiB, no slice-sized host buffer)\n", rep->ring_slots,
+             (double)rep->slot_bytes / 1048576.0);
     char nodes[512];
     h5g_report_nodes(rep, nodes, sizeof nodes);
     printf("  %d node%s: %s\n  I/O policy: %s\n  MPI transport: %s\n", rep->nodes,

@@ -126,6 +126,14 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   else
     plan->path = H5G_PATH_DEVICE_RUNS;
   plan->sort_is_output = plan->path == H5G_PATH_DEVICE_RESIDENT && r->size == 1;
+  plan->slot_elems = h5g_pin_piece_bytes() / plan->ks.width;
+  const h5g_options *o = r->opt;
+  /* not into filtered chunks: a slot's write that ends inside a chunk would have it encoded
+   * again with the next one (the gzip output of a streamed run differed from the slice's) */
+  plan->streamed = plan->sort_is_output && r->be->copy_out && !plan->records && !v->composed &&
+                   !v->keys_filtered && !o->key_field && !o->nkey_columns && !o->verify &&
+                   !o->unique && o->top < 0 && !o->counts && !o->index_out &&
+                   plan->n > H5G_RING_SLOTS * plan->slot_elems;
 done:
   return rc;
 }
@@ -169,6 +177,7 @@ void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_pla
   if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
   /* the direct read's threads fill it (direct reads: every policy but mpio) */
+  if (plan->streamed) n = H5G_RING_SLOTS * plan->slot_elems;
   specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->io_policy != H5G_IO_MPIO};
   specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL, 0};
   specs[H5G_BUFFER_VALUES] = (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL, 0};

@@ -96,6 +96,30 @@ static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   return load_read_keys(s, first + count);
 }
 
+/* plan.streamed (one run, the slice): read slot by slot into the ring of pinned slots, each
+ * slot sent to the GPU once read and read into again once its copy up is done. */
+static int read_streamed(read_state *s, uint64_t len) {
+  int rc = H5G_OK;
+  h5g_run *r = s->r;
+  const h5g_plan *plan = s->plan;
+  unsigned w = plan->ks.width;
+  uint64_t slot = plan->slot_elems;
+  for (uint64_t first = 0; first < len; first += slot) {
+    uint64_t count = len - first < slot ? len - first : slot, index = first / slot % H5G_RING_SLOTS;
+    char *dst = (char *)s->d->keys + index * slot * w;
+    /* the slot's last piece, H5G_RING_SLOTS back, is on the GPU */
+    if (first >= H5G_RING_SLOTS * slot)
+      CHECK(r->be->wait_loaded(r->be, first - (H5G_RING_SLOTS - 1) * slot));
+    CHECK(h5g_buffers_wait_pinned(s->d->set, H5G_BUFFER_KEYS, (index + 1) * slot));
+    CHECK(h5g_io_read_each(r->keys_in[0], plan->offset + first, count, dst, NULL, NULL));
+    h5g_progress_bytes(&r->progress, (first + count) * w, plan->n * w);
+    CHECK(r->be->load(r->be, dst, first, count, len, w, 0));
+    s->loaded = first + count;
+  }
+done:
+  return rc;
+}
+
 /* Collective: reads run j of the slice (from_file; else its keys are in the slice buffer: a
  * later pass of src/passes.c). On the host path the values (source indices, or positions in the
  * order of the pass before) are made here; on the device paths the GPU makes them. */
@@ -108,6 +132,8 @@ static int read_run(read_state *s, size_t j, int word, int from_file) {
   s->reading_run = j;
   if (from_file && s->v->composed)
     CHECK(read_composed(s, word, begin, len));
+  else if (from_file && plan->streamed)
+    CHECK(read_streamed(s, len));
   else if (from_file)
     CHECK(h5g_io_read_each(r->keys_in[0], plan->offset + begin, len,
                            (char *)d->keys + begin * plan->ks.width, read_piece, s));

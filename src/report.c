@@ -108,12 +108,13 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
   fprintf(f,
           ",\n  \"keys\": %llu,\n  \"rows_written\": %llu,\n  \"bytes\": %llu,\n"
           "  \"exchanged_bytes\": %llu,\n"
-          "  \"runs_per_rank\": %llu,\n  \"sort_passes\": %d,\n  \"verified\": %s,\n"
+          "  \"runs_per_rank\": %llu,\n  \"streamed\": %s,\n  \"sort_passes\": %d,\n"
+          "  \"verified\": %s,\n"
           "  \"seconds\": {\n",
           (unsigned long long)rep->n, (unsigned long long)rep->rows_written,
           (unsigned long long)rep->bytes,
           (unsigned long long)rep->exchanged_bytes, (unsigned long long)rep->runs_per_rank,
-          rep->sort_passes, rep->verified ? "true" : "false");
+          rep->ring_slots ? "true" : "false", rep->sort_passes, rep->verified ? "true" : "false");
   for (int p = 0; p < H5G_PHASE_COUNT; p++)
     fprintf(f, "    \"%s\": %.6f,\n", phase_names[p], rep->seconds[p]);
   fprintf(f, "    \"total\": %.6f\n  },\n", rep->total_seconds);
@@ -250,6 +251,8 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   rep->width = plan->ks.width;
   rep->bytes = rep->n * rep->width;
   rep->runs_per_rank = plan->nruns;
+  rep->ring_slots = plan->streamed ? H5G_RING_SLOTS : 0; /* one rank */
+  rep->slot_bytes = plan->slot_elems * plan->ks.width;
   rep->sort_passes = v->composed ? v->layout.words : 1;
   rep->ranks = r->size;
   rep->verified = r->opt->verify;

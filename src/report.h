@@ -66,6 +66,9 @@ typedef struct {
   uint64_t bytes;            /* n * element size */
   uint64_t exchanged_bytes;  /* sent to other ranks, summed over ranks */
   uint64_t runs_per_rank;    /* sorted runs per rank (> 1: the chunked out-of-core path) */
+  int ring_slots;            /* streamed: the slots of the pinned ring the slice went through
+                              * (plan.streamed; 0: none) */
+  uint64_t slot_bytes;       /* and each slot's bytes */
   int sort_passes;           /* > 1: keys of more than 16 bytes together, one pass per word */
   int ranks;
   int nodes;                 /* distinct hosts of the ranks (rank 0) */

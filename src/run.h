@@ -52,6 +52,10 @@ typedef enum {
   H5G_PATH_DEVICE_RESIDENT
 } h5g_path;
 
+/* Slots of the ring a streamed run goes through: one being read or written, the others' copies
+ * under way (bench/e2e.sh, bench_staged_io: 4 slots of 128 MiB). */
+enum { H5G_RING_SLOTS = 4 };
+
 /* The plan: made by src/plan.c, const for every other phase. */
 typedef struct {
   int use_cuda, device;   /* this rank's backend and GPU */
@@ -62,6 +66,12 @@ typedef struct {
   h5g_io_policy io_policy;
   h5g_path path;
   int sort_is_output;     /* one rank, one run on the GPU: the sorted run comes back as output */
+  /* The sorted run is the output and only its keys move: the slice goes up and comes back
+   * through a ring of pinned slots (src/read.c, src/write.c) instead of a slice-sized host
+   * buffer, which to make resident, pin and unpin cost 0.27 s of 4 GiB (bench_staged_io). */
+  int streamed;
+  uint64_t slot_elems;    /* streamed: keys a slot holds (a pin piece); the ring holds
+                           * H5G_RING_SLOTS of them */
   h5g_keyspec ks;
   int records;            /* values (source indices) move with the keys */
   uint64_t offset, n;     /* this rank's share [offset, offset + n) of the N elements */

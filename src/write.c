@@ -72,6 +72,10 @@ int h5g_write_reserve(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   return h5g_files_reserve(v->tmp_path, h5g_write_output_bytes(r, v, plan, e));
 }
 
+/* Where the keys written are: in host memory, coming back from the GPU into it, or on the GPU
+ * (plan.streamed: brought back slot by slot into the ring of pinned slots). */
+typedef enum { KEYS_ON_HOST, KEYS_COMING_BACK, KEYS_ON_DEVICE } keys_source;
+
 typedef struct {
   h5g_run *r;
   const h5g_extent *e;
@@ -81,6 +85,41 @@ typedef struct {
   int from_device; /* the piece is still coming back from the GPU */
   int file_form;   /* the output takes its keys in the file's form (h5g_io_file_form) */
 } keys_writer;
+
+/* The slot of the ring that holds keys from `first` on (plan.streamed). */
+static char *ring_slot(const h5g_plan *plan, char *ring, uint64_t first) {
+  return ring + first / plan->slot_elems % H5G_RING_SLOTS * plan->slot_elems * plan->ks.width;
+}
+
+/* Starts bringing back the slot's worth of keys from `first` on into its slot (none past n). */
+static int copy_out_slot(h5g_run *r, const h5g_plan *plan, char *ring, uint64_t first, uint64_t n) {
+  uint64_t slot = plan->slot_elems;
+  if (first >= n) return H5G_OK;
+  return r->be->copy_out(r->be, ring_slot(plan, ring, first), first, n - first < slot ? n - first : slot);
+}
+
+/* plan.streamed: the sorted run comes back slot by slot into the ring, each slot written once it
+ * is back and then refilled with the keys H5G_RING_SLOTS slots ahead. Writes are of the keys'
+ * rows alone, so each slot is one call of its own (a mapping or an HDF5 write of its rows). */
+static int write_streamed(h5g_run *r, const h5g_plan *plan, const h5g_extent *e, h5g_dset *out,
+                          char *ring) {
+  int rc = H5G_OK;
+  uint64_t slot = plan->slot_elems, n = e->out_n;
+  unsigned w = plan->ks.width;
+  for (uint64_t first = 0; first < H5G_RING_SLOTS * slot; first += slot)
+    CHECK(copy_out_slot(r, plan, ring, first, n));
+  for (uint64_t first = 0; first < n; first += slot) {
+    uint64_t count = n - first < slot ? n - first : slot;
+    char *keys = ring_slot(plan, ring, first);
+    CHECK(r->be->wait_copied(r->be, first + count));
+    if (h5g_io_file_form(out)) CHECK(h5g_io_convert_rows(out, keys, count, 1));
+    CHECK(h5g_io_write_each(out, e->out_offset + first, count, keys, NULL, NULL));
+    h5g_progress_bytes(&r->progress, (first + count) * w, n * w);
+    CHECK(copy_out_slot(r, plan, ring, first + H5G_RING_SLOTS * slot, n));
+  }
+done:
+  return rc;
+}
 
 /* Before each piece is written: the GPU has copied it back, and it is in the file's form; after:
  * back in the host's, so the buffer holds what it held. */
@@ -95,16 +134,22 @@ done:
   return rc;
 }
 
-/* Collective: n keys at `path` in OUTPUT, made like `like`. */
-static int write_key_dataset(h5g_run *r, const h5g_extent *e, const char *path,
-                             const h5g_dset *like, void *keys, unsigned width, int from_device) {
+/* Collective: n keys at `path` in OUTPUT, made like `like` (KEYS_ON_DEVICE: `keys` is the
+ * ring, plan.streamed). */
+static int write_key_dataset(h5g_run *r, const h5g_plan *plan, const h5g_extent *e,
+                             const char *path, const h5g_dset *like, void *keys, unsigned width,
+                             keys_source source) {
   int rc = H5G_OK;
   h5g_dset *out = NULL;
   STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, e->out_total,
                                               &r->opt->storage, &out));
   h5g_io_allow_direct(out);
   h5g_fault_point(r, "write-data");
-  keys_writer w = {r, e, out, keys, width, from_device, h5g_io_file_form(out)};
+  if (source == KEYS_ON_DEVICE) { /* one rank: no step to meet the others at */
+    STEP(r, H5G_PHASE_WRITE, write_streamed(r, plan, e, out, keys));
+    goto done;
+  }
+  keys_writer w = {r, e, out, keys, width, source == KEYS_COMING_BACK, h5g_io_file_form(out)};
   STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(out, e->out_offset, e->out_n, keys,
                                              keys_piece, &w));
 done:
@@ -129,8 +174,8 @@ static int write_composed_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan 
     h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
     h5g_compose_take(d->sorted, plan->ks.width, part, e->out_n, &ks, layout->shift[i],
                      plan->io_threads);
-    CHECK(write_key_dataset(r, e, h5g_options_key_output(r->opt, i), r->keys_in[i], part,
-                            ks.width, 0));
+    CHECK(write_key_dataset(r, plan, e, h5g_options_key_output(r->opt, i), r->keys_in[i], part,
+                            ks.width, KEYS_ON_HOST));
   }
 done:
   free(part);
@@ -148,9 +193,12 @@ int h5g_write_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   h5g_dset *index = NULL, *counts = NULL;
   /* whole records of a table or rows of a 2-D dataset move as carried data (src/carry.c) */
   int keys_move = !r->opt->key_field && !r->opt->nkey_columns;
+  keys_source source = plan->streamed ? KEYS_ON_DEVICE
+                       : from_device  ? KEYS_COMING_BACK
+                                      : KEYS_ON_HOST;
   if (keys_move && !v->composed)
-    CHECK(write_key_dataset(r, e, r->opt->output_dataset, r->keys_in[0], d->sorted,
-                            plan->ks.width, from_device));
+    CHECK(write_key_dataset(r, plan, e, r->opt->output_dataset, r->keys_in[0], d->sorted,
+                            plan->ks.width, source));
   if (from_device) STEP(r, H5G_PHASE_WRITE, h5g_merge_wait(r, plan, e));
   if (keys_move && v->composed) CHECK(write_composed_keys(r, v, plan, e, d));
   if (r->opt->counts) {

@@ -94,6 +94,38 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
     rm -f "$work/res.h5"
   done
   unset H5GSORT_IO_PIECE_BYTES H5GSORT_PIN_PIECE_BYTES
+  # Streamed (one rank, keys alone): the slice goes up and comes back through a ring of 4 pinned
+  # slots, here of 64 KiB, so a run turns the ring many times. Sizes just over the ring, whole
+  # slots and a last slot of a few keys; byte orders (the file form converted in the slot) and
+  # layouts (HDF5's writes of chunks a slot cuts); descending. Each output checked, and the same
+  # as the slice buffer's (--verify keeps a run off the ring). A filtered output (gzip: a slot's
+  # write ending inside a chunk would have it encoded again) and a slice that fits the ring do
+  # not take it.
+  export H5GSORT_PIN_PIECE_BYTES=65536
+  for spec in "u4 uniform 65537 le contiguous true" "f8 special 300001 be contiguous true" \
+    "u1 uniform 1000003 le contiguous true" "i2 zipf 262144 be chunked true" \
+    "u8 reverse 200003 le gzip false" "f4 equal 70000 le contiguous true"; do
+    set -- $spec
+    type=$1 dist=$2 n=$3 order=$4 layout=$5 streamed=$6
+    in="$work/ring_$type.h5"
+    $launcher 2 "$bin/h5gsort-gen" "$in" -d /k --count "$n" --type "$type" --dist "$dist" \
+      --order "$order" --layout "$layout" --chunk 10000 --seed 4 >/dev/null
+    for desc in "" --descending; do
+      what="$type $dist, $n keys, $order, $layout${desc:+, $desc}"
+      expect "$what" run 1 "$in" "$work/ring.h5" -d /k --backend cuda $desc --report "$work/r.json"
+      expect "  streamed: $streamed" grep -q "\"streamed\": $streamed" "$work/r.json"
+      expect "  checked" check "$in" -d /k "$work/ring.h5" -o /k $desc
+      expect "  the slice buffer's output" run 1 "$in" "$work/slice.h5" -d /k --backend cuda $desc --verify
+      expect "  identical" cmp "$work/ring.h5" "$work/slice.h5"
+      rm -f "$work/ring.h5" "$work/slice.h5"
+    done
+  done
+  $launcher 1 "$bin/h5gsort-gen" "$in" -d /k --count 65536 --type u4 --seed 4 --force >/dev/null
+  expect "a slice of 4 slots' keys: sorted" run 1 "$in" "$work/ring.h5" -d /k --backend cuda --report "$work/r.json"
+  expect "  not through the ring" grep -q '"streamed": false' "$work/r.json"
+  expect "  checked" check "$in" -d /k "$work/ring.h5" -o /k
+  rm -f "$work/ring.h5"
+  unset H5GSORT_PIN_PIECE_BYTES
   if [ "$gpus" -ge 2 ]; then # auto on one node: the host exchange through MPI (measured faster)
     expect "--exchange auto, 2 ranks on one node" \
       run 2 "$work/big.h5" "$work/res.h5" -d /k --backend cuda --verify --report "$work/r.json"
