@@ -128,10 +128,12 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   plan->sort_is_output = plan->path == H5G_PATH_DEVICE_RESIDENT && r->size == 1;
   plan->slot_elems = h5g_pin_piece_bytes() / plan->ks.width;
   const h5g_options *o = r->opt;
-  /* not into filtered chunks: a slot's write that ends inside a chunk would have it encoded
-   * again with the next one (the gzip output of a streamed run differed from the slice's) */
+  /* Not into filtered chunks: a slot's write that ends inside a chunk would have it encoded
+   * again with the next one (the gzip output of a streamed run differed from the slice's). Only
+   * with writes into a mapping: the other policies' writes end in fdatasync, once a slot. */
   plan->streamed = plan->sort_is_output && r->be->copy_out && !plan->records && !v->composed &&
-                   !v->keys_filtered && !o->key_field && !o->nkey_columns && !o->verify &&
+                   plan->io_policy == H5G_IO_ONE_NODE && !v->keys_filtered && !o->key_field &&
+                   !o->nkey_columns && !o->verify &&
                    !o->unique && o->top < 0 && !o->counts && !o->index_out &&
                    plan->n > H5G_RING_SLOTS * plan->slot_elems;
 done:
