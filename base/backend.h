@@ -88,10 +88,10 @@ struct h5g_backend {
    * wait_copied: blocks until the first `count` keys (and values) of the last copy back are in
    *   host memory (of copy_out's pieces: once the piece that ends there was started).
    * A host buffer smaller than the run (a ring of pinned slots: src/plan.h, plan.streamed):
-   * wait_loaded: blocks until the first `count` keys loaded are on the device (what they were
-   *   copied from may then be written again).
-   * copy_out: starts copying keys [first, first + count) of the run sorted without a copy back
-   *   into `dst` (pinned); the pieces in order of `first`. */
+   * wait_loaded: blocks until the first `count` keys of the run being loaded are on the device
+   *   (what they were copied from may then be written again); one run's loads at a time.
+   * copy_out: starts copying keys [first, first + count) of the run sorted (or merged) without a
+   *   copy back into `dst` (pinned); the pieces in order of `first`. */
   int (*load)(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,
               unsigned width, int with_values);
   int (*sort_loaded)(h5g_backend *be, void *keys, uint64_t *values, uint64_t first_index,

@@ -60,6 +60,7 @@ struct CudaBackend {
   size_t run_n;
   unsigned run_width;
   bool run_values;        /* the run has a value per key (run.vals, run.alt_vals) */
+  const void *run_result; /* where the last sort or merge of the run left it (copy_out) */
   size_t copy_backs;      /* copies back started so far */
   size_t copy_back_total; /* keys (and values) the last one moves in all */
   StreamOp *ops;          /* timed stream work not yet waited for, in stream order */

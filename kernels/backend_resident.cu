@@ -59,7 +59,7 @@ int cuda_copy_out(h5g_backend *be, void *dst, size_t first, size_t count) {
   if (first + count > cb->copy_back_total)
     H5G_FAIL(H5G_ERR_RUNTIME, "internal error: copy out of keys [%zu, %zu) of a run of %zu",
              first, first + count, cb->copy_back_total);
-  CHECK(copy_async(cb, dst, (const char *)cb->run.keys + first * cb->run_width,
+  CHECK(copy_async(cb, dst, (const char *)cb->run_result + first * cb->run_width,
                    count * cb->run_width, OP_D2H, first + count));
 done:
   return rc;
@@ -107,6 +107,7 @@ int run_step(h5g_backend *be, void *keys, uint64_t *values, size_t n, const h5g_
   const double start = now_seconds();
   size_t op = 0;
   cb->copy_back_total = 0;
+  cb->run_result = step.in;
   if (n == 0) goto done;
   CHECK(check_run(cb, n, ks->width, values, step.nruns, step.run_offsets != NULL));
   CHECK(op_begin(cb, OP_KERNELS, &op, cb->stream));

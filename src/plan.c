@@ -129,10 +129,13 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   plan->slot_elems = h5g_pin_piece_bytes() / plan->ks.width;
   const h5g_options *o = r->opt;
   /* Not into filtered chunks: a slot's write that ends inside a chunk would have it encoded
-   * again with the next one (the gzip output of a streamed run differed from the slice's). Only
+   * again with the next one (the gzip output of a streamed run differed from the slice's); nor
+   * from them, the input's storage kept (else a chunk a slot ends inside is decoded twice). Only
    * with writes into a mapping: the other policies' writes end in fdatasync, once a slot. */
-  plan->streamed = plan->sort_is_output && r->be->copy_out && !plan->records && !v->composed &&
-                   plan->io_policy == H5G_IO_ONE_NODE && !v->keys_filtered && !o->key_field &&
+  plan->streamed = plan->sort_is_output && r->be->copy_out && r->be->wait_loaded &&
+                   !plan->records && !v->composed && plan->io_policy == H5G_IO_ONE_NODE &&
+                   !v->keys_filtered && o->storage.layout == H5G_LAYOUT_KEEP &&
+                   o->storage.compress == H5G_COMPRESS_KEEP && !o->key_field &&
                    !o->nkey_columns && !o->verify &&
                    !o->unique && o->top < 0 && !o->counts && !o->index_out &&
                    plan->n > H5G_RING_SLOTS * plan->slot_elems;

@@ -112,6 +112,7 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
       --order "$order" --layout "$layout" --chunk 10000 --seed 4 >/dev/null
     for desc in "" --descending; do
       what="$type $dist, $n keys, $order, $layout${desc:+, $desc}"
+      rm -f "$work/r.json"
       expect "$what" run 1 "$in" "$work/ring.h5" -d /k --backend cuda $desc --report "$work/r.json"
       expect "  streamed: $streamed" grep -q "\"streamed\": $streamed" "$work/r.json"
       expect "  checked" check "$in" -d /k "$work/ring.h5" -o /k $desc
@@ -121,6 +122,7 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
     done
   done
   $launcher 1 "$bin/h5gsort-gen" "$in" -d /k --count 65536 --type u4 --seed 4 --force >/dev/null
+  rm -f "$work/r.json"
   expect "a slice of 4 slots' keys: sorted" run 1 "$in" "$work/ring.h5" -d /k --backend cuda --report "$work/r.json"
   expect "  not through the ring" grep -q '"streamed": false' "$work/r.json"
   expect "  checked" check "$in" -d /k "$work/ring.h5" -o /k
