@@ -181,8 +181,8 @@ void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_pla
   uint64_t most = (v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
   if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
+  if (plan->streamed) n = H5G_RING_SLOTS * plan->slot_elems; /* the ring */
   /* the direct read's threads fill it (direct reads: every policy but mpio) */
-  if (plan->streamed) n = H5G_RING_SLOTS * plan->slot_elems;
   specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->io_policy != H5G_IO_MPIO};
   specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL, 0};
   specs[H5G_BUFFER_VALUES] = (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL, 0};

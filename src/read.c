@@ -105,7 +105,8 @@ static int read_streamed(read_state *s, uint64_t len) {
   unsigned w = plan->ks.width;
   uint64_t slot = plan->slot_elems;
   for (uint64_t first = 0; first < len; first += slot) {
-    uint64_t count = len - first < slot ? len - first : slot, index = first / slot % H5G_RING_SLOTS;
+    uint64_t count = len - first < slot ? len - first : slot;
+    uint64_t index = first / slot % H5G_RING_SLOTS;
     char *dst = (char *)s->d->keys + index * slot * w;
     /* the slot's last piece, H5G_RING_SLOTS back, is on the GPU */
     if (first >= H5G_RING_SLOTS * slot)

@@ -92,10 +92,10 @@ static char *ring_slot(const h5g_plan *plan, char *ring, uint64_t first) {
 }
 
 /* Starts bringing back the slot's worth of keys from `first` on into its slot (none past n). */
-static int copy_out_slot(h5g_run *r, const h5g_plan *plan, char *ring, uint64_t first, uint64_t n) {
-  uint64_t slot = plan->slot_elems;
-  if (first >= n) return H5G_OK;
-  return r->be->copy_out(r->be, ring_slot(plan, ring, first), first, n - first < slot ? n - first : slot);
+static int copy_out_slot(h5g_run *r, const h5g_plan *plan, char *ring, uint64_t first,
+                         uint64_t n) {
+  uint64_t slot = plan->slot_elems, count = n - first < slot ? n - first : slot;
+  return first < n ? r->be->copy_out(r->be, ring_slot(plan, ring, first), first, count) : H5G_OK;
 }
 
 /* plan.streamed: the sorted run comes back slot by slot into the ring, each slot written once it
@@ -145,7 +145,7 @@ static int write_key_dataset(h5g_run *r, const h5g_plan *plan, const h5g_extent 
                                               &r->opt->storage, &out));
   h5g_io_allow_direct(out);
   h5g_fault_point(r, "write-data");
-  if (source == KEYS_ON_DEVICE) { /* one rank: no step to meet the others at */
+  if (source == KEYS_ON_DEVICE) {
     STEP(r, H5G_PHASE_WRITE, write_streamed(r, plan, e, out, keys));
     goto done;
   }
