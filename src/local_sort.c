@@ -11,7 +11,7 @@ static int values_come_back(const h5g_run *r, const h5g_plan *plan) {
 
 /* The keys buffer's elements the runs ending by `upto` use: streamed, the ring's (whole). */
 static uint64_t keys_used(const h5g_plan *plan, uint64_t upto) {
-  return plan->streamed ? H5G_RING_SLOTS * plan->slot_elems : upto;
+  return plan->streamed ? h5g_ring_elems(plan) : upto;
 }
 
 int h5g_sort_ready(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, uint64_t upto) {

@@ -135,10 +135,9 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   plan->streamed = plan->sort_is_output && r->be->copy_out && r->be->wait_loaded &&
                    !plan->records && !v->composed && plan->io_policy == H5G_IO_ONE_NODE &&
                    !v->keys_filtered && o->storage.layout == H5G_LAYOUT_KEEP &&
-                   o->storage.compress == H5G_COMPRESS_KEEP && !o->key_field &&
-                   !o->nkey_columns && !o->verify &&
+                   o->storage.compress == H5G_COMPRESS_KEEP && !o->verify &&
                    !o->unique && o->top < 0 && !o->counts && !o->index_out &&
-                   plan->n > H5G_RING_SLOTS * plan->slot_elems;
+                   plan->n > h5g_ring_elems(plan);
 done:
   return rc;
 }
@@ -181,7 +180,7 @@ void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_pla
   uint64_t most = (v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
   if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
-  if (plan->streamed) n = H5G_RING_SLOTS * plan->slot_elems; /* the ring */
+  if (plan->streamed) n = h5g_ring_elems(plan);
   /* the direct read's threads fill it (direct reads: every policy but mpio) */
   specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->io_policy != H5G_IO_MPIO};
   specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL, 0};

@@ -106,12 +106,11 @@ static int read_streamed(read_state *s, uint64_t len) {
   uint64_t slot = plan->slot_elems;
   for (uint64_t first = 0; first < len; first += slot) {
     uint64_t count = len - first < slot ? len - first : slot;
-    uint64_t index = first / slot % H5G_RING_SLOTS;
-    char *dst = (char *)s->d->keys + index * slot * w;
+    char *dst = h5g_ring_slot(plan, s->d->keys, first);
     /* the slot's last piece, H5G_RING_SLOTS back, is on the GPU */
-    if (first >= H5G_RING_SLOTS * slot)
+    if (first >= h5g_ring_elems(plan))
       CHECK(r->be->wait_loaded(r->be, first - (H5G_RING_SLOTS - 1) * slot));
-    CHECK(h5g_buffers_wait_pinned(s->d->set, H5G_BUFFER_KEYS, (index + 1) * slot));
+    CHECK(h5g_buffers_wait_pinned(s->d->set, H5G_BUFFER_KEYS, first % h5g_ring_elems(plan) + slot));
     CHECK(h5g_io_read_each(r->keys_in[0], plan->offset + first, count, dst, NULL, NULL));
     h5g_progress_bytes(&r->progress, (first + count) * w, plan->n * w);
     CHECK(r->be->load(r->be, dst, first, count, len, w, 0));

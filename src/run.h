@@ -79,6 +79,14 @@ typedef struct {
   const uint64_t *run_offsets; /* nruns + 1: the runs the slice is read and sorted in */
 } h5g_plan;
 
+/* plan.streamed: the keys the ring holds, and the slot that holds keys from `first` on. */
+static inline uint64_t h5g_ring_elems(const h5g_plan *plan) {
+  return H5G_RING_SLOTS * plan->slot_elems;
+}
+static inline char *h5g_ring_slot(const h5g_plan *plan, void *ring, uint64_t first) {
+  return (char *)ring + first % h5g_ring_elems(plan) * plan->ks.width;
+}
+
 /* The rows the exchange sorts and the rows this rank writes: the input's unless --top or
  * --unique keep fewer. Set from the verdict (src/validate.c), cut only by src/top.c and
  * src/unique.c. */

@@ -86,16 +86,12 @@ typedef struct {
   int file_form;   /* the output takes its keys in the file's form (h5g_io_file_form) */
 } keys_writer;
 
-/* The slot of the ring that holds keys from `first` on (plan.streamed). */
-static char *ring_slot(const h5g_plan *plan, char *ring, uint64_t first) {
-  return ring + first / plan->slot_elems % H5G_RING_SLOTS * plan->slot_elems * plan->ks.width;
-}
-
 /* Starts bringing back the slot's worth of keys from `first` on into its slot (none past n). */
 static int copy_out_slot(h5g_run *r, const h5g_plan *plan, char *ring, uint64_t first,
                          uint64_t n) {
   uint64_t slot = plan->slot_elems, count = n - first < slot ? n - first : slot;
-  return first < n ? r->be->copy_out(r->be, ring_slot(plan, ring, first), first, count) : H5G_OK;
+  if (first >= n) return H5G_OK;
+  return r->be->copy_out(r->be, h5g_ring_slot(plan, ring, first), first, count);
 }
 
 /* plan.streamed: the sorted run comes back slot by slot into the ring, each slot written once it
@@ -106,16 +102,16 @@ static int write_streamed(h5g_run *r, const h5g_plan *plan, const h5g_extent *e,
   int rc = H5G_OK;
   uint64_t slot = plan->slot_elems, n = e->out_n;
   unsigned w = plan->ks.width;
-  for (uint64_t first = 0; first < H5G_RING_SLOTS * slot; first += slot)
+  for (uint64_t first = 0; first < h5g_ring_elems(plan); first += slot)
     CHECK(copy_out_slot(r, plan, ring, first, n));
   for (uint64_t first = 0; first < n; first += slot) {
     uint64_t count = n - first < slot ? n - first : slot;
-    char *keys = ring_slot(plan, ring, first);
+    char *keys = h5g_ring_slot(plan, ring, first);
     CHECK(r->be->wait_copied(r->be, first + count));
     if (h5g_io_file_form(out)) CHECK(h5g_io_convert_rows(out, keys, count, 1));
     CHECK(h5g_io_write_each(out, e->out_offset + first, count, keys, NULL, NULL));
     h5g_progress_bytes(&r->progress, (first + count) * w, n * w);
-    CHECK(copy_out_slot(r, plan, ring, first + H5G_RING_SLOTS * slot, n));
+    CHECK(copy_out_slot(r, plan, ring, first + h5g_ring_elems(plan), n));
   }
 done:
   return rc;
