@@ -148,7 +148,7 @@ typedef struct {
 
 /* --plan --report FILE.json: the same, for scripts. */
 static int write_plan_json(const h5g_run *r, const h5g_verdict *v, const plan_line *lines,
-                           const char *bound, h5g_io_policy policy,
+                           const char *bound, const h5g_plan *plan,
                            uint64_t disk, uint64_t free_bytes, double estimate, int fits) {
   int rc = H5G_OK;
   FILE *f = fopen(r->opt->report, "w");
@@ -156,9 +156,11 @@ static int write_plan_json(const h5g_run *r, const h5g_verdict *v, const plan_li
   fprintf(f, "{\n  \"plan\": true,\n  \"fits\": %s,\n  \"rows\": %" PRIu64
           ",\n  \"ranks\": %d,\n  \"memory_bound\": \"%s\",\n  \"disk_bytes\": %" PRIu64
           ",\n  \"disk_free_bytes\": %" PRIu64 ",\n  \"exchange\": \"%s\",\n"
-          "  \"io_policy\": \"%s\",\n  \"estimate_seconds\": %.1f,\n  \"per_rank\": [\n",
+          "  \"io_policy\": \"%s\",\n  \"streamed\": %s,\n  \"estimate_seconds\": %.1f,\n"
+          "  \"per_rank\": [\n",
           fits ? "true" : "false", v->info.n, r->size, bound, disk, free_bytes,
-          h5g_transport_name(r->transport), h5g_io_policy_name(policy), estimate);
+          h5g_transport_name(r->transport), h5g_io_policy_name(plan->io_policy),
+          plan->streamed ? "true" : "false", estimate);
   for (int i = 0; i < r->size; i++)
     fprintf(f, "    {\"rank\": %d, \"host\": \"%s\", \"rows\": %" PRIu64 ", \"runs\": %" PRIu64
             ", \"path\": \"%s\", \"host_bytes\": %" PRIu64 ", \"host_available_bytes\": %" PRIu64
@@ -201,10 +203,13 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   printf("disk: output and temporary file %.2f GiB, %.2f GiB free beside %s\n", gib(disk),
          gib(free_bytes), opt->output);
   printf("exchange: %s; I/O: %s\n", h5g_transport_name(r->transport), io_text(plan->io_policy));
+  if (plan->streamed) /* one rank: its slice needs no host buffer of its size (host GiB above) */
+    printf("streamed: the slice goes to the GPU and back through %d pinned slots of %.4g MiB\n",
+           H5G_RING_SLOTS, (double)plan->slot_elems * plan->ks.width / 1048576.0);
   printf("estimate: %.1f s (README's rates: %s)\n", estimate,
          gpus ? "2.8 GB/s per GPU node" : "0.2 GB/s per CPU rank");
   fflush(stdout);
-  return opt->report ? write_plan_json(r, v, lines, l->bound, plan->io_policy, disk, free_bytes,
+  return opt->report ? write_plan_json(r, v, lines, l->bound, plan, disk, free_bytes,
                                        estimate, fits)
                      : H5G_OK;
 }

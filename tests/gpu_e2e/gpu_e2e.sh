@@ -127,6 +127,42 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
   expect "  not through the ring" grep -q '"streamed": false' "$work/r.json"
   expect "  checked" check "$in" -d /k "$work/ring.h5" -o /k
   rm -f "$work/ring.h5"
+  # The other ways a streamed run ends in a file: a dataset path of its own (groups made),
+  # written with pwrite, --whole-file, in place; each the same as the slice buffer's (--verify).
+  # A rank killed as the write begins leaves no OUTPUT and the input as it was.
+  in="$work/ring_more.h5"
+  $launcher 2 "$bin/h5gsort-gen" "$in" -d /k --count 300007 --type u4 --seed 5 >/dev/null
+  cp "$in" "$work/ring_more.orig"
+  $launcher 1 "$bin/h5gsort" "$in" "$work/ring.h5" -d /k --backend cuda --plan \
+    --report "$work/plan.json" >"$work/plan.txt" 2>&1
+  expect "--plan says the run streams" grep -q "^streamed: .* 4 pinned slots of 0.0625 MiB" "$work/plan.txt"
+  expect "  and its report" grep -q '"streamed": true' "$work/plan.json"
+  for way in output-dataset pwrite whole-file in-place; do
+    out="$work/ring.h5" opts=() o=/k
+    case $way in
+      output-dataset) opts=(--output-dataset /sorted/keys) o=/sorted/keys ;;
+      whole-file) opts=(--whole-file) ;;
+      in-place) cp "$in" "$work/ring.h5"; cp "$in" "$work/slice.h5"; opts=(--force) ;;
+    esac
+    slice_in=$in; [ "$way" = in-place ] && { in="$work/ring.h5" slice_in="$work/slice.h5"; }
+    rm -f "$work/r.json"
+    [ "$way" = pwrite ] && export H5GSORT_IO=pwrite # the ranks inherit the launcher's variables
+    expect "streamed, $way" run 1 "$in" "$out" -d /k --backend cuda "${opts[@]}" --report "$work/r.json"
+    unset H5GSORT_IO
+    expect "  streamed: true" grep -q '"streamed": true' "$work/r.json"
+    expect "  checked" check "$work/ring_more.orig" -d /k "$out" -o "$o"
+    expect "  the slice buffer's output" run 1 "$slice_in" "$work/slice.h5" -d /k --backend cuda \
+      "${opts[@]}" --verify
+    expect "  identical" cmp "$out" "$work/slice.h5"
+    in="$work/ring_more.h5"
+    rm -f "$work/ring.h5" "$work/slice.h5"
+  done
+  H5GSORT_TEST_KILL=write-data $launcher 1 "$bin/h5gsort" "$in" "$work/ring.h5" -d /k --backend cuda \
+    >"$work/log" 2>&1
+  expect "streamed, a rank killed as the write begins: failed" test $? -ne 0
+  expect "  no output" test ! -e "$work/ring.h5"
+  expect "  the input as it was" cmp "$in" "$work/ring_more.orig"
+  rm -f "$work"/.ring.h5.* "$work/ring_more.orig" # what the killed rank left
   unset H5GSORT_PIN_PIECE_BYTES
   if [ "$gpus" -ge 2 ]; then # auto on one node: the host exchange through MPI (measured faster)
     expect "--exchange auto, 2 ranks on one node" \
