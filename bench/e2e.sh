@@ -112,7 +112,7 @@ EDGES = [("launcher start -> main(): launcher, exec, loader", "launch_start", "m
          ("-> GPU context ready: options, validate, plan (a context made behind validate)",
           "mpi_init_done", "gpu_context_ready"),
          None,
-         ("report written -> commit done: input re-checked, rename, fsync", "report_written",
+         ("report written -> commit done: input re-checked, rename (in place: fsyncs)", "report_written",
           "commit_done"),
          ("-> pipeline returned: host buffers freed, backend, transport", "commit_done",
           "pipeline_done"),
