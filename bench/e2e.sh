@@ -219,8 +219,8 @@ for spec in $sets; do
   done
   breakdown "$label" "${timelines[@]}" >>"$work/breakdown.md"
   if [ -n "${OLD_BIN:-}" ]; then
-    t=$(H5GSORT=$OLD_BIN/h5gsort repeat "$repeats" h5gsort_run none "$in" "$out" "${opts[@]}")
-    row "$label" "earlier h5gsort ($OLD_BIN), --bind-to none" "$t" "$key old"
+    t=$(H5GSORT=$OLD_BIN/h5gsort repeat "$repeats" h5gsort_run shm "$in" "$out" "${opts[@]}")
+    row "$label" "earlier h5gsort ($OLD_BIN), the README's launch" "$t" "$key old"
   fi
   if [ "$extra" = py ]; then
     for lib in numpy cupy; do

@@ -208,7 +208,8 @@ int h5g_files_temp_name(const char *output, char *name, size_t len);
  * whose process no longer exists, and the files MPI-IO made beside them ("<temp>.data.0", ...);
  * never `input`. Returns how many were removed. */
 int h5g_files_remove_stale(const char *output, const char *input);
-/* Byte copy of src to a new file dst (fsynced). */
+/* Byte copy of src to a new file dst (not fsynced: h5g_files_commit makes an in-place temporary
+ * file durable, copy and written dataset together). */
 int h5g_files_copy(const char *src, const char *dst);
 /* Fails early (runtime error) when `bytes` more cannot be written beside `output`: over the
  * process's file-size limit or the free space of its file system. Writing past either would

@@ -315,8 +315,8 @@ const h5g_option_spec h5g_option_table[] = {
     {"io-threads", 0, "N", set_io_threads,
      "host threads per rank for file I/O (default: the CPUs this rank may run on)"},
     {"plan", 0, NULL, set_plan,
-     "validate INPUT and OUTPUT, print the memory, disk, I/O path and runs of every rank and a "
-     "time estimate, then stop (exit 0 when the run would fit)"},
+     "validate INPUT and OUTPUT, print the memory, disk, I/O path and runs of every rank, whether "
+     "one rank's slice streams, and a time estimate, then stop (exit 0 when the run would fit)"},
     {"verify", 0, NULL, set_verify, "re-check order, count and checksum after writing"},
     {"report", 0, "FILE.json", set_report, "per-phase timings and sizes as JSON"},
     {"check", 0, NULL, set_check,

@@ -146,9 +146,9 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
     esac
     slice_in=$in; [ "$way" = in-place ] && { in="$work/ring.h5" slice_in="$work/slice.h5"; }
     rm -f "$work/r.json"
-    [ "$way" = pwrite ] && export H5GSORT_IO=pwrite # the ranks inherit the launcher's variables
-    expect "streamed, $way" run 1 "$in" "$out" -d /k --backend cuda "${opts[@]}" --report "$work/r.json"
-    unset H5GSORT_IO
+    io=${H5GSORT_IO-}; [ "$way" = pwrite ] && io=pwrite # the ranks inherit the launcher's variables
+    H5GSORT_IO=$io expect "streamed, $way" run 1 "$in" "$out" -d /k --backend cuda "${opts[@]}" \
+      --report "$work/r.json"
     expect "  streamed: true" grep -q '"streamed": true' "$work/r.json"
     expect "  checked" check "$work/ring_more.orig" -d /k "$out" -o "$o"
     expect "  the slice buffer's output" run 1 "$slice_in" "$work/slice.h5" -d /k --backend cuda \
