@@ -44,6 +44,8 @@ void h5g_mpi_choose_transport(void) {
   memory_hooks_off = !getenv("OMPI_MCA_memory") && setenv("OMPI_MCA_memory", "^patcher", 0) == 0;
 }
 
+void h5g_mpi_skip_gpu_topology(void) { setenv("HWLOC_COMPONENTS", H5G_HWLOC_NO_GPU, 0); }
+
 const char *h5g_mpi_transport(void) { return transport; }
 
 int h5g_mpi_patcher_off(void) { return memory_hooks_off; }

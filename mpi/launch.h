@@ -9,6 +9,16 @@
  * (UCX, cm) first (H100 machine, bench/RESULTS.md). */
 void h5g_mpi_choose_transport(void);
 
+/* Before MPI_Init, before any other thread runs (it sets an environment variable): unless the
+ * environment says otherwise, hwloc, which Open MPI asks for the node's topology, leaves out its
+ * GPU components (HWLOC_COMPONENTS=H5G_HWLOC_NO_GPU). Those start the CUDA driver and NVML to
+ * list the GPUs, which Open MPI's placement of ranks does not use and h5gsort asks CUDA for
+ * itself: on the H100 machine `mpirun -np 1 /bin/true` takes 0.31-0.34 s with them, 0.04 s
+ * without (bench/RESULTS.md). This covers what the rank discovers itself (a singleton, srun);
+ * mpirun's own discovery needs the variable in mpirun's environment (README, "Usage"). */
+#define H5G_HWLOC_NO_GPU "-cuda,-nvml,-opencl,-rsmi,-levelzero"
+void h5g_mpi_skip_gpu_topology(void);
+
 /* What MPI runs on, for -v and --report: "shared memory (one node)" where
  * h5g_mpi_choose_transport chose, else "as launched". */
 const char *h5g_mpi_transport(void);

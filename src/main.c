@@ -133,6 +133,7 @@ int main(int argc, char **argv) {
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
   /* before the context's thread starts: setenv must not race its getenv */
   h5g_mpi_choose_transport();
+  h5g_mpi_skip_gpu_topology();
   /* the command line as given, for the report: before getopt permutes argv and the option
    * parser splits lists (--carry, --order, ...) in place */
   char **command = calloc((size_t)argc + 1, sizeof *command);
