@@ -102,6 +102,14 @@ struct h5g_backend {
   int (*wait_copied)(h5g_backend *be, size_t count);
   int (*wait_loaded)(h5g_backend *be, size_t count);
   int (*copy_out)(h5g_backend *be, void *dst, size_t first, size_t count);
+  /* Optional (NULL in the CPU backend): the last copy back has been started and the process asks
+   * the GPU for nothing more (no MPI that may use it either: mpi/launch.h). A thread waits for
+   * the copies, then destroys the context (its device memory and the host memory it pinned go
+   * with it) while the host writes what came back: the 0.06 s of h5g_cuda_release_context leave
+   * the path the user waits on. Afterwards the backend takes only wait_copied (which waits for
+   * that thread's copies), unpin (which waits for the release) and destroy. Calling it again
+   * does nothing. */
+  int (*retire)(h5g_backend *be);
   void (*destroy)(h5g_backend *be);
 };
 
@@ -129,10 +137,12 @@ int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);
 /* The local rank a warm-up was started for (its device: that rank modulo the devices); -1 for
  * none. */
 int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w);
-/* Destroys the CUDA context this process made, as its exit otherwise would, and returns the
- * seconds that took (0 without one): tear-down made visible. Call last, after MPI_Finalize or
- * beside it where MPI uses no GPU (mpi/launch.h); nothing may use CUDA after it. */
-double h5g_cuda_release_context(void);
+/* Destroys the CUDA context this process made, as its exit otherwise would, or waits for the
+ * release a backend's retire began, and returns the seconds that took here (0 without one):
+ * tear-down made visible. *behind_write (unless NULL): how long that begun release took in its
+ * thread, 0 when there was none. Call last, after MPI_Finalize or beside it where MPI uses no GPU
+ * (mpi/launch.h); nothing may use CUDA after it. */
+double h5g_cuda_release_context(double *behind_write);
 /* Number of visible CUDA devices (0 without CUDA support or without a GPU). */
 int h5g_cuda_device_count(void);
 /* Free memory of CUDA device `device` in bytes (0 without CUDA support or without a GPU). */

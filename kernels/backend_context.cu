@@ -1,6 +1,7 @@
 /* The CUDA backend's context and life (backend_cuda_internal.cuh): the context made in a warm-up
- * thread while the pipeline validates, its release, device queries, and the backend's creation
- * and destruction. */
+ * thread while the pipeline validates, its release (after MPI_Finalize, or in a thread behind the
+ * write once the GPU's work is over), device queries, and the backend's creation and
+ * destruction. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,69 @@ done:
   return rc;
 }
 
+/* The release cuda_retire began: its thread waits for the copies back (COPIED, with their
+ * outcome), then destroys the context (RELEASED). Written under `lock`; `thread` and `seconds`
+ * are read once it is joined. One backend a process at a time, as the context. */
+enum RetireStage { NOT_RETIRED, COPYING, COPIED, RELEASED };
+struct Retirement {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t moved;
+  RetireStage stage;
+  h5g_backend *be;
+  cudaError_t copies_error;
+  double seconds;
+};
+Retirement g_retire = {pthread_t(), PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                       NOT_RETIRED, NULL, cudaSuccess, 0};
+
+void retire_stage(RetireStage stage) {
+  pthread_mutex_lock(&g_retire.lock);
+  g_retire.stage = stage;
+  pthread_cond_broadcast(&g_retire.moved);
+  pthread_mutex_unlock(&g_retire.lock);
+}
+
+RetireStage wait_retire_stage(RetireStage stage) {
+  pthread_mutex_lock(&g_retire.lock);
+  while (g_retire.stage != NOT_RETIRED && g_retire.stage < stage)
+    pthread_cond_wait(&g_retire.moved, &g_retire.lock);
+  const RetireStage now = g_retire.stage;
+  pthread_mutex_unlock(&g_retire.lock);
+  return now;
+}
+
+void *retire_thread(void *) {
+  const double start = now_seconds();
+  h5g_backend *be = g_retire.be;
+  CudaBackend *cb = impl_of(be);
+  cudaError_t err = cudaSetDevice(cb->device);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(cb->stream);
+  if (err == cudaSuccess && cb->side_stream) err = cudaStreamSynchronize(cb->side_stream);
+  if (err == cudaSuccess) settle_ops(be, cb->nops); /* the report's copy times */
+  g_retire.copies_error = err;
+  retire_stage(COPIED); /* the backend is the host's again: not touched below */
+  cudaDeviceReset();
+  cudaGetLastError(); /* nothing is left to tell of a failure */
+  g_retire.seconds = now_seconds() - start;
+  retire_stage(RELEASED);
+  return NULL;
+}
+
 } // namespace
+
+int wait_retired_copies() {
+  int rc = H5G_OK;
+  wait_retire_stage(COPIED);
+  if (g_retire.copies_error != cudaSuccess)
+    H5G_FAIL(H5G_ERR_RUNTIME, "copying the sorted keys back from the GPU: %s",
+             cudaGetErrorString(g_retire.copies_error));
+done:
+  return rc;
+}
+
+void wait_retired_release() { wait_retire_stage(RELEASED); }
+
 } // namespace detail
 } // namespace h5g
 
@@ -88,10 +151,17 @@ done:
 
 extern "C" int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w) { return w ? w->local_rank : -1; }
 
-extern "C" double h5g_cuda_release_context(void) {
+extern "C" double h5g_cuda_release_context(double *behind_write) {
+  if (behind_write) *behind_write = 0;
   if (g_context_device < 0) return 0;
   const double start = now_seconds();
-  if (cudaSetDevice(g_context_device) == cudaSuccess) cudaDeviceReset();
+  if (g_retire.stage != NOT_RETIRED) {
+    pthread_join(g_retire.thread, NULL);
+    if (behind_write) *behind_write = g_retire.seconds;
+    g_retire.stage = NOT_RETIRED;
+  } else if (cudaSetDevice(g_context_device) == cudaSuccess) {
+    cudaDeviceReset();
+  }
   cudaGetLastError(); /* nothing is left to tell of a failure */
   g_context_device = -1;
   return now_seconds() - start;
@@ -119,10 +189,29 @@ extern "C" uint64_t h5g_cuda_free_memory(int device) {
 
 namespace {
 
+/* base/backend.h: the release of the context begins in a thread (retire_thread). Where no
+ * thread can be made the backend stays as it is, and the tear-down releases it. */
+int cuda_retire(h5g_backend *be) {
+  CudaBackend *cb = impl_of(be);
+  if (cb->retired || g_context_device != cb->device) return H5G_OK;
+  g_retire.be = be;
+  g_retire.stage = COPYING;
+  if (pthread_create(&g_retire.thread, NULL, retire_thread, NULL) != 0) {
+    g_retire.stage = NOT_RETIRED;
+    return H5G_OK;
+  }
+  cb->retired = true;
+  return H5G_OK;
+}
+
 void cuda_destroy(h5g_backend *be) {
   if (!be) return;
   CudaBackend *cb = impl_of(be);
-  if (cb) {
+  if (cb && cb->retired) { /* its streams, events and pool go with the context */
+    wait_retired_copies();
+    free(cb->ops);
+    free(cb);
+  } else if (cb) {
     cudaSetDevice(cb->device);
     if (cb->stream) cudaStreamSynchronize(cb->stream);
     if (cb->side_stream) cudaStreamSynchronize(cb->side_stream);
@@ -175,6 +264,7 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   be->wait_copied = cuda_wait_copied;
   be->wait_loaded = cuda_wait_loaded;
   be->copy_out = cuda_copy_out;
+  be->retire = cuda_retire;
   be->destroy = cuda_destroy;
   *out = be;
   be = NULL;

@@ -12,7 +12,8 @@
  *   backend_host_calls.cu    sort, merge and key transform of host keys (up, on the GPU, back)
  *   backend_stream_merge.cu  the out-of-core merge, chunks streamed on two streams
  *   backend_resident.cu      the device-resident run: load, sort, merge received runs, copy back
- *   backend_context.cu       the CUDA context (warm-up thread), device queries, create/destroy */
+ *   backend_context.cu       the CUDA context (warm-up thread, release behind the write), device
+ *                            queries, create/destroy */
 #ifndef H5G_BACKEND_CUDA_INTERNAL_CUH
 #define H5G_BACKEND_CUDA_INTERNAL_CUH
 
@@ -65,6 +66,7 @@ struct CudaBackend {
   size_t copy_back_total; /* keys (and values) the last one moves in all */
   StreamOp *ops;          /* timed stream work not yet waited for, in stream order */
   size_t nops, ops_capacity;
+  bool retired; /* cuda_retire's thread owns the GPU: no CUDA call is made here any more */
 };
 
 inline CudaBackend *impl_of(h5g_backend *be) { return (CudaBackend *)be->impl; }
@@ -105,6 +107,11 @@ int cuda_merge(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned
 int cuda_merge_stream(h5g_backend *be, const void *keys, const uint64_t *values, unsigned width,
                       const uint64_t *cuts, size_t nruns, size_t nchunks, void *out,
                       uint64_t *out_values);
+
+/* backend_context.cu: a retired backend's waits (cuda_retire): for the copies back, which
+ * returns their error, and for the whole release. */
+int wait_retired_copies();
+void wait_retired_release();
 
 /* backend_resident.cu */
 int cuda_load(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,

@@ -101,8 +101,13 @@ done:
 }
 
 /* The streams are drained first: after a failure, copies into or out of the buffer may still be
- * under way when the pipeline releases it. */
+ * under way when the pipeline releases it. A retired backend's buffer stays until its context is
+ * gone, so that its memory is never unmapped while the driver still holds it. */
 void cuda_unpin(h5g_backend *be, void *p) {
+  if (impl_of(be)->retired) { /* the registration goes with the context */
+    wait_retired_release();
+    return;
+  }
   cudaSetDevice(impl_of(be)->device); /* the unpinning thread's device is 0 until told */
   cudaStreamSynchronize(impl_of(be)->stream);
   if (impl_of(be)->side_stream) cudaStreamSynchronize(impl_of(be)->side_stream);

@@ -46,10 +46,12 @@ static void print_teardown(const h5g_teardown *t) {
     finalize = t->context > t->mpi_finalize ? t->context : t->mpi_finalize;
   double total = t->buffers + t->backend + t->transport + t->hdf5 + finalize;
   printf("h5gsort: teardown %.3f s on rank 0 (buffers %.3f, backend %.3f, transport %.3f, "
-         "H5close %.3f, MPI_Finalize %.3f, GPU context %.3f%s); not counted: the process's exit, "
-         "in which the OS unmaps its memory\n", total, t->buffers, t->backend, t->transport,
-         t->hdf5, t->mpi_finalize, t->context,
+         "H5close %.3f, MPI_Finalize %.3f, GPU context %.3f%s", total, t->buffers, t->backend,
+         t->transport, t->hdf5, t->mpi_finalize, t->context,
          t->context_beside_finalize ? " beside MPI_Finalize" : "");
+  if (t->context_behind_write > 0)
+    printf(", after %.3f s of its release behind the write", t->context_behind_write);
+  printf("); not counted: the process's exit, in which the OS unmaps its memory\n");
   fflush(stdout);
 }
 
@@ -96,8 +98,9 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
   fflush(stdout);
 }
 
-static void *release_context(void *seconds) {
-  *(double *)seconds = h5g_cuda_release_context();
+static void *release_context(void *teardown) {
+  h5g_teardown *t = teardown;
+  t->context = h5g_cuda_release_context(&t->context_behind_write);
   return NULL;
 }
 
@@ -198,7 +201,7 @@ int main(int argc, char **argv) {
   /* where MPI uses no GPU, the context goes while MPI finalizes, 0.05-0.07 s on the H100 */
   pthread_t releaser;
   int releasing = !h5g_mpi_may_use_gpu() &&
-                  pthread_create(&releaser, NULL, release_context, &rep.teardown.context) == 0;
+                  pthread_create(&releaser, NULL, release_context, &rep.teardown) == 0;
   start = now_seconds();
   MPI_Finalize();
   rep.teardown.mpi_finalize = now_seconds() - start;
@@ -207,7 +210,7 @@ int main(int argc, char **argv) {
   if (releasing)
     pthread_join(releaser, NULL);
   else
-    rep.teardown.context = h5g_cuda_release_context();
+    release_context(&rep.teardown);
   if (sorted && rank == 0 && opt.verbose && !opt.quiet) print_teardown(&rep.teardown);
   h5g_timeline_mark("exit");
   if (rank == 0) h5g_timeline_write(opt.input, opt.output);

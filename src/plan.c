@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
+#include "mpi/launch.h"
 #include "mpi/topology.h"
 #include "src/plan.h"
 #include "src/top.h"
@@ -138,6 +139,7 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
                    o->storage.compress == H5G_COMPRESS_KEEP && !o->verify &&
                    !o->unique && o->top < 0 && !o->counts && !o->index_out &&
                    plan->n > h5g_ring_elems(plan);
+  plan->retire_gpu = plan->streamed && r->be->retire && !h5g_mpi_may_use_gpu();
 done:
   return rc;
 }

@@ -70,6 +70,10 @@ typedef struct {
    * through a ring of pinned slots (src/read.c, src/write.c) instead of a slice-sized host
    * buffer, which to make resident, pin and unpin cost 0.27 s of 4 GiB (bench_staged_io). */
   int streamed;
+  /* streamed, and nothing else in the process asks the GPU for work (nor MPI: mpi/launch.h):
+   * once the last copy back is started the backend retires, its context released in a thread
+   * while the last slots are written (base/backend.h, retire). */
+  int retire_gpu;
   uint64_t slot_elems;    /* streamed: keys a slot holds (a pin piece); the ring holds
                            * H5G_RING_SLOTS of them */
   h5g_keyspec ks;

@@ -112,6 +112,8 @@ static int write_streamed(h5g_run *r, const h5g_plan *plan, const h5g_extent *e,
     CHECK(h5g_io_write_each(out, e->out_offset + first, count, keys, NULL, NULL));
     h5g_progress_bytes(&r->progress, (first + count) * w, n * w);
     CHECK(copy_out_slot(r, plan, ring, first + h5g_ring_elems(plan), n));
+    /* the last copy back is under way: the GPU's work is over (once; again does nothing) */
+    if (plan->retire_gpu && first + h5g_ring_elems(plan) + slot >= n) CHECK(r->be->retire(r->be));
   }
 done:
   return rc;
