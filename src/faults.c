@@ -1,6 +1,7 @@
 /* Test hooks for tests/faults, so tests can prove that a failing run never costs data:
  * H5GSORT_TEST_KILL=<point>[:<rank>] sends SIGKILL to that rank (every rank when none is named)
- * on reaching <point>, a phase name or "write-data" (output created, data not yet written);
+ * on reaching <point>, a phase name, "write-data" (output created, data not yet written) or
+ * "write-retired" (a streamed run's backend retiring, its context released in a thread);
  * H5GSORT_TEST_SLEEP=<point>:<seconds> stops every rank there a while, so a test can change the
  * file system under a running job. */
 #include <signal.h>

@@ -105,7 +105,7 @@ static int read_streamed(read_state *s, uint64_t len) {
   unsigned w = plan->ks.width;
   uint64_t slot = plan->slot_elems;
   for (uint64_t first = 0; first < len; first += slot) {
-    uint64_t count = len - first < slot ? len - first : slot;
+    uint64_t count = h5g_slot_keys(plan, first, len);
     char *dst = h5g_ring_slot(plan, s->d->keys, first);
     /* the slot's last piece, H5G_RING_SLOTS back, is on the GPU */
     if (first >= h5g_ring_elems(plan))

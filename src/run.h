@@ -83,9 +83,13 @@ typedef struct {
   const uint64_t *run_offsets; /* nruns + 1: the runs the slice is read and sorted in */
 } h5g_plan;
 
-/* plan.streamed: the keys the ring holds, and the slot that holds keys from `first` on. */
+/* plan.streamed: the keys the ring holds, the slot that holds keys from `first` on, and how many
+ * of the n keys it holds then (none from n on). */
 static inline uint64_t h5g_ring_elems(const h5g_plan *plan) {
   return H5G_RING_SLOTS * plan->slot_elems;
+}
+static inline uint64_t h5g_slot_keys(const h5g_plan *plan, uint64_t first, uint64_t n) {
+  return first >= n ? 0 : n - first < plan->slot_elems ? n - first : plan->slot_elems;
 }
 static inline char *h5g_ring_slot(const h5g_plan *plan, void *ring, uint64_t first) {
   return (char *)ring + first % h5g_ring_elems(plan) * plan->ks.width;

@@ -89,9 +89,8 @@ typedef struct {
 /* Starts bringing back the slot's worth of keys from `first` on into its slot (none past n). */
 static int copy_out_slot(h5g_run *r, const h5g_plan *plan, char *ring, uint64_t first,
                          uint64_t n) {
-  uint64_t slot = plan->slot_elems, count = n - first < slot ? n - first : slot;
-  if (first >= n) return H5G_OK;
-  return r->be->copy_out(r->be, h5g_ring_slot(plan, ring, first), first, count);
+  uint64_t count = h5g_slot_keys(plan, first, n);
+  return count ? r->be->copy_out(r->be, h5g_ring_slot(plan, ring, first), first, count) : H5G_OK;
 }
 
 /* plan.streamed: the sorted run comes back slot by slot into the ring, each slot written once it
@@ -105,15 +104,18 @@ static int write_streamed(h5g_run *r, const h5g_plan *plan, const h5g_extent *e,
   for (uint64_t first = 0; first < h5g_ring_elems(plan); first += slot)
     CHECK(copy_out_slot(r, plan, ring, first, n));
   for (uint64_t first = 0; first < n; first += slot) {
-    uint64_t count = n - first < slot ? n - first : slot;
+    uint64_t count = h5g_slot_keys(plan, first, n);
     char *keys = h5g_ring_slot(plan, ring, first);
     CHECK(r->be->wait_copied(r->be, first + count));
     if (h5g_io_file_form(out)) CHECK(h5g_io_convert_rows(out, keys, count, 1));
     CHECK(h5g_io_write_each(out, e->out_offset + first, count, keys, NULL, NULL));
     h5g_progress_bytes(&r->progress, (first + count) * w, n * w);
-    CHECK(copy_out_slot(r, plan, ring, first + h5g_ring_elems(plan), n));
-    /* the last copy back is under way: the GPU's work is over (once; again does nothing) */
-    if (plan->retire_gpu && first + h5g_ring_elems(plan) + slot >= n) CHECK(r->be->retire(r->be));
+    uint64_t ahead = first + h5g_ring_elems(plan);
+    CHECK(copy_out_slot(r, plan, ring, ahead, n));
+    if (plan->retire_gpu && ahead < n && ahead + slot >= n) { /* the last copy back is started */
+      CHECK(r->be->retire(r->be));
+      h5g_fault_point(r, "write-retired");
+    }
   }
 done:
   return rc;

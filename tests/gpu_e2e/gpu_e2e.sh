@@ -162,7 +162,34 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
   expect "streamed, a rank killed as the write begins: failed" test $? -ne 0
   expect "  no output" test ! -e "$work/ring.h5"
   expect "  the input as it was" cmp "$in" "$work/ring_more.orig"
-  rm -f "$work"/.ring.h5.* "$work/ring_more.orig" # what the killed rank left
+  rm -f "$work"/.ring.h5.* # what the killed rank left
+  # SIGTERM while the GPU context is being released behind the write (the backend retired,
+  # src/write.c): the run stops within the 30 s it sleeps there, says why once, and leaves no
+  # OUTPUT and the input as it was; -v of an uninterrupted run tells of that release.
+  H5GSORT_TEST_SLEEP=write-retired:30 $launcher 1 "$bin/h5gsort" "$in" "$work/ring.h5" -d /k \
+    --backend cuda >"$work/log" 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do
+    ls -a "$work" | grep -q '^\.ring\.h5\..*tmp$' && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  sleep 2
+  start=$SECONDS
+  kill -TERM "$pid"
+  wait "$pid"
+  expect "streamed, SIGTERM as the GPU is let go: failed" test $? -ne 0
+  expect "  ended within 20 s, not after the sleep" test $((SECONDS - start)) -lt 20
+  expect "  one error line naming the signal" \
+    test "$(grep -c "^h5gsort: error: interrupted (signal [0-9]*)" "$work/log")" -eq 1
+  expect "  no output" test ! -e "$work/ring.h5"
+  expect "  the input as it was" cmp "$in" "$work/ring_more.orig"
+  rm -f "$work"/.ring.h5.*
+  expect "streamed, -v: the context released behind the write" run 1 "$in" "$work/ring.h5" -d /k \
+    --backend cuda -v
+  expect "  said" grep -q "of its release behind the write" "$work/log"
+  expect "  checked" check "$work/ring_more.orig" -d /k "$work/ring.h5" -o /k
+  rm -f "$work/ring.h5" "$work/ring_more.orig"
   unset H5GSORT_PIN_PIECE_BYTES
   if [ "$gpus" -ge 2 ]; then # auto on one node: the host exchange through MPI (measured faster)
     expect "--exchange auto, 2 ranks on one node" \
