@@ -34,11 +34,13 @@ done:
 }
 
 /* The release cuda_retire began: its thread waits for the copies back (COPIED, with their
- * outcome), then destroys the context (RELEASED). Written under `lock`; `thread` and `seconds`
- * are read once it is joined. One backend a process at a time, as the context. */
-enum RetireStage { NOT_RETIRED, COPYING, COPIED, RELEASED };
+ * outcome), then destroys the context (RELEASED). `stage` is written under `lock`; `started`
+ * only by the threads that start and join it; `seconds` is read once it is joined. One backend
+ * a process at a time, as the context. */
+enum RetireStage { COPYING, COPIED, RELEASED };
 struct Retirement {
   pthread_t thread;
+  bool started;
   pthread_mutex_t lock;
   pthread_cond_t moved;
   RetireStage stage;
@@ -46,8 +48,8 @@ struct Retirement {
   cudaError_t copies_error;
   double seconds;
 };
-Retirement g_retire = {pthread_t(), PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                       NOT_RETIRED, NULL, cudaSuccess, 0};
+Retirement g_retire = {pthread_t(), false, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                       COPYING, NULL, cudaSuccess, 0};
 
 void retire_stage(RetireStage stage) {
   pthread_mutex_lock(&g_retire.lock);
@@ -56,13 +58,11 @@ void retire_stage(RetireStage stage) {
   pthread_mutex_unlock(&g_retire.lock);
 }
 
-RetireStage wait_retire_stage(RetireStage stage) {
+/* Called only on a retired backend (its thread started). */
+void wait_retire_stage(RetireStage stage) {
   pthread_mutex_lock(&g_retire.lock);
-  while (g_retire.stage != NOT_RETIRED && g_retire.stage < stage)
-    pthread_cond_wait(&g_retire.moved, &g_retire.lock);
-  const RetireStage now = g_retire.stage;
+  while (g_retire.stage < stage) pthread_cond_wait(&g_retire.moved, &g_retire.lock);
   pthread_mutex_unlock(&g_retire.lock);
-  return now;
 }
 
 void *retire_thread(void *) {
@@ -84,9 +84,11 @@ void *retire_thread(void *) {
 
 } // namespace
 
-int wait_retired_copies() {
+int wait_retired_copies(h5g_backend *be) {
   int rc = H5G_OK;
+  const double start = now_seconds();
   wait_retire_stage(COPIED);
+  be->waited_seconds += now_seconds() - start;
   if (g_retire.copies_error != cudaSuccess)
     H5G_FAIL(H5G_ERR_RUNTIME, "copying the sorted keys back from the GPU: %s",
              cudaGetErrorString(g_retire.copies_error));
@@ -155,10 +157,10 @@ extern "C" double h5g_cuda_release_context(double *behind_write) {
   if (behind_write) *behind_write = 0;
   if (g_context_device < 0) return 0;
   const double start = now_seconds();
-  if (g_retire.stage != NOT_RETIRED) {
+  if (g_retire.started) {
     pthread_join(g_retire.thread, NULL);
     if (behind_write) *behind_write = g_retire.seconds;
-    g_retire.stage = NOT_RETIRED;
+    g_retire.started = false;
   } else if (cudaSetDevice(g_context_device) == cudaSuccess) {
     cudaDeviceReset();
   }
@@ -196,10 +198,8 @@ int cuda_retire(h5g_backend *be) {
   if (cb->retired || g_context_device != cb->device) return H5G_OK;
   g_retire.be = be;
   g_retire.stage = COPYING;
-  if (pthread_create(&g_retire.thread, NULL, retire_thread, NULL) != 0) {
-    g_retire.stage = NOT_RETIRED;
-    return H5G_OK;
-  }
+  if (pthread_create(&g_retire.thread, NULL, retire_thread, NULL) != 0) return H5G_OK;
+  g_retire.started = true;
   cb->retired = true;
   return H5G_OK;
 }
@@ -208,7 +208,7 @@ void cuda_destroy(h5g_backend *be) {
   if (!be) return;
   CudaBackend *cb = impl_of(be);
   if (cb && cb->retired) { /* its streams, events and pool go with the context */
-    wait_retired_copies();
+    wait_retired_copies(be);
     free(cb->ops);
     free(cb);
   } else if (cb) {

@@ -109,8 +109,8 @@ int cuda_merge_stream(h5g_backend *be, const void *keys, const uint64_t *values,
                       uint64_t *out_values);
 
 /* backend_context.cu: a retired backend's waits (cuda_retire): for the copies back, which
- * returns their error, and for the whole release. */
-int wait_retired_copies();
+ * returns their error (the wait counts in be->waited_seconds), and for the whole release. */
+int wait_retired_copies(h5g_backend *be);
 void wait_retired_release();
 
 /* backend_resident.cu */

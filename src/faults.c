@@ -3,8 +3,9 @@
  * on reaching <point>, a phase name, "write-data" (output created, data not yet written) or
  * "write-retired" (a streamed run's backend retiring, its context released in a thread);
  * H5GSORT_TEST_SLEEP=<point>:<seconds> stops every rank there a while, so a test can change the
- * file system under a running job. */
+ * file system under a running job (each rank says so on stderr first: a test can wait for it). */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,7 +24,10 @@ static int hook_names(const char *name, const char *point, const char **arg) {
 
 void h5g_fault_point(const h5g_run *r, const char *point) {
   const char *arg;
-  if (hook_names("H5GSORT_TEST_SLEEP", point, &arg)) sleep((unsigned)atoi(arg));
+  if (hook_names("H5GSORT_TEST_SLEEP", point, &arg)) {
+    fprintf(stderr, "h5gsort: test hook: rank %d sleeps %d s at %s\n", r->rank, atoi(arg), point);
+    sleep((unsigned)atoi(arg));
+  }
   if (hook_names("H5GSORT_TEST_KILL", point, &arg) && (!arg[0] || atoi(arg) == r->rank))
     raise(SIGKILL);
 }
