@@ -23,11 +23,6 @@ void h5g_mpi_skip_gpu_topology(void);
  * h5g_mpi_choose_transport chose, else "as launched". */
 const char *h5g_mpi_transport(void);
 
-/* 1 when h5g_mpi_choose_transport turned Open MPI's memory patcher off: MPI_Init and
- * MPI_Finalize then rewrite no code of munmap and its kin, which another thread (the GPU
- * context's) may be running. */
-int h5g_mpi_patcher_off(void);
-
 /* After MPI_Init: 1 when MPI_Finalize may touch what a thread destroying the CUDA context
  * uses: a transport h5gsort did not choose (UCX may carry GPU memory), Open MPI's memory
  * patcher left on (its close rewrites munmap's code), or an Open MPI built CUDA-aware. 0 lets

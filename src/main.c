@@ -104,21 +104,6 @@ static void *release_context(void *teardown) {
   return NULL;
 }
 
-/* A GPU context takes 0.07-0.14 s to make on the H100, as long as MPI_Init or longer: begun before
- * MPI_Init, in a thread, it is made meanwhile (bench/RESULTS.md, issue 30). The device is the one
- * the plan picks, from Open MPI's local rank (the pipeline checks it against MPI's and makes
- * another where they differ); none where the command line wants no GPU or no sort, or the launcher
- * does not say the local rank. */
-static h5g_cuda_warmup *early_context(const h5g_options *opt) {
-  /* called only under Open MPI's launcher (h5g_mpi_patcher_off), which names the local rank */
-  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  h5g_cuda_warmup *w = NULL;
-  if (!local || !*local || opt->help || opt->version || opt->check || opt->plan ||
-      opt->backend == H5G_BACKEND_CPU)
-    return NULL;
-  if (h5g_cuda_warmup_start(atoi(local), &w) != H5G_OK) h5g_error_clear(); /* the pipeline's */
-  return w;
-}
 
 int main(int argc, char **argv) {
   h5g_timeline_mark("main");
@@ -141,13 +126,14 @@ int main(int argc, char **argv) {
    * parser splits lists (--carry, --order, ...) in place */
   char **command = calloc((size_t)argc + 1, sizeof *command);
   for (int i = 0; command && i < argc; i++) command[i] = strdup(argv[i]);
-  /* before MPI_Init, which it does not need (same argv everywhere: every rank agrees), so the
-   * early context knows what the run wants; its error is told by rank 0 once MPI runs */
+  /* before MPI_Init, which it does not need (same argv everywhere: every rank agrees); its error
+   * is told by rank 0 once MPI runs. No thread starts before MPI_Init returns: MPI_Init changes
+   * the environment, which glibc's getenv in another thread (the CUDA driver's, as a GPU
+   * context is made) may read as it is freed (Open MPI issue 13428; a rank's segfault in 2 of 8
+   * runs of gpu.keys_top while the context was begun before MPI_Init). The pipeline makes the
+   * context behind the input's validation. */
   rc = h5g_options_parse(argc, argv, &opt);
   if (command) opt.argv = (const char *const *)command;
-  /* the context is made beside MPI_Init only where MPI_Init patches no code its thread runs;
-   * else the pipeline makes it after, behind the validation */
-  h5g_cuda_warmup *warmup = rc == H5G_OK && h5g_mpi_patcher_off() ? early_context(&opt) : NULL;
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   h5g_timeline_mark("mpi_init");
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
@@ -165,13 +151,11 @@ int main(int argc, char **argv) {
   } else if (rc == H5G_OK && opt.check) {
     rc = h5g_check_run(MPI_COMM_WORLD, &opt);
   } else if (rc == H5G_OK) {
-    rc = h5g_pipeline_run(MPI_COMM_WORLD, &opt, warmup, &rep);
-    warmup = NULL; /* the pipeline's */
+    rc = h5g_pipeline_run(MPI_COMM_WORLD, &opt, &rep);
     h5g_timeline_mark("pipeline_done");
     sorted = rc == H5G_OK;
     if (sorted && rank == 0 && !opt.plan) print_summary(&opt, &rep);
   }
-  h5g_cuda_warmup_finish(warmup, 0, NULL); /* --help, --check, a bad command line */
   /* Test hook (tests/faults): with H5GSORT_TEST_LEAKS set, an HDF5 object left open on any
    * path, success or failure, fails the run. */
   long open_objects = h5g_io_open_objects();

@@ -69,13 +69,9 @@ int h5g_step_end(h5g_run *r, h5g_phase phase, int status) {
 static int start_context(h5g_run *r) {
   int rc = H5G_OK, local_rank = 0, local_size = 1;
   const int wanted = r->opt->backend != H5G_BACKEND_CPU;
-  if (wanted) CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
-  /* one begun before MPI_Init (src/main.c) for another device, or not wanted: joined unused */
-  if (r->warmup && (!wanted || h5g_cuda_warmup_rank(r->warmup) != local_rank)) {
-    h5g_cuda_warmup_finish(r->warmup, 0, NULL);
-    r->warmup = NULL;
-  }
-  if (wanted && !r->warmup) CHECK(h5g_cuda_warmup_start(local_rank, &r->warmup));
+  if (!wanted) goto done;
+  CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
+  CHECK(h5g_cuda_warmup_start(local_rank, &r->warmup));
 done:
   return rc;
 }
@@ -264,14 +260,12 @@ done:
   return rc;
 }
 
-int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_cuda_warmup *warmup,
-                     h5g_report *rep) {
+int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   int rc = H5G_OK;
   h5g_run run, *r = &run;
   run_state state, *s = &state;
   memset(r, 0, sizeof *r);
   memset(s, 0, sizeof *s);
-  r->warmup = warmup;
   r->comm = comm;
   r->opt = opt;
   MPI_Comm_rank(comm, &r->rank);
