@@ -129,9 +129,9 @@ int main(int argc, char **argv) {
   /* before MPI_Init, which it does not need (same argv everywhere: every rank agrees); its error
    * is told by rank 0 once MPI runs. No thread starts before MPI_Init returns: MPI_Init changes
    * the environment, which glibc's getenv in another thread (the CUDA driver's, as a GPU
-   * context is made) may read as it is freed (Open MPI issue 13428; a rank's segfault in 2 of 8
-   * runs of gpu.keys_top while the context was begun before MPI_Init). The pipeline makes the
-   * context behind the input's validation. */
+   * context is made) may read as it is freed (Open MPI issue 13428; while the context was begun
+   * before MPI_Init, a rank died of a segfault in 2 of 8 runs of gpu.keys_top, which this race
+   * can explain). The pipeline makes the context behind the input's validation. */
   rc = h5g_options_parse(argc, argv, &opt);
   if (command) opt.argv = (const char *const *)command;
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
