@@ -151,7 +151,6 @@ done:
   return rc;
 }
 
-
 extern "C" double h5g_cuda_release_context(double *behind_write) {
   if (behind_write) *behind_write = 0;
   if (g_context_device < 0) return 0;

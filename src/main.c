@@ -104,7 +104,6 @@ static void *release_context(void *teardown) {
   return NULL;
 }
 
-
 int main(int argc, char **argv) {
   h5g_timeline_mark("main");
   double start = now_seconds(); /* MPI_Init's time counts from here */
