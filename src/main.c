@@ -1,6 +1,5 @@
 /* h5gsort: sort a 1-D numeric HDF5 dataset across MPI ranks. */
 #include <mpi.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,14 +40,10 @@ static void print_edges(const h5g_report *rep) {
 
 /* -v, rank 0, once MPI is finalized: the tear-down after the report, as rank 0 saw it. */
 static void print_teardown(const h5g_teardown *t) {
-  double finalize = t->mpi_finalize + t->context; /* one after the other, or side by side: */
-  if (t->context_beside_finalize)
-    finalize = t->context > t->mpi_finalize ? t->context : t->mpi_finalize;
-  double total = t->buffers + t->backend + t->transport + t->hdf5 + finalize;
+  double total = t->buffers + t->backend + t->transport + t->hdf5 + t->mpi_finalize + t->context;
   printf("h5gsort: teardown %.3f s on rank 0 (buffers %.3f, backend %.3f, transport %.3f, "
-         "H5close %.3f, MPI_Finalize %.3f, GPU context %.3f%s", total, t->buffers, t->backend,
-         t->transport, t->hdf5, t->mpi_finalize, t->context,
-         t->context_beside_finalize ? " beside MPI_Finalize" : "");
+         "H5close %.3f, MPI_Finalize %.3f, GPU context %.3f", total, t->buffers, t->backend,
+         t->transport, t->hdf5, t->mpi_finalize, t->context);
   if (t->context_behind_write > 0)
     printf(", after %.3f s of its release behind the write", t->context_behind_write);
   printf("); not counted: the process's exit, in which the OS unmaps its memory\n");
@@ -96,12 +91,6 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
     print_edges(rep);
   }
   fflush(stdout);
-}
-
-static void *release_context(void *teardown) {
-  h5g_teardown *t = teardown;
-  t->context = h5g_cuda_release_context(&t->context_behind_write);
-  return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -181,19 +170,14 @@ int main(int argc, char **argv) {
   H5close();
   rep.teardown.hdf5 = now_seconds() - start;
   h5g_timeline_mark("mpi_finalize");
-  /* where MPI uses no GPU, the context goes while MPI finalizes, 0.05-0.07 s on the H100 */
-  pthread_t releaser;
-  int releasing = !h5g_mpi_may_use_gpu() &&
-                  pthread_create(&releaser, NULL, release_context, &rep.teardown) == 0;
   start = now_seconds();
   MPI_Finalize();
   rep.teardown.mpi_finalize = now_seconds() - start;
   h5g_timeline_mark("mpi_finalize_done");
-  rep.teardown.context_beside_finalize = releasing;
-  if (releasing)
-    pthread_join(releaser, NULL);
-  else
-    release_context(&rep.teardown);
+  /* after MPI_Finalize, not in a thread beside it: MPI_Finalize takes 0.003-0.005 s (the PMIx
+   * connection without delay), and no other thread reads the environment while MPI changes it
+   * (the same reason the context is not made beside MPI_Init) */
+  rep.teardown.context = h5g_cuda_release_context(&rep.teardown.context_behind_write);
   if (sorted && rank == 0 && opt.verbose && !opt.quiet) print_teardown(&rep.teardown);
   h5g_timeline_mark("exit");
   if (rank == 0) h5g_timeline_write(opt.input, opt.output);

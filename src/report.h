@@ -49,7 +49,6 @@ typedef struct {
   double input_close, unpin, unpin_waited;
   double buffers, backend, transport; /* src/pipeline.c, after the report */
   double hdf5, mpi_finalize, context; /* src/main.c: H5close, MPI_Finalize, the GPU context */
-  int context_beside_finalize;         /* the context went in a thread while MPI finalized */
   double context_behind_write; /* the release the backend's retire began during the write took
                                 * this long there (0: none); `context` is what was left of it */
 } h5g_teardown;
