@@ -137,8 +137,7 @@ int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);
 /* Destroys the CUDA context this process made, as its exit otherwise would, or waits for the
  * release a backend's retire began, and returns the seconds that took here (0 without one):
  * tear-down made visible. *behind_write (unless NULL): how long that begun release took in its
- * thread, 0 when there was none. Call last, after MPI_Finalize or beside it where MPI uses no GPU
- * (mpi/launch.h); nothing may use CUDA after it. */
+ * thread, 0 when there was none. Call last, after MPI_Finalize; nothing may use CUDA after it. */
 double h5g_cuda_release_context(double *behind_write);
 /* Number of visible CUDA devices (0 without CUDA support or without a GPU). */
 int h5g_cuda_device_count(void);

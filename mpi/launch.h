@@ -23,10 +23,10 @@ void h5g_mpi_skip_gpu_topology(void);
  * h5g_mpi_choose_transport chose, else "as launched". */
 const char *h5g_mpi_transport(void);
 
-/* After MPI_Init: 1 when MPI may touch what a thread destroying the CUDA context uses: a transport h5gsort did not choose (UCX may carry GPU memory), Open MPI's memory
- * patcher left on (its close rewrites munmap's code), or an Open MPI built CUDA-aware. 0 lets
- * a streamed run's context go in a thread behind its write, while MPI still runs (src/plan.c,
- * retire_gpu). */
+/* After MPI_Init: 1 when MPI may touch what a thread destroying the CUDA context uses: a
+ * transport h5gsort did not choose (UCX may carry GPU memory), Open MPI's memory patcher left on
+ * (its close rewrites munmap's code), or an Open MPI built CUDA-aware. 0 lets a streamed run's
+ * context go in a thread behind its write, while MPI still runs (src/plan.c, retire_gpu). */
 int h5g_mpi_may_use_gpu(void);
 
 /* After MPI_Init: the connection to the PMIx server of Open MPI's launcher sends each message at

@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
   /* SIGINT/SIGTERM from the start (a job cancelled while MPI starts ends with its error line):
    * the rank as the launcher gives it until MPI_Init tells */
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
-  /* before the context's thread starts: setenv must not race its getenv */
+  /* before any thread starts: setenv must not race another thread's getenv */
   h5g_mpi_choose_transport();
   h5g_mpi_skip_gpu_topology();
   /* the command line as given, for the report: before getopt permutes argv and the option
