@@ -13,8 +13,9 @@
  * __uint128_t keys, cub/util_type.cuh's NumericTraits<__uint128_t>, so it stays the reference).
  *
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
- *   sections: comma-separated of crossover, merge, histogram, variants, main, pairs (default
- *   crossover,merge,main); "histogram" times the upfront histogram kernel in block sizes and
+ *   sections: comma-separated of crossover, merge, histogram, variants, main, dists, pairs
+ *   (default crossover,merge,main); "dists" times 64- and 128-bit keys of other distributions
+ *   (fill_kernel) at 2^24 and 2^max_log2_n, random ones beside them; "histogram" times the upfront histogram kernel in block sizes and
  *   counter copies (tuning.cuh); "variants" times onesweep variants (tile shape, warp match, index
  *   width: the measurements behind tuning.cuh) and CUB side by side at 2^26..2^max_log2_n (at
  *   most 2^28);
@@ -47,13 +48,27 @@ __device__ uint64_t mix64(uint64_t z) {
 }
 
 /* Random keys: full-width random bits for integers (two draws for 128 bits), uniform values in
- * [-1e6, 1e6) for floats. */
-template <typename T> __global__ void fill_kernel(T *keys, uint64_t n, uint64_t seed) {
+ * [-1e6, 1e6) for floats. The "dists" section's other distributions, of unsigned keys (the ways
+ * of the radix sort's top digits first, radix_sort.cuh): TIED, a top half from 4096 random
+ * values above a random bottom half (every top byte takes most values, yet long runs share a
+ * top half, out of order); FILLED, every fourth key one fill value among random keys. */
+enum FillDist { RANDOM_KEYS, TIED, FILLED };
+template <typename T>
+__global__ void fill_kernel(T *keys, uint64_t n, uint64_t seed, FillDist dist = RANDOM_KEYS) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
     const uint64_t z = mix64((i + 1) * 0x9e3779b97f4a7c15ull + seed);
     if constexpr ((T)0.5 != 0) keys[i] = (T)((double)(z >> 11) * 0x1p-53 * 2e6 - 1e6);
     else if constexpr (sizeof(T) == 16) keys[i] = (T)z << 64 | mix64(z ^ seed);
     else keys[i] = (T)z;
+    if constexpr ((T)0.5 == 0) {
+      constexpr int half = 4 * sizeof(T);
+      if (dist == TIED) {
+        T top = (T)mix64(z % 4096 + seed);
+        if constexpr (sizeof(T) == 16) top <<= 64;
+        keys[i] = (T)(top >> half << half) | (T)(keys[i] >> half);
+      }
+      if (dist == FILLED && i % 4 == 0) keys[i] = (T)(~(T)0 / 3);
+    }
   }
 }
 
@@ -118,14 +133,17 @@ static unsigned long long count_diff(const void *a, const void *b, size_t bytes,
  * before (#30): a transform pass to ordered bits, the sort of the bits, a pass back (signed, float
  * and descending keys only; "-" where no transform is needed). */
 template <typename T>
-static void bench_type(int log2n, bool descending, cudaStream_t stream, bool *mismatch) {
+static void bench_type(int log2n, bool descending, cudaStream_t stream, bool *mismatch,
+                       FillDist dist = RANDOM_KEYS) {
   const size_t n = (size_t)1 << log2n, bytes = n * sizeof(T);
   const unsigned width = sizeof(T);
   const h5g_keyspec ks = {KeyInfo<T>::cls, width, descending};
   const bool transformed = ks.cls != H5G_KEY_UNSIGNED || descending;
   const unsigned raw = H5G_CUDA_RAW_IN | H5G_CUDA_RAW_OUT;
-  char name[16];
-  snprintf(name, sizeof name, "%s%s", KeyInfo<T>::name, descending ? " desc" : "");
+  char name[24];
+  static const char *const dist_suffix[] = {"", " tied", " filled"};
+  snprintf(name, sizeof name, "%s%s%s", KeyInfo<T>::name, descending ? " desc" : "",
+           dist_suffix[dist]);
   size_t free_bytes, total;
   MUST_CUDA(cudaMemGetInfo(&free_bytes, &total));
   size_t our_temp_bytes = 0, cub_temp_bytes = 0;
@@ -145,7 +163,7 @@ static void bench_type(int log2n, bool descending, cudaStream_t stream, bool *mi
   MUST_CUDA(cudaMalloc(&alt, bytes));
   MUST_CUDA(cudaMalloc(&temp, std::max(our_temp_bytes, cub_temp_bytes)));
   MUST_CUDA(cudaMalloc(&diff, sizeof(*diff)));
-  fill_kernel<T><<<1024, 256, 0, stream>>>(src, n, 12345 + log2n);
+  fill_kernel<T><<<1024, 256, 0, stream>>>(src, n, 12345 + log2n, dist);
   MUST_CUDA(cudaGetLastError());
 
   auto reset = [&] {
@@ -743,13 +761,24 @@ int main(int argc, char **argv) {
   bench_merge<uint64_t>(26, stream);
   bench_merge<u128>(26, stream);
   }
-  if (!strstr(sections, "main")) return 0;
-
   bool mismatch = false;
-  printf("\nlocal sort of raw keys: ours (key transforms fused; unfused: a transform pass each way)"
-         "\nvs cub::DeviceRadixSort::SortKeys (SortKeysDescending for desc)\n");
-  printf("%-12s %-5s %10s %10s %10s %9s %9s %7s\n", "type", "n", "ours ms", "unfused ms", "cub ms",
-         "ours G/s", "cub G/s", "ratio");
+  const auto header = [] {
+    printf("\nlocal sort of raw keys: ours (key transforms fused; unfused: a transform pass each way)"
+           "\nvs cub::DeviceRadixSort::SortKeys (SortKeysDescending for desc)\n");
+    printf("%-12s %-5s %10s %10s %10s %9s %9s %7s\n", "type", "n", "ours ms", "unfused ms",
+           "cub ms", "ours G/s", "cub G/s", "ratio");
+  };
+  if (strstr(sections, "dists")) {
+    header();
+    for (int log2n : {24, max_log2})
+      for (FillDist dist : {RANDOM_KEYS, TIED, FILLED}) {
+        bench_type<uint64_t>(log2n, false, stream, &mismatch, dist);
+        bench_type<u128>(log2n, false, stream, &mismatch, dist);
+      }
+  }
+  if (!strstr(sections, "main")) return mismatch ? 1 : 0;
+
+  header();
   const auto rows = [&](auto type, bool descending) {
     for (int log2n = 20; log2n <= max_log2; ++log2n)
       bench_type<decltype(type)>(log2n, descending, stream, &mismatch);

@@ -4,7 +4,7 @@
  *
  * 1. histogram_kernel: one read of the keys counts the digits of every pass at once.
  * 2. bins_kernel: per pass, the exclusive scan of the counts (where each digit's keys start in
- *    the output) and whether the pass is trivial (one digit holds every key: it is skipped).
+ *    the output) and how many digits hold keys (one: the pass is trivial and skipped).
  * 3. pass_kernel, once per pass (and per portion of at most about ONESWEEP_PORTION keys): a block
  *    takes the next tile (atomic counter, so tiles start in order), ranks it by the digit in
  *    shared memory (BlockRadixRank), publishes its digit counts to the look-back table as soon as
@@ -13,6 +13,13 @@
  *    ends the walk; the digit-sorted tile is written to shared memory meanwhile), and scatters
  *    the digit-sorted tile to the output in coalesced runs.
  * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back.
+ * Keys-only sorts of 64- and 128-bit keys take the top digits first when the histogram says
+ * they could tell the keys apart (top_digits_pass: room for 16 times as many values as keys):
+ * the passes of those digits alone, then sort_short_segments sorts each run of keys with equal
+ * top digits in place (random keys: few runs, of a few keys). A run longer than
+ * TIE_SEGMENT_MAX that is out of order sends the sort through every pass from there (LSD
+ * passes sort any order): half the passes or fewer where the top digits tell the keys apart,
+ * 1.5 times the passes (and one read) where the histogram misled.
  * Key+value sorts (V other than NoValue) load each key's value right after ranking, park it in
  * the tile's own value area at the key's rank, and write it where the key goes: the pass stays
  * stable, so the sort is. With V == NoValue every value statement compiles away.
@@ -98,17 +105,101 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
-/* One block of RADIX threads per pass. */
+/* One block of RADIX threads per pass; digits[pass]: how many digits hold keys (1: the pass is
+ * trivial, every key in one digit, and is skipped). */
 template <int UNUSED = 0>
-__global__ void bins_kernel(const unsigned long long *counts, uint64_t n, uint64_t *bins,
-                            uint32_t *trivial) {
+__global__ void bins_kernel(const unsigned long long *counts, uint64_t *bins, uint32_t *digits) {
   __shared__ uint64_t warp_sums[RADIX / 32 + 1];
   const int pass = blockIdx.x, d = threadIdx.x;
   const uint64_t c = counts[pass * RADIX + d];
   uint64_t total;
   bins[pass * RADIX + d] = block_exclusive_sum<RADIX>((uint64_t)c, warp_sums, &total);
-  const int all_one_digit = __syncthreads_or(c == n);
-  if (d == 0) trivial[pass] = (uint32_t)all_one_digit;
+  const int nonempty = __syncthreads_count(c != 0);
+  if (d == 0) digits[pass] = (uint32_t)nonempty;
+}
+
+/* Keys in a run of equal top digits that one thread sorts in sort_short_segments. */
+constexpr int TIE_SEGMENT_MAX = 16;
+
+/* Sorts the segment (run of keys with equal top bits) that starts at keys[i] with key and next,
+ * its first two keys as ordered bits, in place when it holds at most TIE_SEGMENT_MAX keys.
+ * Returns false when it is longer and out of order within its first TIE_SEGMENT_MAX + 1 keys. */
+template <typename K>
+__device__ __noinline__ bool sort_segment(K *keys, uint64_t i, uint64_t n, int shift,
+                                          const KeyMap<K> &map, K key, K next) {
+  K seg[TIE_SEGMENT_MAX];
+  const K top = key >> shift;
+  int len = 0;
+  bool sorted = true;
+  seg[len++] = key;
+  for (uint64_t j = i + 1; j < n; ++j) {
+    const K k = j == i + 1 ? next : map.forward(keys[j]);
+    if (k >> shift != top) break;
+    if (k < seg[len - 1]) sorted = false;
+    if (len == TIE_SEGMENT_MAX) return sorted;
+    seg[len++] = k;
+  }
+  if (sorted) return true;
+  for (int a = 1; a < len; ++a) { /* insertion sort: a few keys */
+    const K k = seg[a];
+    int b = a;
+    for (; b > 0 && seg[b - 1] > k; --b) seg[b] = seg[b - 1];
+    seg[b] = k;
+  }
+  for (int a = 0; a < len; ++a) keys[i + a] = map.inverse(seg[a]);
+  return true;
+}
+
+/* keys[] are in order of their top bits (those from `shift` up), in the form that map.forward
+ * turns into ordered bits. Sorts each segment (run of keys with equal top bits) of at most
+ * TIE_SEGMENT_MAX keys in place, by its first key's thread (sort_segment); sets *unsorted when a
+ * longer segment is out of order. Only short segments are written, each by one thread, so the
+ * keys of long ones read whole; and top bits, equal across a segment, read the same however far
+ * its sort has come. A long segment's first TIE_SEGMENT_MAX + 1 keys are checked by its first
+ * key's thread, every later pair by the thread of its second key. Each thread takes
+ * SEGMENT_ITEMS keys at a time with the keys either side (loads in flight: the kernel is bound
+ * by their latency with one). */
+template <typename K>
+__global__ void __launch_bounds__(SEGMENT_BLOCK)
+    sort_short_segments(K *keys, uint64_t n, int shift, KeyMap<K> map, uint32_t *unsorted) {
+  bool out_of_order = false;
+  const uint64_t stride = (uint64_t)gridDim.x * SEGMENT_BLOCK * SEGMENT_ITEMS;
+  for (uint64_t base = ((uint64_t)blockIdx.x * SEGMENT_BLOCK + threadIdx.x) * SEGMENT_ITEMS;
+       base < n; base += stride) {
+    K k[SEGMENT_ITEMS + 2]; /* keys base - 1 .. base + SEGMENT_ITEMS */
+#pragma unroll
+    for (int p = 0; p < SEGMENT_ITEMS + 2; ++p)
+      k[p] = base + p >= 1 && base + p - 1 < n ? map.forward(keys[base + p - 1]) : (K)0;
+#pragma unroll
+    for (int p = 1; p <= SEGMENT_ITEMS; ++p) {
+      const uint64_t i = base + p - 1;
+      if (i >= n) break;
+      const K top = k[p] >> shift;
+      if (i > 0 && k[p - 1] >> shift == top) { /* not a segment's first key */
+        if (i >= (uint64_t)TIE_SEGMENT_MAX && k[p - 1] > k[p] &&
+            map.forward(keys[i - TIE_SEGMENT_MAX]) >> shift == top)
+          out_of_order = true;
+        continue;
+      }
+      if (i + 1 == n || k[p + 1] >> shift != top) continue; /* a segment of one key: most */
+      if (!sort_segment(keys, i, n, shift, map, k[p], k[p + 1])) out_of_order = true;
+    }
+  }
+  if (out_of_order) atomicOr(unsorted, 1u);
+}
+
+/* Keys-only 64- and 128-bit sorts: the lowest pass of the top digits that could tell n keys
+ * apart with room to spare (at most prod(digits holding keys) values; at least 16 per key, so
+ * that uniform keys share their top digits in runs of about one in 16), or `first` when that
+ * takes every pass. digits[pass] from bins_kernel; passes first..last are the nontrivial span. */
+inline int top_digits_pass(const uint32_t *digits, int first, int last, size_t n) {
+  const double enough = log2((double)n) + 4;
+  double log2_values = 0;
+  for (int pass = last; pass > first; --pass) {
+    log2_values += log2((double)digits[pass]);
+    if (log2_values >= enough) return pass;
+  }
+  return first;
 }
 
 /* The digit-sorted tile's values, apart from the rank storage (they are parked before the rank
@@ -264,7 +355,7 @@ inline size_t portion_keys(size_t n, size_t tile) {
 struct Scratch {
   unsigned long long *counts;
   uint64_t *bins, *portion_bins;
-  uint32_t *trivial, *tile_counter, *lookback;
+  uint32_t *digits, *unsorted, *tile_counter, *lookback;
 
   size_t layout(void *base, size_t n, size_t tile) {
     const size_t portion = portion_keys(n, tile);
@@ -272,7 +363,8 @@ struct Scratch {
     counts = s.take<unsigned long long>(MAX_PASSES * RADIX);
     bins = s.take<uint64_t>(MAX_PASSES * RADIX);
     portion_bins = s.take<uint64_t>(2 * RADIX);
-    trivial = s.take<uint32_t>(MAX_PASSES);
+    digits = s.take<uint32_t>(MAX_PASSES);
+    unsorted = s.take<uint32_t>(1);
     /* The tile counter sits right before the look-back table: one memset clears both. */
     tile_counter = s.take<uint32_t>(1 + (portion + tile - 1) / tile * RADIX);
     lookback = tile_counter ? tile_counter + 1 : nullptr;
@@ -344,14 +436,54 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   const auto mapped = narrow ? pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint32_t, V, true>
                              : pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint64_t, V, true>;
   const size_t smem = narrow ? sizeof(typename Narrow::Storage) : sizeof(typename Wide::Storage);
+  /* keys alone of 64 and 128 bits may take the top digits first (top_digits_pass) */
+  constexpr bool TOP_DIGITS_FIRST = sizeof(K) >= 8 && !has_values<V>;
   int rc = H5G_OK;
   Scratch s;
   const size_t bytes = s.layout(temp, n, TILE);
   const size_t portion = portion_keys(n, TILE);
-  uint32_t trivial[MAX_PASSES];
+  uint32_t digits[MAX_PASSES], unsorted = 0;
+  bool sorted = false;
   int first = -1, last = -1; /* the first and last passes that run */
   K *src = keys, *dst = alt;
   V *vsrc = vals, *vdst = alt_vals;
+  /* The nontrivial passes of digits [from, to], from src into dst and back: the first loads
+   * through pio's map, the last stores through it. */
+  const auto run_passes = [&](int from, int to, const KeyIO<K> &pio) {
+    int rc = H5G_OK, begin = -1, end = -1;
+    for (int pass = from; pass <= to; ++pass)
+      if (digits[pass] > 1) {
+        if (begin < 0) begin = pass;
+        end = pass;
+      }
+    for (int pass = begin; begin >= 0 && pass <= end; ++pass) {
+      if (digits[pass] == 1) continue;
+      const KeyMap<K> load = pio.on_load(pass == begin), store = pio.on_store(pass == end);
+      const bool maps = !load.identity() || !store.identity();
+      const auto kernel = maps ? mapped : plain;
+      const uint64_t *bins_in = s.bins + pass * RADIX;
+      int p = 0;
+      if (maps)
+        CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)smem));
+      for (size_t begin_key = 0; begin_key < n; begin_key += portion, ++p) {
+        const size_t end_key = n - begin_key < portion ? n : begin_key + portion;
+        const size_t tiles = (end_key - begin_key + TILE - 1) / TILE;
+        uint64_t *bins_out = s.portion_bins + (p & 1) * RADIX;
+        /* the tile counter and the look-back entries of this portion's tiles */
+        CHECK_CUDA(
+            cudaMemsetAsync(s.tile_counter, 0, (1 + tiles * RADIX) * sizeof(uint32_t), stream));
+        kernel<<<(unsigned)tiles, BLOCK, smem, stream>>>(
+            src, dst, begin_key, end_key, s.tile_counter, s.lookback, bins_in, bins_out,
+            pass * RADIX_BITS, vsrc, vdst, load, store);
+        CHECK_CUDA(cudaGetLastError());
+        bins_in = bins_out;
+      }
+      swap_ping_pong(src, dst, vsrc, vdst);
+    }
+  done:
+    return rc;
+  };
   if (!temp) {
     *temp_bytes = bytes;
     return H5G_OK;
@@ -365,14 +497,14 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   }
 
   CHECK(launch_histogram(keys, n, io.on_load(true), s, stream));
-  bins_kernel<<<PASSES, RADIX, 0, stream>>>(s.counts, n, s.bins, s.trivial);
+  bins_kernel<<<PASSES, RADIX, 0, stream>>>(s.counts, s.bins, s.digits);
   CHECK_CUDA(cudaGetLastError());
-  CHECK_CUDA(cudaMemcpyAsync(trivial, s.trivial, PASSES * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+  CHECK_CUDA(cudaMemcpyAsync(digits, s.digits, PASSES * sizeof(uint32_t), cudaMemcpyDeviceToHost,
                              stream));
   CHECK_CUDA(cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   for (int pass = 0; pass < PASSES; ++pass) {
-    if (trivial[pass]) continue;
+    if (digits[pass] == 1) continue;
     if (first < 0) first = pass;
     last = pass;
   }
@@ -381,31 +513,27 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
     goto done;
   }
 
-  for (int pass = first; pass <= last; ++pass) {
-    if (trivial[pass]) continue;
-    const KeyMap<K> load = io.on_load(pass == first), store = io.on_store(pass == last);
-    const bool maps = !load.identity() || !store.identity();
-    const auto kernel = maps ? mapped : plain;
-    const uint64_t *bins_in = s.bins + pass * RADIX;
-    int p = 0;
-    if (maps)
-      CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)smem));
-    for (size_t begin = 0; begin < n; begin += portion, ++p) {
-      const size_t end = n - begin < portion ? n : begin + portion;
-      const size_t tiles = (end - begin + TILE - 1) / TILE;
-      uint64_t *bins_out = s.portion_bins + (p & 1) * RADIX;
-      /* the tile counter and the look-back entries of this portion's tiles */
-      CHECK_CUDA(
-          cudaMemsetAsync(s.tile_counter, 0, (1 + tiles * RADIX) * sizeof(uint32_t), stream));
-      kernel<<<(unsigned)tiles, BLOCK, smem, stream>>>(
-          src, dst, begin, end, s.tile_counter, s.lookback, bins_in, bins_out, pass * RADIX_BITS,
-          vsrc, vdst, load, store);
+  if constexpr (TOP_DIGITS_FIRST) {
+    const int top = top_digits_pass(digits, first, last, n);
+    if (top > first) {
+      /* keys as the top passes leave them, and their sort from there should runs be out of order */
+      const KeyMap<K> stored = io.on_store(true);
+      const KeyIO<K> from_stored{io.map, io.raw_out, io.raw_out};
+      const size_t chunk = (size_t)SEGMENT_BLOCK * SEGMENT_ITEMS,
+                   blocks = (n + chunk - 1) / chunk < 2048 ? (n + chunk - 1) / chunk : 2048;
+      CHECK(run_passes(top, PASSES - 1, io));
+      CHECK_CUDA(cudaMemsetAsync(s.unsorted, 0, sizeof unsorted, stream));
+      sort_short_segments<K><<<(unsigned)blocks, SEGMENT_BLOCK, 0, stream>>>(
+          src, n, top * RADIX_BITS, stored, s.unsorted);
       CHECK_CUDA(cudaGetLastError());
-      bins_in = bins_out;
+      CHECK_CUDA(
+          cudaMemcpyAsync(&unsorted, s.unsorted, sizeof unsorted, cudaMemcpyDeviceToHost, stream));
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      if (unsorted) CHECK(run_passes(0, PASSES - 1, from_stored));
+      sorted = true;
     }
-    swap_ping_pong(src, dst, vsrc, vdst);
   }
+  if (!sorted) CHECK(run_passes(0, PASSES - 1, io));
   CHECK(copy_back_ping_pong(keys, src, vals, vsrc, n, stream));
 done:
   return rc;

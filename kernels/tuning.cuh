@@ -88,6 +88,14 @@ constexpr int HIST_ITEMS = 8;
 constexpr size_t HIST_SHARED_BYTES = 128 << 10;
 constexpr size_t HIST_SHARED_FALLBACK_BYTES = 32 << 10;
 
+/* sort_short_segments (radix_sort.cuh, the top digits first): threads per block and keys per
+ * thread at a time. H100, 2^28 random keys (4 of 8 passes for 64-bit, 4 of 16 for 128-bit),
+ * whole sort ms (`bench_local_sort 28 main`): one key per thread at a time 10.90 (64-bit) and
+ * 19.48 (128-bit), 4 keys 10.17 and 19.37, where the 4 passes and the histogram take about 8.1
+ * and 15.1 (ncu's pass times, bench/RESULTS.md). Other counts not measured. */
+constexpr int SEGMENT_BLOCK = 256;
+constexpr int SEGMENT_ITEMS = 4;
+
 /* Bitonic sort: one block of BITONIC_THREADS sorts up to BITONIC_MAX keys in static shared
  * memory, which holds BITONIC_SHARED_BYTES (under the 48 KB of static shared memory): 4096 keys
  * of up to 8 bytes, 2048 of 16 bytes. */

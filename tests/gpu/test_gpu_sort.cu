@@ -1,9 +1,13 @@
 /* Radix sort, bitonic sort and the sort dispatcher against std::sort (or order + count +
  * checksum for large n), for 8/16/32/64/128-bit keys, every size of test_sizes(), the sizes
- * around each width's radix tile and bitonic limit, and every distribution (keys.hpp's too:
- * keys that differ in a few high and low bytes only, all-ones keys). Usage: test_gpu_sort
- * [large | small [u32 | u128]]: "large" sorts 2^28 keys (two portions for 32-bit and 128-bit
- * keys); "small" keeps n <= 8193 and "u32" or "u128" one width alone, for compute-sanitizer. */
+ * around each width's radix tile and bitonic limit, and every distribution (keys.hpp's and
+ * gpu_keys'). 64- and 128-bit keys take every way of radix_sort.cuh's top digits first: random
+ * keys sort their short runs of equal top digits (n >= 2^13 or so has some) and end there,
+ * filled and extreme keys hold long runs in order, tied tops long runs out of order (every pass
+ * after the top ones), keys whose top digits cannot tell them apart (few-unique, low bits,
+ * small n) every pass at once. Usage: test_gpu_sort [large | small [u32 | u64 | u128]]: "large"
+ * sorts 2^28 keys (two portions for 32-bit and 128-bit keys); "small" keeps n <= 8193 and
+ * "u32", "u64" or "u128" one width alone, for compute-sanitizer. */
 #include "kernels/kernels.h"
 #include "kernels/tuning.cuh"
 #include "tests/support/check_cuda.h"
@@ -94,13 +98,19 @@ int main(int argc, char **argv) {
     check_one<uint32_t>(RADIX, n32, RANDOM, stream);
     check_one<uint32_t>(RADIX, n32, FEW_UNIQUE, stream);
     check_one<uint64_t>(RADIX, n64, RANDOM, stream);
+    check_one<uint64_t>(RADIX, n64, TIED_TOPS, stream);
     check_one<u128>(RADIX, n32, RANDOM, stream);
+    check_one<u128>(RADIX, n32, EXTREMES, stream);
     return test_summary("test_gpu_sort large");
   }
   check_errors(stream);
   if (argc > 2 && strcmp(argv[2], "u128") == 0) {
     check_width<u128>(stream);
     return test_summary("test_gpu_sort (128-bit keys only)");
+  }
+  if (argc > 2 && strcmp(argv[2], "u64") == 0) {
+    check_width<uint64_t>(stream);
+    return test_summary("test_gpu_sort (64-bit keys only)");
   }
   check_width<uint32_t>(stream);
   if (argc > 2 && strcmp(argv[2], "u32") == 0) return test_summary("test_gpu_sort (32-bit keys only)");

@@ -132,10 +132,16 @@ template <> inline uint64_t multiset_checksum<u128>(const u128 *v, size_t n) {
   return sum;
 }
 
-enum GpuDist { FEW_BYTES = NDIST, ALL_ONES, NDIST_GPU };
+/* Beyond keys.hpp's: FEW_BYTES (keys that differ in a few high and low bytes only), ALL_ONES
+ * (three keys in four all ones); for the radix sort's top digits first (radix_sort.cuh):
+ * TIED_TOPS, 4096 random top halves with random bottom halves (every top byte takes most values,
+ * yet runs of equal top halves are long and out of order: every pass after the top ones), and
+ * FILLED, one fill value in every fourth key (one long run, in order) among random keys. */
+enum GpuDist { FEW_BYTES = NDIST, ALL_ONES, TIED_TOPS, FILLED, NDIST_GPU };
 
 static inline const char *gpu_dist_name(int dist) {
-  return dist < NDIST ? dist_name[dist] : dist == FEW_BYTES ? "few-bytes" : "all-ones";
+  static const char *const names[] = {"few-bytes", "all-ones", "tied-tops", "filled"};
+  return dist < NDIST ? dist_name[dist] : names[dist - NDIST];
 }
 
 /* n keys of type K from keys.hpp's distributions (dist < NDIST) or from GpuDist's. */
@@ -143,9 +149,20 @@ template <typename K> std::vector<K> gpu_keys(size_t n, int dist, uint64_t seed)
   if (dist < NDIST) return make_keys<K>(n, (Dist)dist, seed);
   std::vector<K> v = make_keys<K>(n, RANDOM, seed);
   const K max = (K)~(K)0;
+  const int half = 4 * (int)sizeof(K);
   if (dist == ALL_ONES) {
     for (K &k : v)
       if ((uint64_t)k % 4 != 0) k = max;
+  } else if (dist == TIED_TOPS) {
+    for (K &k : v) {
+      uint64_t group = (uint64_t)k % 4096;
+      K top;
+      if constexpr (sizeof(K) == 16) top = (K)test_rand128(&group);
+      else top = (K)test_rand(&group);
+      k = (K)((K)(top >> half << half) | (K)(k >> half));
+    }
+  } else if (dist == FILLED) {
+    for (size_t i = 0; i < v.size(); i += 4) v[i] = (K)(max / 3);
   } else if constexpr (sizeof(K) > 4) { /* FEW_BYTES; keys of up to 4 bytes have no bytes between */
     const K ends = (K)((K)0xffff << (8 * sizeof(K) - 16) | (K)0xffff), between = (K)(max / 3);
     for (K &k : v) k = (K)((k & ends) | (between & ~ends));
