@@ -13,12 +13,12 @@
  * __uint128_t keys, cub/util_type.cuh's NumericTraits<__uint128_t>, so it stays the reference).
  *
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
- *   sections: comma-separated of crossover, merge, histogram, variants, main, dists, pairs
- *   (default crossover,merge,main); "dists" times 64- and 128-bit keys of other distributions
- *   (fill_kernel) at 2^24 and 2^max_log2_n, random ones beside them; "histogram" times the upfront histogram kernel in block sizes and
- *   counter copies (tuning.cuh); "variants" times onesweep variants (tile shape, warp match, index
- *   width: the measurements behind tuning.cuh) and CUB side by side at 2^26..2^max_log2_n (at
- *   most 2^28);
+ *   sections: comma-separated of crossover, merge, histogram, variants, main, dists, pairs (default
+ *   crossover,merge,main); "dists" times 64- and 128-bit keys of other distributions (fill_kernel)
+ *   at 2^24 and 2^max_log2_n, random ones beside them; "histogram" times the upfront histogram
+ *   kernel in block sizes and counter copies (tuning.cuh); "variants" times onesweep variants (tile
+ *   shape, warp match, index width: the measurements behind tuning.cuh) and CUB side by side at
+ *   2^26..2^max_log2_n (at most 2^28);
  *   "profile" (uint32) or "profile64" (uint64) alone sorts 2^max_log2_n random keys once with
  *   ours, then with CUB's (for a profiler). */
 #include <algorithm>
@@ -60,7 +60,7 @@ __global__ void fill_kernel(T *keys, uint64_t n, uint64_t seed, FillDist dist = 
     if constexpr ((T)0.5 != 0) keys[i] = (T)((double)(z >> 11) * 0x1p-53 * 2e6 - 1e6);
     else if constexpr (sizeof(T) == 16) keys[i] = (T)z << 64 | mix64(z ^ seed);
     else keys[i] = (T)z;
-    if constexpr ((T)0.5 == 0) {
+    if constexpr ((T)0.5 == 0 && (T)-1 > (T)0) { /* unsigned keys alone */
       constexpr int half = 4 * sizeof(T);
       if (dist == TIED) {
         T top = (T)mix64(z % 4096 + seed);
@@ -152,7 +152,7 @@ static void bench_type(int log2n, bool descending, cudaStream_t stream, bool *mi
   MUST_CUDA(cub::DeviceRadixSort::SortKeys(NULL, cub_temp_bytes, (const T *)NULL, (T *)NULL, n, 0,
                                            8 * width, stream));
   if (3 * bytes + std::max(our_temp_bytes, cub_temp_bytes) + (256 << 20) > free_bytes) {
-    printf("%-12s 2^%-3d  (skipped: needs more device memory)\n", name, log2n);
+    printf("%-14s 2^%-3d  (skipped: needs more device memory)\n", name, log2n);
     return;
   }
   T *src, *keys, *alt;
@@ -202,7 +202,7 @@ static void bench_type(int log2n, bool descending, cudaStream_t stream, bool *mi
   const float cub_ms = time_median(stream, REPS, [] {}, cub_sort);
   char unfused_text[16] = "-";
   if (transformed) snprintf(unfused_text, sizeof unfused_text, "%.3f", unfused_ms);
-  printf("%-12s 2^%-3d %10.3f %10s %10.3f %9.2f %9.2f %7.2f%s\n", name, log2n, ours_ms,
+  printf("%-14s 2^%-3d %10.3f %10s %10.3f %9.2f %9.2f %7.2f%s\n", name, log2n, ours_ms,
          unfused_text, cub_ms, n / ours_ms / 1e6, n / cub_ms / 1e6, cub_ms / ours_ms,
          host_diff ? "  MISMATCH" : "");
   fflush(stdout);
@@ -765,7 +765,7 @@ int main(int argc, char **argv) {
   const auto header = [] {
     printf("\nlocal sort of raw keys: ours (key transforms fused; unfused: a transform pass each way)"
            "\nvs cub::DeviceRadixSort::SortKeys (SortKeysDescending for desc)\n");
-    printf("%-12s %-5s %10s %10s %10s %9s %9s %7s\n", "type", "n", "ours ms", "unfused ms",
+    printf("%-14s %-5s %10s %10s %10s %9s %9s %7s\n", "type", "n", "ours ms", "unfused ms",
            "cub ms", "ours G/s", "cub G/s", "ratio");
   };
   if (strstr(sections, "dists")) {

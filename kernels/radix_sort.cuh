@@ -18,8 +18,9 @@
  * the passes of those digits alone, then sort_short_segments sorts each run of keys with equal
  * top digits in place (random keys: few runs, of a few keys). A run longer than
  * TIE_SEGMENT_MAX that is out of order sends the sort through every pass from there (LSD
- * passes sort any order): half the passes or fewer where the top digits tell the keys apart,
- * 1.5 times the passes (and one read) where the histogram misled.
+ * passes sort any order): half the passes or fewer where the top digits tell the keys apart;
+ * where the histogram misled (it sees each byte alone), the top passes and one read on top of
+ * every pass.
  * Key+value sorts (V other than NoValue) load each key's value right after ranking, park it in
  * the tile's own value area at the key's rank, and write it where the key goes: the pass stays
  * stable, so the sort is. With V == NoValue every value statement compiles away.
@@ -27,7 +28,9 @@
  * pass of their own: raw input keys are mapped to ordered bits as the histogram kernel and the
  * first pass that runs load them (digits, trivial passes and the ranking all see ordered bits),
  * passes between hold ordered bits, and the last pass that runs maps them back as it scatters
- * them, when the result is to be raw keys. Only those kernels take the MAPPED instance; with no
+ * them, when the result is to be raw keys. Only those pass kernels take the MAPPED instance; the
+ * top digits first leaves the keys in the result's form after the top passes, and
+ * sort_short_segments (and a first pass from there) maps them as it reads and writes. With no
  * pass to run (n < 2, every digit constant) a separate map makes the form the caller asked for. */
 #ifndef H5G_RADIX_SORT_CUH
 #define H5G_RADIX_SORT_CUH
@@ -150,15 +153,16 @@ __device__ __noinline__ bool sort_segment(K *keys, uint64_t i, uint64_t n, int s
   return true;
 }
 
-/* keys[] are in order of their top bits (those from `shift` up), in the form that map.forward
- * turns into ordered bits. Sorts each segment (run of keys with equal top bits) of at most
+/* keys[] are in order of their top bits (those from `shift` up), in the form that map.forward turns
+ * into ordered bits. Sorts each segment (run of keys with equal top bits) of at most
  * TIE_SEGMENT_MAX keys in place, by its first key's thread (sort_segment); sets *unsorted when a
- * longer segment is out of order. Only short segments are written, each by one thread, so the
- * keys of long ones read whole; and top bits, equal across a segment, read the same however far
- * its sort has come. A long segment's first TIE_SEGMENT_MAX + 1 keys are checked by its first
- * key's thread, every later pair by the thread of its second key. Each thread takes
- * SEGMENT_ITEMS keys at a time with the keys either side (loads in flight: the kernel is bound
- * by their latency with one). */
+ * longer segment is out of order. Only short segments are written, each by one thread, so the keys
+ * of long ones read whole; and top bits, equal across a segment, read the same however far its sort
+ * has come (a 16-byte key read torn between two keys of a segment too: 16-byte maps are XORs, so
+ * its halves keep their segment's top bits). A long segment's first TIE_SEGMENT_MAX + 1 keys are
+ * checked by its first key's thread, every later pair by the thread of its second key. Each thread
+ * takes SEGMENT_ITEMS keys at a time with the keys either side (loads in flight: the kernel is
+ * bound by their latency with one). */
 template <typename K>
 __global__ void __launch_bounds__(SEGMENT_BLOCK)
     sort_short_segments(K *keys, uint64_t n, int shift, KeyMap<K> map, uint32_t *unsorted) {
@@ -443,7 +447,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   const size_t bytes = s.layout(temp, n, TILE);
   const size_t portion = portion_keys(n, TILE);
   uint32_t digits[MAX_PASSES], unsorted = 0;
-  bool sorted = false;
+  bool top_first = false; /* sorted by the top digits first */
   int first = -1, last = -1; /* the first and last passes that run */
   K *src = keys, *dst = alt;
   V *vsrc = vals, *vdst = alt_vals;
@@ -516,7 +520,8 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   if constexpr (TOP_DIGITS_FIRST) {
     const int top = top_digits_pass(digits, first, last, n);
     if (top > first) {
-      /* keys as the top passes leave them, and their sort from there should runs be out of order */
+      /* stored: the form the top passes leave the keys in; from_stored: every pass from there,
+       * should a long run be out of order */
       const KeyMap<K> stored = io.on_store(true);
       const KeyIO<K> from_stored{io.map, io.raw_out, io.raw_out};
       const size_t chunk = (size_t)SEGMENT_BLOCK * SEGMENT_ITEMS,
@@ -530,10 +535,10 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
           cudaMemcpyAsync(&unsorted, s.unsorted, sizeof unsorted, cudaMemcpyDeviceToHost, stream));
       CHECK_CUDA(cudaStreamSynchronize(stream));
       if (unsorted) CHECK(run_passes(0, PASSES - 1, from_stored));
-      sorted = true;
+      top_first = true;
     }
   }
-  if (!sorted) CHECK(run_passes(0, PASSES - 1, io));
+  if (!top_first) CHECK(run_passes(0, PASSES - 1, io));
   CHECK(copy_back_ping_pong(keys, src, vals, vsrc, n, stream));
 done:
   return rc;

@@ -2,12 +2,13 @@
  * checksum for large n), for 8/16/32/64/128-bit keys, every size of test_sizes(), the sizes
  * around each width's radix tile and bitonic limit, and every distribution (keys.hpp's and
  * gpu_keys'). 64- and 128-bit keys take every way of radix_sort.cuh's top digits first: random
- * keys sort their short runs of equal top digits (n >= 2^13 or so has some) and end there,
- * filled and extreme keys hold long runs in order, tied tops long runs out of order (every pass
- * after the top ones), keys whose top digits cannot tell them apart (few-unique, low bits,
- * small n) every pass at once. Usage: test_gpu_sort [large | small [u32 | u64 | u128]]: "large"
- * sorts 2^28 keys (two portions for 32-bit and 128-bit keys); "small" keeps n <= 8193 and
- * "u32", "u64" or "u128" one width alone, for compute-sanitizer. */
+ * keys sort their short runs of equal top digits (from n = 1000 or so) and end there; filled
+ * keys hold one long run in order; tied tops, extremes (0 and 1, max - 1 and max share their top
+ * digits) and a late tie hold long runs out of order (every pass after the top ones; the late
+ * tie only the check of a run's later pairs finds); keys whose digits are mostly constant (low
+ * bits, all equal) take every pass at once. Usage: test_gpu_sort [large | small [u32 | u64 |
+ * u128]]: "large" sorts 2^28 keys (two portions for 32-bit and 128-bit keys); "small" keeps
+ * n <= 8193 and "u32", "u64" or "u128" one width alone, for compute-sanitizer. */
 #include "kernels/kernels.h"
 #include "kernels/tuning.cuh"
 #include "tests/support/check_cuda.h"

@@ -135,12 +135,16 @@ template <> inline uint64_t multiset_checksum<u128>(const u128 *v, size_t n) {
 /* Beyond keys.hpp's: FEW_BYTES (keys that differ in a few high and low bytes only), ALL_ONES
  * (three keys in four all ones); for the radix sort's top digits first (radix_sort.cuh):
  * TIED_TOPS, 4096 random top halves with random bottom halves (every top byte takes most values,
- * yet runs of equal top halves are long and out of order: every pass after the top ones), and
- * FILLED, one fill value in every fourth key (one long run, in order) among random keys. */
-enum GpuDist { FEW_BYTES = NDIST, ALL_ONES, TIED_TOPS, FILLED, NDIST_GPU };
+ * yet runs of equal top halves are long and out of order: every pass after the top ones),
+ * FILLED, one fill value in every fourth key (one long run, in order) among random keys, and
+ * LATE_TIE, random keys but 40 spread over the input that share one top half, their bottom
+ * halves 0..39 in input order with 20 and 21 swapped (from n = 80: a long run whose first 17
+ * keys are in order, so that only the check of its later pairs finds it out of order). */
+enum GpuDist { FEW_BYTES = NDIST, ALL_ONES, TIED_TOPS, FILLED, LATE_TIE, NDIST_GPU };
 
 static inline const char *gpu_dist_name(int dist) {
-  static const char *const names[] = {"few-bytes", "all-ones", "tied-tops", "filled"};
+  static const char *const names[] = {"few-bytes", "all-ones", "tied-tops", "filled",
+                                      "late-tie"};
   return dist < NDIST ? dist_name[dist] : names[dist - NDIST];
 }
 
@@ -161,6 +165,10 @@ template <typename K> std::vector<K> gpu_keys(size_t n, int dist, uint64_t seed)
       else top = (K)test_rand(&group);
       k = (K)((K)(top >> half << half) | (K)(k >> half));
     }
+  } else if (dist == LATE_TIE && v.size() >= 80) {
+    const K top = (K)((K)(max / 7) >> half << half);
+    for (size_t j = 0; j < 40; ++j)
+      v[j * (v.size() / 40)] = (K)(top | (K)(j == 20 ? 21 : j == 21 ? 20 : j));
   } else if (dist == FILLED) {
     for (size_t i = 0; i < v.size(); i += 4) v[i] = (K)(max / 3);
   } else if constexpr (sizeof(K) > 4) { /* FEW_BYTES; keys of up to 4 bytes have no bytes between */
