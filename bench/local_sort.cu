@@ -15,7 +15,7 @@
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
  *   sections: comma-separated of crossover, merge, histogram, variants, main, dists, pairs (default
  *   crossover,merge,main); "dists" times 64- and 128-bit keys of other distributions (fill_kernel)
- *   at 2^24 and 2^max_log2_n, random ones beside them; "histogram" times the upfront histogram
+ *   at 2^16, 2^20, 2^24 and 2^max_log2_n, random ones beside them; "histogram" times the upfront histogram
  *   kernel in block sizes and counter copies (tuning.cuh); "variants" times onesweep variants (tile
  *   shape, warp match, index width: the measurements behind tuning.cuh) and CUB side by side at
  *   2^26..2^max_log2_n (at most 2^28);
@@ -51,8 +51,10 @@ __device__ uint64_t mix64(uint64_t z) {
  * [-1e6, 1e6) for floats. The "dists" section's other distributions, of unsigned keys (the ways
  * of the radix sort's top digits first, radix_sort.cuh): TIED, a top half from 4096 random
  * values above a random bottom half (every top byte takes most values, yet long runs share a
- * top half, out of order); FILLED, every fourth key one fill value among random keys. */
-enum FillDist { RANDOM_KEYS, TIED, FILLED };
+ * top half, out of order); FILLED, every fourth key one fill value among random keys (one long
+ * run, in order); CLUSTERED, every 64th key 0 or 1 in turn among random keys (one long run, out
+ * of order, as the tests' extremes). */
+enum FillDist { RANDOM_KEYS, TIED, FILLED, CLUSTERED };
 template <typename T>
 __global__ void fill_kernel(T *keys, uint64_t n, uint64_t seed, FillDist dist = RANDOM_KEYS) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
@@ -68,6 +70,7 @@ __global__ void fill_kernel(T *keys, uint64_t n, uint64_t seed, FillDist dist = 
         keys[i] = (T)(top >> half << half) | (T)(keys[i] >> half);
       }
       if (dist == FILLED && i % 4 == 0) keys[i] = (T)(~(T)0 / 3);
+      if (dist == CLUSTERED && i % 64 == 0) keys[i] = (T)(i / 64 % 2);
     }
   }
 }
@@ -141,7 +144,7 @@ static void bench_type(int log2n, bool descending, cudaStream_t stream, bool *mi
   const bool transformed = ks.cls != H5G_KEY_UNSIGNED || descending;
   const unsigned raw = H5G_CUDA_RAW_IN | H5G_CUDA_RAW_OUT;
   char name[24];
-  static const char *const dist_suffix[] = {"", " tied", " filled"};
+  static const char *const dist_suffix[] = {"", " tied", " filled", " clustered"};
   snprintf(name, sizeof name, "%s%s%s", KeyInfo<T>::name, descending ? " desc" : "",
            dist_suffix[dist]);
   size_t free_bytes, total;
@@ -152,7 +155,7 @@ static void bench_type(int log2n, bool descending, cudaStream_t stream, bool *mi
   MUST_CUDA(cub::DeviceRadixSort::SortKeys(NULL, cub_temp_bytes, (const T *)NULL, (T *)NULL, n, 0,
                                            8 * width, stream));
   if (3 * bytes + std::max(our_temp_bytes, cub_temp_bytes) + (256 << 20) > free_bytes) {
-    printf("%-14s 2^%-3d  (skipped: needs more device memory)\n", name, log2n);
+    printf("%-17s 2^%-3d  (skipped: needs more device memory)\n", name, log2n);
     return;
   }
   T *src, *keys, *alt;
@@ -202,7 +205,7 @@ static void bench_type(int log2n, bool descending, cudaStream_t stream, bool *mi
   const float cub_ms = time_median(stream, REPS, [] {}, cub_sort);
   char unfused_text[16] = "-";
   if (transformed) snprintf(unfused_text, sizeof unfused_text, "%.3f", unfused_ms);
-  printf("%-14s 2^%-3d %10.3f %10s %10.3f %9.2f %9.2f %7.2f%s\n", name, log2n, ours_ms,
+  printf("%-17s 2^%-3d %10.3f %10s %10.3f %9.2f %9.2f %7.2f%s\n", name, log2n, ours_ms,
          unfused_text, cub_ms, n / ours_ms / 1e6, n / cub_ms / 1e6, cub_ms / ours_ms,
          host_diff ? "  MISMATCH" : "");
   fflush(stdout);
@@ -765,13 +768,13 @@ int main(int argc, char **argv) {
   const auto header = [] {
     printf("\nlocal sort of raw keys: ours (key transforms fused; unfused: a transform pass each way)"
            "\nvs cub::DeviceRadixSort::SortKeys (SortKeysDescending for desc)\n");
-    printf("%-14s %-5s %10s %10s %10s %9s %9s %7s\n", "type", "n", "ours ms", "unfused ms",
+    printf("%-17s %-5s %10s %10s %10s %9s %9s %7s\n", "type", "n", "ours ms", "unfused ms",
            "cub ms", "ours G/s", "cub G/s", "ratio");
   };
   if (strstr(sections, "dists")) {
     header();
-    for (int log2n : {24, max_log2})
-      for (FillDist dist : {RANDOM_KEYS, TIED, FILLED}) {
+    for (int log2n : {16, 20, 24, max_log2})
+      for (FillDist dist : {RANDOM_KEYS, TIED, FILLED, CLUSTERED}) {
         bench_type<uint64_t>(log2n, false, stream, &mismatch, dist);
         bench_type<u128>(log2n, false, stream, &mismatch, dist);
       }

@@ -1,6 +1,7 @@
 /* Bitonic sort of a small array in one thread block's shared memory: the local sort for n up to
  * the measured crossover with the radix sort (tuning.cuh) and the sort of splitter samples.
  * The array is padded to a power of two with all-ones keys, which sort last. */
+#include "kernels/block_bitonic.cuh"
 #include "kernels/check_cuda.cuh"
 #include "kernels/kernels.h"
 #include "kernels/tuning.cuh"
@@ -14,21 +15,7 @@ __global__ void __launch_bounds__(BITONIC_THREADS) bitonic_sort_kernel(K *keys, 
   __shared__ K s[bitonic_capacity(sizeof(K))];
   for (uint32_t i = threadIdx.x; i < padded; i += BITONIC_THREADS) s[i] = i < n ? keys[i] : (K)~(K)0;
   __syncthreads();
-  for (uint32_t k = 2; k <= padded; k <<= 1) {
-    for (uint32_t j = k >> 1; j > 0; j >>= 1) {
-      for (uint32_t i = threadIdx.x; i < padded; i += BITONIC_THREADS) {
-        const uint32_t partner = i ^ j;
-        if (partner > i) {
-          const K a = s[i], b = s[partner];
-          if ((a > b) == ((i & k) == 0)) {
-            s[i] = b;
-            s[partner] = a;
-          }
-        }
-      }
-      __syncthreads();
-    }
-  }
+  block_bitonic_sort<K, BITONIC_THREADS>(s, padded);
   for (uint32_t i = threadIdx.x; i < n; i += BITONIC_THREADS) keys[i] = s[i];
 }
 

@@ -35,6 +35,7 @@
 #ifndef H5G_RADIX_SORT_CUH
 #define H5G_RADIX_SORT_CUH
 
+#include "kernels/block_bitonic.cuh"
 #include "kernels/block_radix_rank.cuh"
 #include "kernels/check_cuda.cuh"
 #include "kernels/key_map.cuh"
@@ -65,14 +66,61 @@ template <typename K> __host__ __device__ constexpr int hist_copies(size_t bytes
   return bytes / hist_bytes<K>(1) < 32 ? (int)(bytes / hist_bytes<K>(1)) : 32;
 }
 
+/* What the host reads back after the histogram: digits[pass], how many digits hold keys
+ * (bins_kernel), and differ[b], how many neighbours of the sorted sample differ first in byte b
+ * (sample_differences). */
+struct TopStats {
+  uint32_t digits[MAX_PASSES];
+  uint32_t differ[MAX_PASSES];
+};
+
+/* The byte of the highest bit set in x != 0. */
+template <typename K> __device__ __forceinline__ int highest_byte(K x) {
+  const uint64_t high = sizeof(K) > 8 ? (uint64_t)(x >> 32 >> 32) : 0;
+  if (high) return 8 + (63 - __clzll((long long)high)) / 8;
+  return (63 - __clzll((long long)(uint64_t)x)) / 8;
+}
+
+/* The top digits first's sample, taken by one block of BLOCK threads in `smem` (room for
+ * TOP_SAMPLE keys and MAX_PASSES counters): TOP_SAMPLE keys of keys[0..n) (n >= TOP_SAMPLE),
+ * one from a hashed place in each of TOP_SAMPLE equal stretches, mapped to ordered bits by
+ * `load` and sorted; differ[b] counts its neighbours whose highest differing byte is b (they share
+ * every digit above b). */
+template <typename K, int BLOCK>
+__device__ void sample_differences(const K *keys, uint64_t n, const KeyMap<K> &load,
+                                   uint32_t *differ, char *smem) {
+  K *sample = reinterpret_cast<K *>(smem);
+  uint32_t *counts = reinterpret_cast<uint32_t *>(sample + TOP_SAMPLE);
+  if (threadIdx.x < MAX_PASSES) counts[threadIdx.x] = 0;
+  for (uint64_t t = threadIdx.x; t < TOP_SAMPLE; t += BLOCK) {
+    const uint64_t begin = t * n / TOP_SAMPLE, stretch = (t + 1) * n / TOP_SAMPLE - begin;
+    sample[t] = load.forward(keys[begin + ((t + 1) * 0x9e3779b97f4a7c15ull >> 40) % stretch]);
+  }
+  __syncthreads();
+  block_bitonic_sort<K, BLOCK>(sample, TOP_SAMPLE);
+  for (int t = threadIdx.x + 1; t < TOP_SAMPLE; t += BLOCK)
+    if (sample[t - 1] != sample[t])
+      atomicAdd(&counts[highest_byte<K>(sample[t - 1] ^ sample[t])], 1u);
+  __syncthreads();
+  if (threadIdx.x < MAX_PASSES) differ[threadIdx.x] = counts[threadIdx.x];
+}
+
 /* MAPPED: the keys are raw, load.forward gives their ordered bits. Dynamic shared memory:
- * sizeof(K) * RADIX * COPIES counters. */
+ * sizeof(K) * RADIX * COPIES counters. With `differ`, the grid's last block takes the top digits
+ * first's sample instead (sample_differences), beside the others rather than after them. */
 template <typename K, bool MAPPED, int BLOCK, int COPIES>
 __global__ void __launch_bounds__(BLOCK)
     histogram_kernel(const K *__restrict__ keys, uint64_t n, unsigned long long *counts,
-                     KeyMap<K> load) {
+                     KeyMap<K> load, uint32_t *differ) {
   constexpr int PASSES = sizeof(K), COUNTERS = PASSES * RADIX * COPIES;
+  static_assert(hist_bytes<K>(COPIES) >= TOP_SAMPLE * sizeof(K) + MAX_PASSES * sizeof(uint32_t),
+                "the sample fits the counters' shared memory");
   extern __shared__ __align__(16) char smem_raw[];
+  const uint32_t blocks = gridDim.x - (differ ? 1 : 0); /* those that count */
+  if (blockIdx.x == blocks) {
+    sample_differences<K, BLOCK>(keys, n, load, differ, smem_raw);
+    return;
+  }
   uint32_t *hist = reinterpret_cast<uint32_t *>(smem_raw); /* [PASSES][RADIX][COPIES] */
   for (int i = threadIdx.x; i < COUNTERS; i += BLOCK) hist[i] = 0;
   __syncthreads();
@@ -80,7 +128,7 @@ __global__ void __launch_bounds__(BLOCK)
   /* HIST_ITEMS loads in flight per thread before their atomics: the loop is latency-bound
    * with one. */
   const uint64_t chunk = (uint64_t)BLOCK * HIST_ITEMS;
-  for (uint64_t base = blockIdx.x * chunk + threadIdx.x; base < n; base += gridDim.x * chunk) {
+  for (uint64_t base = blockIdx.x * chunk + threadIdx.x; base < n; base += blocks * chunk) {
     K k[HIST_ITEMS];
 #pragma unroll
     for (int j = 0; j < HIST_ITEMS; ++j) {
@@ -204,6 +252,28 @@ inline int top_digits_pass(const uint32_t *digits, int first, int last, size_t n
     if (log2_values >= enough) return pass;
   }
   return first;
+}
+
+/* Whether the sample lets the top digits first start at pass `top`: no more of its neighbours
+ * share the top digits yet differ (differ[b] for b below `top`) than chance gives keys spread
+ * over the top digits' values. Such keys, 16 or more values per key (top_digits_pass), give at most
+ * m^2 / (32 n) such pairs on average among m = TOP_SAMPLE sorted keys (Poisson); allowed is
+ * what that mean exceeds with probability under 1% (3 pairs at n = 2^16, 1 at 2^20, none from
+ * about 2^22). Long runs of keys that share the top digits give more (tied tops: about one
+ * neighbour in 10; keys of 2 values among random ones: 1), and those runs, unless in order,
+ * send the sort through every pass after the top ones. Equal neighbours do not count: one long
+ * run of one key is in order. */
+inline bool sample_allows_top(const uint32_t *differ, int top, size_t n) {
+  const double mean = (double)TOP_SAMPLE * TOP_SAMPLE / (32.0 * (double)n);
+  double term = exp(-mean), below = term; /* P(X = allowed), P(X <= allowed) */
+  uint64_t sharing = 0, allowed = 0;
+  for (int b = 0; b < top; ++b) sharing += differ[b];
+  while (1 - below > 0.01) {
+    ++allowed;
+    term *= mean / (double)allowed;
+    below += term;
+  }
+  return sharing <= allowed;
 }
 
 /* The digit-sorted tile's values, apart from the rank storage (they are parked before the rank
@@ -359,7 +429,8 @@ inline size_t portion_keys(size_t n, size_t tile) {
 struct Scratch {
   unsigned long long *counts;
   uint64_t *bins, *portion_bins;
-  uint32_t *digits, *unsorted, *tile_counter, *lookback;
+  TopStats *stats;
+  uint32_t *unsorted, *tile_counter, *lookback;
 
   size_t layout(void *base, size_t n, size_t tile) {
     const size_t portion = portion_keys(n, tile);
@@ -367,7 +438,7 @@ struct Scratch {
     counts = s.take<unsigned long long>(MAX_PASSES * RADIX);
     bins = s.take<uint64_t>(MAX_PASSES * RADIX);
     portion_bins = s.take<uint64_t>(2 * RADIX);
-    digits = s.take<uint32_t>(MAX_PASSES);
+    stats = s.take<TopStats>(1);
     unsorted = s.take<uint32_t>(1);
     /* The tile counter sits right before the look-back table: one memset clears both. */
     tile_counter = s.take<uint32_t>(1 + (portion + tile - 1) / tile * RADIX);
@@ -377,10 +448,11 @@ struct Scratch {
 };
 
 /* Launches histogram_kernel on `device` (the current one) in blocks of BLOCK threads with COPIES
- * counter copies (other shapes than launch_histogram's are for bench_local_sort). */
+ * counter copies (other shapes than launch_histogram's are for bench_local_sort); with `differ`
+ * one block more (or one of the most that fit the device) takes the sample. */
 template <typename K, int BLOCK, int COPIES>
 int launch_histogram_shape(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
-                           int device, cudaStream_t stream) {
+                           int device, cudaStream_t stream, uint32_t *differ = nullptr) {
   int rc = H5G_OK;
   int sms = 0, per_sm = 0;
   const size_t smem = hist_bytes<K>(COPIES);
@@ -392,9 +464,10 @@ int launch_histogram_shape(const K *keys, size_t n, const KeyMap<K> &load, Scrat
   CHECK_CUDA(cudaMemsetAsync(s.counts, 0, MAX_PASSES * RADIX * sizeof(*s.counts), stream));
   {
     const uint64_t blocks_needed = (n + BLOCK * HIST_ITEMS - 1) / (BLOCK * HIST_ITEMS);
-    const uint64_t most = (uint64_t)sms * (per_sm > 0 ? per_sm : 1);
-    kernel<<<(unsigned)(blocks_needed < most ? blocks_needed : most), BLOCK, smem, stream>>>(
-        keys, n, s.counts, load);
+    const uint64_t most = (uint64_t)sms * (per_sm > 0 ? per_sm : 1) - (differ ? 1 : 0);
+    const uint64_t counting = blocks_needed < most ? blocks_needed : most > 0 ? most : 1;
+    kernel<<<(unsigned)counting + (differ ? 1 : 0), BLOCK, smem, stream>>>(keys, n, s.counts,
+                                                                           load, differ);
   }
   CHECK_CUDA(cudaGetLastError());
 done:
@@ -403,19 +476,21 @@ done:
 
 /* Launches the upfront histogram of all passes into s.counts, of ordered bits: load maps the
  * keys read to them. In HIST_SHARED_BYTES of shared memory, or HIST_SHARED_FALLBACK_BYTES on a
- * device whose blocks may not have that much (before Hopper: 96-99 KB). */
+ * device whose blocks may not have that much (before Hopper: 96-99 KB). With `differ`, the top
+ * digits first's sample too (sample_differences). */
 template <typename K>
 int launch_histogram(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, uint32_t *differ) {
   constexpr int COPIES = hist_copies<K>(HIST_SHARED_BYTES);
   int rc = H5G_OK, device = 0, most = 0;
   CHECK_CUDA(cudaGetDevice(&device));
   CHECK_CUDA(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if ((size_t)most >= hist_bytes<K>(COPIES))
-    CHECK((launch_histogram_shape<K, HIST_BLOCK, COPIES>(keys, n, load, s, device, stream)));
+    CHECK((launch_histogram_shape<K, HIST_BLOCK, COPIES>(keys, n, load, s, device, stream,
+                                                         differ)));
   else
     CHECK((launch_histogram_shape<K, HIST_BLOCK, hist_copies<K>(HIST_SHARED_FALLBACK_BYTES)>(
-        keys, n, load, s, device, stream)));
+        keys, n, load, s, device, stream, differ)));
 done:
   return rc;
 }
@@ -446,7 +521,10 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   Scratch s;
   const size_t bytes = s.layout(temp, n, TILE);
   const size_t portion = portion_keys(n, TILE);
-  uint32_t digits[MAX_PASSES], unsorted = 0;
+  TopStats stats;
+  const uint32_t *digits = stats.digits;
+  uint32_t unsorted = 0;
+  bool sampled = false;   /* the sample of the top digits first taken (sample_differences) */
   bool top_first = false; /* sorted by the top digits first */
   int first = -1, last = -1; /* the first and last passes that run */
   K *src = keys, *dst = alt;
@@ -500,11 +578,13 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
     goto done;
   }
 
-  CHECK(launch_histogram(keys, n, io.on_load(true), s, stream));
-  bins_kernel<<<PASSES, RADIX, 0, stream>>>(s.counts, s.bins, s.digits);
+  sampled = TOP_DIGITS_FIRST && n >= TOP_SAMPLE_MIN_KEYS;
+  CHECK(launch_histogram(keys, n, io.on_load(true), s, stream,
+                         sampled ? s.stats->differ : nullptr));
+  bins_kernel<<<PASSES, RADIX, 0, stream>>>(s.counts, s.bins, s.stats->digits);
   CHECK_CUDA(cudaGetLastError());
-  CHECK_CUDA(cudaMemcpyAsync(digits, s.digits, PASSES * sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                             stream));
+  CHECK_CUDA(cudaMemcpyAsync(&stats, s.stats, sampled ? sizeof stats : sizeof stats.digits,
+                             cudaMemcpyDeviceToHost, stream));
   CHECK_CUDA(cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   for (int pass = 0; pass < PASSES; ++pass) {
@@ -519,7 +599,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
 
   if constexpr (TOP_DIGITS_FIRST) {
     const int top = top_digits_pass(digits, first, last, n);
-    if (top > first) {
+    if (top > first && (!sampled || sample_allows_top(stats.differ, top, n))) {
       /* stored: the form the top passes leave the keys in; from_stored: every pass from there,
        * should a long run be out of order */
       const KeyMap<K> stored = io.on_store(true);

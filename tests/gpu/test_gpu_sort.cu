@@ -4,11 +4,16 @@
  * gpu_keys'). 64- and 128-bit keys take every way of radix_sort.cuh's top digits first: random
  * keys sort their short runs of equal top digits (from n = 1000 or so) and end there; filled
  * keys hold one long run in order; tied tops, extremes (0 and 1, max - 1 and max share their top
- * digits) and a late tie hold long runs out of order (every pass after the top ones; the late
- * tie only the check of a run's later pairs finds); keys whose digits are mostly constant (low
- * bits, all equal) take every pass at once. Usage: test_gpu_sort [large | small [u32 | u64 |
- * u128]]: "large" sorts 2^28 keys (two portions for 32-bit and 128-bit keys); "small" keeps
- * n <= 8193 and "u32", "u64" or "u128" one width alone, for compute-sanitizer. */
+ * digits) and a late tie hold long runs out of order: every pass after the top ones below
+ * TOP_SAMPLE_MIN_KEYS (65535 keys and fewer) and at 65537 keys, where the sample lets extremes'
+ * few pairs pass; from 2^20 + 1 keys the sample vetoes tied tops and extremes (every pass at
+ * once), and the late tie, too rare for the sample, still takes every pass after the top ones
+ * (only the check of a run's later pairs finds it); keys whose digits are mostly constant (low
+ * bits, all equal) take every pass at once. Usage: test_gpu_sort [large | sampled | small [u32 |
+ * u64 | u128]]: "large" sorts 2^28 keys (two portions for 32-bit and 128-bit keys); "sampled"
+ * 64- and 128-bit keys of every distribution at TOP_SAMPLE_MIN_KEYS + 1, the sample's smallest
+ * n, and "small" keeps n <= 8193 and "u32", "u64" or "u128" one width alone: both for
+ * compute-sanitizer. */
 #include "kernels/kernels.h"
 #include "kernels/tuning.cuh"
 #include "tests/support/check_cuda.h"
@@ -100,9 +105,17 @@ int main(int argc, char **argv) {
     check_one<uint32_t>(RADIX, n32, FEW_UNIQUE, stream);
     check_one<uint64_t>(RADIX, n64, RANDOM, stream);
     check_one<uint64_t>(RADIX, n64, TIED_TOPS, stream);
+    check_one<uint64_t>(RADIX, n64, LATE_TIE, stream);
     check_one<u128>(RADIX, n32, RANDOM, stream);
     check_one<u128>(RADIX, n32, EXTREMES, stream);
     return test_summary("test_gpu_sort large");
+  }
+  if (argc > 1 && strcmp(argv[1], "sampled") == 0) {
+    for (int d = 0; d < NDIST_GPU; ++d) {
+      check_one<uint64_t>(RADIX, h5g::TOP_SAMPLE_MIN_KEYS + 1, d, stream);
+      check_one<u128>(RADIX, h5g::TOP_SAMPLE_MIN_KEYS + 1, d, stream);
+    }
+    return test_summary("test_gpu_sort sampled");
   }
   check_errors(stream);
   if (argc > 2 && strcmp(argv[2], "u128") == 0) {
