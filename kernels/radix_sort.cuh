@@ -2,7 +2,8 @@
  * sort for GPUs", 2022), 8-bit digits. Templates on the key type and the tile shape, so that
  * bench/local_sort.cu can time other shapes than the tuned ones (radix_sort.cu, tuning.cuh).
  *
- * 1. histogram_kernel: one read of the keys counts the digits of every pass at once.
+ * 1. histogram_kernel: one read of the keys counts the digits of every pass at once (and one
+ *    more block takes the top digits first's sample, below).
  * 2. bins_kernel: per pass, the exclusive scan of the counts (where each digit's keys start in
  *    the output) and how many digits hold keys (one: the pass is trivial and skipped).
  * 3. pass_kernel, once per pass (and per portion of at most about ONESWEEP_PORTION keys): a block
@@ -20,7 +21,11 @@
  * TIE_SEGMENT_MAX that is out of order sends the sort through every pass from there (LSD
  * passes sort any order): half the passes or fewer where the top digits tell the keys apart;
  * where the histogram misled (it sees each byte alone), the top passes and one read on top of
- * every pass.
+ * every pass. So from TOP_SAMPLE_MIN_KEYS keys on, one more block of the histogram kernel sorts a
+ * sample of the keys (sample_differences), and neighbours in it that share the top digits but
+ * differ, more than chance gives, send the sort through every pass at once
+ * (sample_allows_top): long runs the sample sees (tied tops, a few values among random keys)
+ * cost what every pass costs; rarer ones still the fallback.
  * Key+value sorts (V other than NoValue) load each key's value right after ranking, park it in
  * the tile's own value area at the key's rank, and write it where the key goes: the pass stays
  * stable, so the sort is. With V == NoValue every value statement compiles away.

@@ -102,8 +102,8 @@ constexpr int SEGMENT_ITEMS = 4;
  * TOP_SAMPLE_MIN_KEYS keys on (below, the way's fallback costs a few microseconds). H100,
  * `bench_local_sort 28 dists,main` beside the build before it, random keys: 2^16 to 2^28 within
  * -1% to +5% (0-7 us), where a launch of its own after the histogram cost 10-25 us (+15% at
- * 2^20); uint64 keys with tied tops 0.68x -> 1.07x CUB's time at 2^28, 0.98x -> 1.03x at 2^20
- * (bench/RESULTS.md). Other sample sizes not measured. */
+ * 2^20); uint64 keys with tied tops 0.68x -> 1.07x CUB's speed at 2^28 (1.03x at 2^20),
+ * bench/RESULTS.md. Other sample sizes not measured. */
 constexpr int TOP_SAMPLE = 1024;
 constexpr size_t TOP_SAMPLE_MIN_KEYS = (size_t)1 << 16;
 
