@@ -15,10 +15,10 @@
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
  *   sections: comma-separated of crossover, merge, histogram, variants, main, dists, pairs (default
  *   crossover,merge,main); "dists" times 64- and 128-bit keys of other distributions (fill_kernel)
- *   at 2^16, 2^20, 2^24 and 2^max_log2_n, random ones beside them; "histogram" times the upfront histogram
- *   kernel in block sizes and counter copies (tuning.cuh); "variants" times onesweep variants (tile
- *   shape, warp match, index width: the measurements behind tuning.cuh) and CUB side by side at
- *   2^26..2^max_log2_n (at most 2^28);
+ *   at 2^16, 2^20, 2^24 and 2^max_log2_n, random ones beside them; "histogram" times the upfront
+ *   histogram kernel in block sizes and counter copies (tuning.cuh); "variants" times onesweep
+ *   variants (tile shape, warp match, index width: the measurements behind tuning.cuh) and CUB
+ *   side by side at 2^26..2^max_log2_n (at most 2^28);
  *   "profile" (uint32) or "profile64" (uint64) alone sorts 2^max_log2_n random keys once with
  *   ours, then with CUB's (for a profiler). */
 #include <algorithm>

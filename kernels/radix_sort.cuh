@@ -24,8 +24,8 @@
  * every pass. So from TOP_SAMPLE_MIN_KEYS keys on, one more block of the histogram kernel sorts a
  * sample of the keys (sample_differences), and neighbours in it that share the top digits but
  * differ, more than chance gives, send the sort through every pass at once
- * (sample_allows_top): long runs the sample sees (tied tops, a few values among random keys)
- * cost what every pass costs; rarer ones still the fallback.
+ * (sample_allows_top): long runs the sample sees (tied tops from 2^16 keys; a few values among
+ * random keys from about 3.3 M) cost what every pass costs; others still the fallback.
  * Key+value sorts (V other than NoValue) load each key's value right after ranking, park it in
  * the tile's own value area at the key's rank, and write it where the key goes: the pass stays
  * stable, so the sort is. With V == NoValue every value statement compiles away.
@@ -71,23 +71,27 @@ template <typename K> __host__ __device__ constexpr int hist_copies(size_t bytes
   return bytes / hist_bytes<K>(1) < 32 ? (int)(bytes / hist_bytes<K>(1)) : 32;
 }
 
-/* What the host reads back after the histogram: digits[pass], how many digits hold keys
- * (bins_kernel), and differ[b], how many neighbours of the sorted sample differ first in byte b
- * (sample_differences). */
+/* What the host reads back after the histogram: differ[b], how many neighbours of the sorted
+ * sample differ first in byte b (sample_differences, every entry), and digits[pass], how many
+ * digits hold keys (bins_kernel, the key's passes). differ comes first, so that one copy takes
+ * both and nothing unwritten. */
 struct TopStats {
-  uint32_t digits[MAX_PASSES];
   uint32_t differ[MAX_PASSES];
+  uint32_t digits[MAX_PASSES];
 };
 
 /* The byte of the highest bit set in x != 0. */
 template <typename K> __device__ __forceinline__ int highest_byte(K x) {
-  const uint64_t high = sizeof(K) > 8 ? (uint64_t)(x >> 32 >> 32) : 0;
-  if (high) return 8 + (63 - __clzll((long long)high)) / 8;
+  if constexpr (sizeof(K) > 8) {
+    const uint64_t high = (uint64_t)(x >> 64);
+    if (high) return 8 + (63 - __clzll((long long)high)) / 8;
+  }
   return (63 - __clzll((long long)(uint64_t)x)) / 8;
 }
 
 /* The top digits first's sample, taken by one block of BLOCK threads in `smem` (room for
- * TOP_SAMPLE keys and MAX_PASSES counters): TOP_SAMPLE keys of keys[0..n) (n >= TOP_SAMPLE),
+ * TOP_SAMPLE keys and MAX_PASSES counters): TOP_SAMPLE keys of keys[0..n) (n >= TOP_SAMPLE, a
+ * power of two: tuning.cuh),
  * one from a hashed place in each of TOP_SAMPLE equal stretches, mapped to ordered bits by
  * `load` and sorted; differ[b] counts its neighbours whose highest differing byte is b (they share
  * every digit above b). */
@@ -95,9 +99,10 @@ template <typename K, int BLOCK>
 __device__ void sample_differences(const K *keys, uint64_t n, const KeyMap<K> &load,
                                    uint32_t *differ, char *smem) {
   K *sample = reinterpret_cast<K *>(smem);
-  uint32_t *counts = reinterpret_cast<uint32_t *>(sample + TOP_SAMPLE);
-  if (threadIdx.x < MAX_PASSES) counts[threadIdx.x] = 0;
-  for (uint64_t t = threadIdx.x; t < TOP_SAMPLE; t += BLOCK) {
+  uint32_t *by_byte = reinterpret_cast<uint32_t *>(sample + TOP_SAMPLE);
+  static_assert(BLOCK >= MAX_PASSES, "a thread per byte clears and writes by_byte");
+  if (threadIdx.x < MAX_PASSES) by_byte[threadIdx.x] = 0;
+  for (int t = threadIdx.x; t < TOP_SAMPLE; t += BLOCK) {
     const uint64_t begin = t * n / TOP_SAMPLE, stretch = (t + 1) * n / TOP_SAMPLE - begin;
     sample[t] = load.forward(keys[begin + ((t + 1) * 0x9e3779b97f4a7c15ull >> 40) % stretch]);
   }
@@ -105,9 +110,9 @@ __device__ void sample_differences(const K *keys, uint64_t n, const KeyMap<K> &l
   block_bitonic_sort<K, BLOCK>(sample, TOP_SAMPLE);
   for (int t = threadIdx.x + 1; t < TOP_SAMPLE; t += BLOCK)
     if (sample[t - 1] != sample[t])
-      atomicAdd(&counts[highest_byte<K>(sample[t - 1] ^ sample[t])], 1u);
+      atomicAdd(&by_byte[highest_byte<K>(sample[t - 1] ^ sample[t])], 1u);
   __syncthreads();
-  if (threadIdx.x < MAX_PASSES) differ[threadIdx.x] = counts[threadIdx.x];
+  if (threadIdx.x < MAX_PASSES) differ[threadIdx.x] = by_byte[threadIdx.x];
 }
 
 /* MAPPED: the keys are raw, load.forward gives their ordered bits. Dynamic shared memory:
@@ -118,13 +123,15 @@ __global__ void __launch_bounds__(BLOCK)
     histogram_kernel(const K *__restrict__ keys, uint64_t n, unsigned long long *counts,
                      KeyMap<K> load, uint32_t *differ) {
   constexpr int PASSES = sizeof(K), COUNTERS = PASSES * RADIX * COPIES;
-  static_assert(hist_bytes<K>(COPIES) >= TOP_SAMPLE * sizeof(K) + MAX_PASSES * sizeof(uint32_t),
-                "the sample fits the counters' shared memory");
   extern __shared__ __align__(16) char smem_raw[];
   const uint32_t blocks = gridDim.x - (differ ? 1 : 0); /* those that count */
-  if (blockIdx.x == blocks) {
-    sample_differences<K, BLOCK>(keys, n, load, differ, smem_raw);
-    return;
+  if constexpr (sizeof(K) >= 8) { /* the keys that may take the top digits first */
+    static_assert(hist_bytes<K>(COPIES) >= TOP_SAMPLE * sizeof(K) + MAX_PASSES * sizeof(uint32_t),
+                  "the sample fits the counters' shared memory");
+    if (blockIdx.x == blocks) {
+      sample_differences<K, BLOCK>(keys, n, load, differ, smem_raw);
+      return;
+    }
   }
   uint32_t *hist = reinterpret_cast<uint32_t *>(smem_raw); /* [PASSES][RADIX][COPIES] */
   for (int i = threadIdx.x; i < COUNTERS; i += BLOCK) hist[i] = 0;
@@ -259,15 +266,18 @@ inline int top_digits_pass(const uint32_t *digits, int first, int last, size_t n
   return first;
 }
 
-/* Whether the sample lets the top digits first start at pass `top`: no more of its neighbours
- * share the top digits yet differ (differ[b] for b below `top`) than chance gives keys spread
- * over the top digits' values. Such keys, 16 or more values per key (top_digits_pass), give at most
- * m^2 / (32 n) such pairs on average among m = TOP_SAMPLE sorted keys (Poisson); allowed is
- * what that mean exceeds with probability under 1% (3 pairs at n = 2^16, 1 at 2^20, none from
- * about 2^22). Long runs of keys that share the top digits give more (tied tops: about one
- * neighbour in 10; keys of 2 values among random ones: 1), and those runs, unless in order,
- * send the sort through every pass after the top ones. Equal neighbours do not count: one long
- * run of one key is in order. */
+/* Whether the sample lets the top digits first start at pass `top` (n >= TOP_SAMPLE_MIN_KEYS):
+ * no more of its neighbours share the top digits yet differ (differ[b] for b below `top`) than
+ * chance gives keys spread over the top digits' values. Such keys, 16 or more values per key
+ * (top_digits_pass), give at most m^2 / (32 n) such pairs on average among m = TOP_SAMPLE sorted
+ * keys (Poisson); allowed is what that mean exceeds with probability under 1% (3 pairs at
+ * n = 2^16, 2 at 2^17, 1 from 2^18, none from about 3.3 M keys). Long runs of keys that share
+ * the top digits give more: tied tops about one neighbour in 10, vetoed from 2^16 on; k values
+ * repeated among random keys k - 1 (two values: vetoed where none is allowed). Those runs,
+ * unless in order, send the sort through every pass after the top ones. The veto counts pairs,
+ * not runs or their order: keys whose shared top digits hold many short runs, or long runs in
+ * order, may be vetoed too, and then cost what every pass costs. Equal neighbours do not count:
+ * one long run of one value is in order. */
 inline bool sample_allows_top(const uint32_t *differ, int top, size_t n) {
   const double mean = (double)TOP_SAMPLE * TOP_SAMPLE / (32.0 * (double)n);
   double term = exp(-mean), below = term; /* P(X = allowed), P(X <= allowed) */
@@ -469,10 +479,12 @@ int launch_histogram_shape(const K *keys, size_t n, const KeyMap<K> &load, Scrat
   CHECK_CUDA(cudaMemsetAsync(s.counts, 0, MAX_PASSES * RADIX * sizeof(*s.counts), stream));
   {
     const uint64_t blocks_needed = (n + BLOCK * HIST_ITEMS - 1) / (BLOCK * HIST_ITEMS);
-    const uint64_t most = (uint64_t)sms * (per_sm > 0 ? per_sm : 1) - (differ ? 1 : 0);
-    const uint64_t counting = blocks_needed < most ? blocks_needed : most > 0 ? most : 1;
-    kernel<<<(unsigned)counting + (differ ? 1 : 0), BLOCK, smem, stream>>>(keys, n, s.counts,
-                                                                           load, differ);
+    const unsigned sampling = differ ? 1 : 0;
+    const uint64_t fit = (uint64_t)sms * (per_sm > 0 ? per_sm : 1);
+    const uint64_t most = fit > sampling ? fit - sampling : 1;
+    const uint64_t counting = blocks_needed < most ? blocks_needed : most;
+    kernel<<<(unsigned)counting + sampling, BLOCK, smem, stream>>>(keys, n, s.counts, load,
+                                                                   differ);
   }
   CHECK_CUDA(cudaGetLastError());
 done:
@@ -588,8 +600,13 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
                          sampled ? s.stats->differ : nullptr));
   bins_kernel<<<PASSES, RADIX, 0, stream>>>(s.counts, s.bins, s.stats->digits);
   CHECK_CUDA(cudaGetLastError());
-  CHECK_CUDA(cudaMemcpyAsync(&stats, s.stats, sampled ? sizeof stats : sizeof stats.digits,
-                             cudaMemcpyDeviceToHost, stream));
+  if (sampled) /* differ and the passes' digits, one copy */
+    CHECK_CUDA(cudaMemcpyAsync(&stats, s.stats,
+                               offsetof(TopStats, digits) + PASSES * sizeof(uint32_t),
+                               cudaMemcpyDeviceToHost, stream));
+  else
+    CHECK_CUDA(cudaMemcpyAsync(stats.digits, s.stats->digits, PASSES * sizeof(uint32_t),
+                               cudaMemcpyDeviceToHost, stream));
   CHECK_CUDA(cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   for (int pass = 0; pass < PASSES; ++pass) {

@@ -99,13 +99,17 @@ constexpr int SEGMENT_ITEMS = 4;
 /* The top digits first's sample (radix_sort.cuh, sample_differences): TOP_SAMPLE keys sorted by
  * one block beside the histogram's, whose neighbours that share the top digits but differ veto
  * the way where long runs of such keys would send it through every pass; taken from
- * TOP_SAMPLE_MIN_KEYS keys on (below, the way's fallback costs a few microseconds). H100,
- * `bench_local_sort 28 dists,main` beside the build before it, random keys: 2^16 to 2^28 within
- * -1% to +5% (0-7 us), where a launch of its own after the histogram cost 10-25 us (+15% at
- * 2^20); uint64 keys with tied tops 0.68x -> 1.07x CUB's speed at 2^28 (1.03x at 2^20),
- * bench/RESULTS.md. Other sample sizes not measured. */
+ * TOP_SAMPLE_MIN_KEYS keys on. Below, the chance pairs of spread keys would allow more than 3 and
+ * the veto would see little; the fallback there costs up to about 0.1 ms (H100, 2^16 uint64
+ * keys of two values among random ones, which the sample lets pass: 0.196 ms against 0.099 for
+ * random keys). H100, `bench_local_sort 28 dists,main` beside the build before it, random keys
+ * of 8 and 16 bytes at 2^20 to 2^28: -2.4% to +4.9% (-69 to +23 us), where a launch of its own
+ * after the histogram cost 10-25 us (+17% at 2^20); uint64 keys with tied tops 0.68x -> 1.07x
+ * CUB's speed at 2^28 (1.03x at 2^20), bench/RESULTS.md. Other sample sizes not measured. */
 constexpr int TOP_SAMPLE = 1024;
 constexpr size_t TOP_SAMPLE_MIN_KEYS = (size_t)1 << 16;
+static_assert((TOP_SAMPLE & (TOP_SAMPLE - 1)) == 0 && TOP_SAMPLE_MIN_KEYS >= (size_t)TOP_SAMPLE,
+              "a power of two for the bitonic sort, and a key at least per stretch");
 
 /* Bitonic sort: one block of BITONIC_THREADS sorts up to BITONIC_MAX keys in static shared
  * memory, which holds BITONIC_SHARED_BYTES (under the 48 KB of static shared memory): 4096 keys

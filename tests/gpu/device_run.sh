@@ -16,7 +16,8 @@ for step in $steps; do
     (cd build && ctest -L gpu --output-on-failure --timeout 600) 2>&1 | tee $out/gpu_tests.log | grep -E "tests passed|Passed|Failed|Skipped|FAIL|SKIP|\*\*\*" ;;
   sanitize)
     for tool in memcheck racecheck; do
-      for t in "test_gpu_sort small u32" "test_gpu_sort small u128" "test_gpu_scan_merge small" \
+      for t in "test_gpu_sort small u32" "test_gpu_sort small u128" "test_gpu_sort sampled" \
+               "test_gpu_scan_merge small" \
                "test_gpu_pairs small" "test_gpu_fused small"; do
         log=$out/san_${tool}_$(echo "$t" | tr ' ' _).log
         echo "== compute-sanitizer --tool $tool $t"

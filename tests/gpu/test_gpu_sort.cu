@@ -5,14 +5,14 @@
  * keys sort their short runs of equal top digits (from n = 1000 or so) and end there; filled
  * keys hold one long run in order; tied tops, extremes (0 and 1, max - 1 and max share their top
  * digits) and a late tie hold long runs out of order: every pass after the top ones below
- * TOP_SAMPLE_MIN_KEYS (65535 keys and fewer) and at 65537 keys, where the sample lets extremes'
- * few pairs pass; from 2^20 + 1 keys the sample vetoes tied tops and extremes (every pass at
- * once), and the late tie, too rare for the sample, still takes every pass after the top ones
+ * TOP_SAMPLE_MIN_KEYS (65535 keys and fewer); from 65537 keys the sample vetoes tied tops
+ * (every pass at once), extremes from 2^20 + 1 (at 65537 their 2 pairs are within the 3 chance
+ * allows), and the late tie, too rare for the sample, still takes every pass after the top ones
  * (only the check of a run's later pairs finds it); keys whose digits are mostly constant (low
  * bits, all equal) take every pass at once. Usage: test_gpu_sort [large | sampled | small [u32 |
  * u64 | u128]]: "large" sorts 2^28 keys (two portions for 32-bit and 128-bit keys); "sampled"
- * 64- and 128-bit keys of every distribution at TOP_SAMPLE_MIN_KEYS + 1, the sample's smallest
- * n, and "small" keeps n <= 8193 and "u32", "u64" or "u128" one width alone: both for
+ * 64- and 128-bit keys of every distribution at TOP_SAMPLE_MIN_KEYS + 1, just above the
+ * sample's smallest n, and "small" keeps n <= 8193 and "u32", "u64" or "u128" one width alone: both for
  * compute-sanitizer. */
 #include "kernels/kernels.h"
 #include "kernels/tuning.cuh"
