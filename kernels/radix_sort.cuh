@@ -91,10 +91,9 @@ template <typename K> __device__ __forceinline__ int highest_byte(K x) {
 
 /* The top digits first's sample, taken by one block of BLOCK threads in `smem` (room for
  * TOP_SAMPLE keys and MAX_PASSES counters): TOP_SAMPLE keys of keys[0..n) (n >= TOP_SAMPLE, a
- * power of two: tuning.cuh),
- * one from a hashed place in each of TOP_SAMPLE equal stretches, mapped to ordered bits by
- * `load` and sorted; differ[b] counts its neighbours whose highest differing byte is b (they share
- * every digit above b). */
+ * power of two: tuning.cuh), one from a hashed place in each of TOP_SAMPLE equal stretches,
+ * mapped to ordered bits by `load` and sorted; differ[b] counts its neighbours whose highest
+ * differing byte is b (they share every digit above b). */
 template <typename K, int BLOCK>
 __device__ void sample_differences(const K *keys, uint64_t n, const KeyMap<K> &load,
                                    uint32_t *differ, char *smem) {
@@ -179,6 +178,17 @@ __global__ void bins_kernel(const unsigned long long *counts, uint64_t *bins, ui
   bins[pass * RADIX + d] = block_exclusive_sum<RADIX>((uint64_t)c, warp_sums, &total);
   const int nonempty = __syncthreads_count(c != 0);
   if (d == 0) digits[pass] = (uint32_t)nonempty;
+}
+
+/* The nontrivial passes (more than one digit holds keys) among passes [from, to]: the first and
+ * last in *first and *last, both -1 when there is none. */
+inline void nontrivial_span(const uint32_t *digits, int from, int to, int *first, int *last) {
+  *first = *last = -1;
+  for (int pass = from; pass <= to; ++pass)
+    if (digits[pass] > 1) {
+      if (*first < 0) *first = pass;
+      *last = pass;
+    }
 }
 
 /* Keys in a run of equal top digits that one thread sorts in sort_short_segments. */
@@ -549,12 +559,8 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   /* The nontrivial passes of digits [from, to], from src into dst and back: the first loads
    * through pio's map, the last stores through it. */
   const auto run_passes = [&](int from, int to, const KeyIO<K> &pio) {
-    int rc = H5G_OK, begin = -1, end = -1;
-    for (int pass = from; pass <= to; ++pass)
-      if (digits[pass] > 1) {
-        if (begin < 0) begin = pass;
-        end = pass;
-      }
+    int rc = H5G_OK, begin, end;
+    nontrivial_span(digits, from, to, &begin, &end);
     for (int pass = begin; begin >= 0 && pass <= end; ++pass) {
       if (digits[pass] == 1) continue;
       const KeyMap<K> load = pio.on_load(pass == begin), store = pio.on_store(pass == end);
@@ -609,11 +615,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
                                cudaMemcpyDeviceToHost, stream));
   CHECK_CUDA(cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   CHECK_CUDA(cudaStreamSynchronize(stream));
-  for (int pass = 0; pass < PASSES; ++pass) {
-    if (digits[pass] == 1) continue;
-    if (first < 0) first = pass;
-    last = pass;
-  }
+  nontrivial_span(digits, 0, PASSES - 1, &first, &last);
   if (first < 0) { /* one key value: the keys are sorted as they are */
     CHECK(io.untouched(keys, n, stream));
     goto done;

@@ -12,8 +12,8 @@
  * bits, all equal) take every pass at once. Usage: test_gpu_sort [large | sampled | small [u32 |
  * u64 | u128]]: "large" sorts 2^28 keys (two portions for 32-bit and 128-bit keys); "sampled"
  * 64- and 128-bit keys of every distribution at TOP_SAMPLE_MIN_KEYS + 1, just above the
- * sample's smallest n, and "small" keeps n <= 8193 and "u32", "u64" or "u128" one width alone: both for
- * compute-sanitizer. */
+ * sample's smallest n, and "small" keeps n <= 8193 and "u32", "u64" or "u128" one width alone:
+ * both for compute-sanitizer. */
 #include "kernels/kernels.h"
 #include "kernels/tuning.cuh"
 #include "tests/support/check_cuda.h"
