@@ -174,6 +174,12 @@ int h5g_io_configure(int threads, int one_node, h5g_io_policy *policy);
  * without a user block: the rank's slice is then one byte range of the file. Collective (every
  * rank calls it for the same dataset); checkers and --verify keep reading through HDF5. */
 void h5g_io_allow_direct(h5g_dset *d);
+/* Rows [row, row + rows) of a dataset about to be written (h5g_io_allow_direct given) whose
+ * write will copy into a mapping of the file (contiguous, this node's policy): the populator
+ * (io/populate.h) makes their pages with up to `workers` workers while the caller goes on.
+ * Returns 1 when it was told, 0 when that write will not map the file or there is no populator
+ * (nothing to do: advice only). */
+int h5g_io_populate_rows(h5g_dset *d, uint64_t row, uint64_t rows, int workers);
 /* Bytes of one row in memory. */
 size_t h5g_io_row_bytes(const h5g_dset *d);
 /* Of a compound dataset opened as raw rows: where field `name` lies in a row (*offset), and its

@@ -8,6 +8,7 @@
 
 #include "base/backend.h"
 #include "io/h5io.h"
+#include "io/populate.h"
 #include "mpi/launch.h"
 #include "src/check.h"
 #include "src/interrupt.h"
@@ -16,6 +17,7 @@
 #include "src/pipeline.h"
 #include "src/report.h"
 #include "src/timeline.h"
+#include "src/write.h"
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -122,6 +124,10 @@ int main(int argc, char **argv) {
    * can explain). The pipeline makes the context behind the input's validation. */
   rc = h5g_options_parse(argc, argv, &opt);
   if (command) opt.argv = (const char *const *)command;
+  /* the process that may make the output's pages beside the GPU context (io/populate.h): forked
+   * now, while this process is small and has one thread, and before MPI, whose transports may
+   * not tolerate a fork once started */
+  if (rc == H5G_OK && !opt.help && !opt.version && h5g_write_populates(&opt)) h5g_populate_fork();
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   h5g_timeline_mark("mpi_init");
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
@@ -151,6 +157,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "h5gsort: rank %d leaked %ld HDF5 objects\n", rank, open_objects);
     if (rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   }
+  h5g_populate_reap(); /* the pipeline let it go, or never ran */
   h5g_interrupt_finished(rc);
   if (rc != H5G_OK && rank == 0) {
     fputs("h5gsort: error: ", stderr);

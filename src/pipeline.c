@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "io/populate.h"
 #include "mpi/agree.h"
 #include "mpi/splitters.h"
 #include "mpi/topology.h"
@@ -93,7 +94,7 @@ static int read_and_sort(h5g_run *r, run_state *s, int word, int first_pass) {
   int rc = H5G_OK;
   const h5g_plan *plan = &s->plan;
   const h5g_data *d = &s->data;
-  if (first_pass) {
+  if (first_pass && !r->in_file) { /* else opened for the output made early */
     STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
     STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r, &s->verdict));
   }
@@ -199,9 +200,11 @@ static int write_and_commit(h5g_run *r, const run_state *s, double start, h5g_re
    * its copies back): they are unpinned behind the write, not in the tear-down. A streamed run's
    * ring takes its copies back during the write: unpinned in the tear-down (4 slots: 0.01 s). */
   if (!plan->streamed) h5g_buffers_unpin_start(d->set);
-  STEP(r, H5G_PHASE_WRITE, h5g_write_prepare(r, v, plan, e));
-  STEP(r, H5G_PHASE_WRITE, h5g_write_open(r, v));
-  STEP(r, H5G_PHASE_WRITE, h5g_write_reserve(r, v, plan, e));
+  if (!r->out_file) { /* else made before the read (make_output_early) */
+    STEP(r, H5G_PHASE_WRITE, h5g_write_prepare(r, v, plan, e));
+    STEP(r, H5G_PHASE_WRITE, h5g_write_open(r, v));
+    STEP(r, H5G_PHASE_WRITE, h5g_write_reserve(r, v, plan, e));
+  }
   CHECK(h5g_agree(r->comm, h5g_write_keys(r, v, plan, e, d)));
   CHECK(h5g_agree(r->comm, h5g_carry_all(r, v, plan, e, d)));
   STEP(r, H5G_PHASE_WRITE, h5g_write_close(r, v));
@@ -242,6 +245,26 @@ static void tear_down(h5g_run *r, run_state *s, h5g_teardown *t) {
   h5g_plan_free(&s->plan);
 }
 
+/* Collective: where every rank sorts on a GPU and the options allow it (src/write.h), the output
+ * and its key dataset are made now, and their pages while the context is made, so that the write
+ * copies into pages made (io/populate.h); else the populator is let go. */
+static int make_output_early(h5g_run *r, run_state *s) {
+  int rc = H5G_OK, mine, every;
+  int test = h5g_test_early_output();
+  mine = h5g_write_populates(r->opt) && (s->plan.use_cuda || test) && !s->verdict.in_place &&
+         (s->plan.cpus >= 2 || test) && h5g_populate_ready();
+  CHECK_MPI(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, r->comm));
+  if (!every) {
+    h5g_populate_stop();
+    goto done;
+  }
+  STEP(r, H5G_PHASE_SETUP, h5g_read_open_file(r));
+  STEP(r, H5G_PHASE_SETUP, h5g_read_open_keys(r, &s->verdict));
+  CHECK(h5g_agree(r->comm, h5g_write_early(r, &s->verdict, &s->plan, &s->extent)));
+done:
+  return rc;
+}
+
 /* The verdict, the plan and the tables, up to the host buffers (--plan stops before them). */
 static int make_plan(h5g_run *r, run_state *s) {
   int rc = H5G_OK;
@@ -252,7 +275,9 @@ static int make_plan(h5g_run *r, run_state *s) {
   set_phase_bytes(r, s);
   STEP(r, H5G_PHASE_SETUP, h5g_plan_devices(r, &s->plan));
   STEP(r, H5G_PHASE_CONNECT, h5g_plan_transport(r, &s->plan));
+  CHECK(h5g_agree(r->comm, make_output_early(r, s)));
   STEP(r, H5G_PHASE_SETUP, join_context(r, &s->plan));
+  h5g_populate_stop(); /* what it made by now stays made */
   STEP(r, H5G_PHASE_SETUP, h5g_plan_backend(r, &s->plan));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_runs(r, &s->verdict, &s->plan));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_tables(r, &s->plan, &s->data));
@@ -291,6 +316,8 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   h5g_progress_finish(&r->progress, r->metrics.seconds);
 done:
   /* every rank is here together (rc was agreed), so the collective closes match */
+  h5g_populate_reap();
+  h5g_io_close(r->out_keys);
   h5g_io_close_file(r->out_file);
   if (r->tmp_created && r->rank == 0) unlink(s->verdict.tmp_path);
   h5g_interrupt_temp(NULL, 0);

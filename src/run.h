@@ -165,6 +165,9 @@ typedef struct {
   h5g_cuda_warmup *warmup; /* the GPU context being made, until "setup" joins it */
   h5g_transport *transport; /* opened by src/plan.c */
   h5g_file *in_file, *out_file; /* opened by src/read.c and src/write.c */
+  /* the output's key dataset when made before the read (src/write.h: h5g_write_early), until
+   * the write takes it */
+  h5g_dset *out_keys;
   h5g_dset *keys_in[H5G_MAX_KEYS]; /* the key dataset; composed: the keys' (src/keyset.h) */
   int tmp_created;    /* the temporary output may exist (rank 0 removes it on failure) */
   double step_start;
@@ -172,6 +175,8 @@ typedef struct {
 
 /* Test hooks (src/faults.c): H5GSORT_TEST_KILL=<point>[:<rank>] and H5GSORT_TEST_SLEEP. */
 void h5g_fault_point(const h5g_run *r, const char *point);
+/* H5GSORT_TEST_EARLY_OUTPUT is set (src/faults.c). */
+int h5g_test_early_output(void);
 
 /* One step of `phase` on every rank (src/pipeline.c): announced (--progress, fault hooks),
  * timed, and its status agreed. A call may fail on one rank only where it makes no collective

@@ -51,6 +51,7 @@ unsigned long long h5g_write_output_bytes(const h5g_run *r, const h5g_verdict *v
 int h5g_write_prepare(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                       const h5g_extent *e) {
   int rc = H5G_OK;
+  h5g_fault_point(r, "write-create");
   r->tmp_created = 1;
   h5g_interrupt_temp(v->tmp_path, r->size);
   if (r->rank != 0) goto done;
@@ -70,6 +71,27 @@ int h5g_write_reserve(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
                       const h5g_extent *e) {
   if (r->rank != 0) return H5G_OK;
   return h5g_files_reserve(v->tmp_path, h5g_write_output_bytes(r, v, plan, e));
+}
+
+int h5g_write_populates(const h5g_options *opt) {
+  return opt->backend != H5G_BACKEND_CPU && !opt->plan && !opt->check && opt->top < 0 &&
+         !opt->unique && !h5g_options_composed(opt) && !opt->key_field && !opt->nkey_columns &&
+         !opt->whole_file;
+}
+
+int h5g_write_early(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                    const h5g_extent *e) {
+  int rc = H5G_OK;
+  STEP(r, H5G_PHASE_SETUP, h5g_write_prepare(r, v, plan, e));
+  STEP(r, H5G_PHASE_SETUP, h5g_write_open(r, v));
+  STEP(r, H5G_PHASE_SETUP, h5g_write_reserve(r, v, plan, e));
+  STEP(r, H5G_PHASE_SETUP, h5g_io_create_like(r->out_file, r->opt->output_dataset, r->keys_in[0],
+                                              e->out_total, &r->opt->storage, &r->out_keys));
+  h5g_io_allow_direct(r->out_keys);
+  /* half the rank's CPUs at most: the driver makes the context meanwhile */
+  h5g_io_populate_rows(r->out_keys, e->out_offset, e->out_n, plan->cpus > 1 ? plan->cpus / 2 : 1);
+done:
+  return rc;
 }
 
 /* Where the keys written are: in host memory, coming back from the GPU into it, or on the GPU
@@ -140,10 +162,13 @@ static int write_key_dataset(h5g_run *r, const h5g_plan *plan, const h5g_extent 
                              const char *path, const h5g_dset *like, void *keys, unsigned width,
                              keys_source source) {
   int rc = H5G_OK;
-  h5g_dset *out = NULL;
-  STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, e->out_total,
-                                              &r->opt->storage, &out));
-  h5g_io_allow_direct(out);
+  h5g_dset *out = r->out_keys; /* made before the read (h5g_write_early), or now */
+  r->out_keys = NULL;
+  if (!out) {
+    STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, e->out_total,
+                                                &r->opt->storage, &out));
+    h5g_io_allow_direct(out);
+  }
   h5g_fault_point(r, "write-data");
   if (source == KEYS_ON_DEVICE) {
     STEP(r, H5G_PHASE_WRITE, write_streamed(r, plan, e, out, keys));

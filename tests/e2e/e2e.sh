@@ -97,6 +97,39 @@ case_io_paths() {
   cmp "$W/direct_1.h5" "$W/direct_3.h5" || die "1- and 3-rank outputs differ"
 }
 
+# The output made before the read, its pages made by the populator while the GPU context is made
+# (src/pipeline.c: make_output_early; H5GSORT_TEST_EARLY_OUTPUT takes that path on the CPU
+# backend too): byte for byte the file the write makes after the sort, with carried data and the
+# index written after it, on 1 and 3 ranks; the populator was told (H5GSORT_IO_TRACE). A run that
+# fails after (a file size limit: the populator's allocation fails too) and a run killed during
+# the read (SIGKILL: nothing cleans up) leave no OUTPUT, no process behind, and a rerun succeeds.
+case_early_output() {
+  gen 2 "$W/in.h5" -d /keys --count 300007 --type u8 --dist uniform --seed 5
+  gen 1 "$W/in.h5" -d /pay --count 300007 --type f4 --dist uniform --append
+  for p in 1 3; do
+    sort_check "$p" "$W/in.h5" /keys "$W/late_$p.h5" /keys --carry /pay --index-out /idx
+    H5GSORT_TEST_EARLY_OUTPUT=1 H5GSORT_IO_TRACE=1 sort_check "$p" "$W/in.h5" /keys \
+      "$W/early_$p.h5" /keys --carry /pay --index-out /idx
+    [ "$(grep -c '^h5gsort: io: populate .*:/keys: ' "$WORK/last.log")" -eq "$p" ] ||
+      die "not every rank of $p told its populator: $(cat "$WORK/last.log")"
+    cmp "$W/late_$p.h5" "$W/early_$p.h5" || die "the output made early differs ($p ranks)"
+  done
+  local rc=0
+  H5GSORT_TEST_EARLY_OUTPUT=1 mpirun 2 bash -c \
+    "ulimit -f 1000; exec '$BIN/h5gsort' '$W/in.h5' '$W/limited.h5' -d /keys" >"$W/log" 2>&1 || rc=$?
+  [ "$rc" -eq 1 ] || die "file size limit with the output made early: exit $rc, not 1"
+  [ "$(grep -c '^h5gsort: error:' "$W/log")" -eq 1 ] || die "not one error line: $(cat "$W/log")"
+  rc=0
+  H5GSORT_TEST_EARLY_OUTPUT=1 H5GSORT_TEST_KILL=read:1 mpirun 3 "$BIN/h5gsort" "$W/in.h5" \
+    "$W/killed.h5" -d /keys >"$W/log" 2>&1 || rc=$?
+  [ "$rc" -ne 0 ] || die "a rank killed during the read: exit 0"
+  for _ in $(seq 100); do pgrep -f "$BIN/h5gsort .*$W" >/dev/null || break; sleep 0.1; done
+  ! pgrep -f "$BIN/h5gsort .*$W" >/dev/null || die "processes left 10 s after the run ended"
+  [ ! -e "$W/limited.h5" ] && [ ! -e "$W/killed.h5" ] || die "a failed run left OUTPUT"
+  H5GSORT_TEST_EARLY_OUTPUT=1 sort_check 3 "$W/in.h5" /keys "$W/killed.h5" /keys
+  ! ls -a "$W" | grep -q '\.h5gsort-.*\.tmp' || die "a temporary file is left: $(ls -a "$W")"
+}
+
 # The multi-node policy forced on one node (H5GSORT_IO_POLICY=multinode: direct reads, every
 # rank's threads writing its range with pwrite in 1 MiB-aligned pieces, then fdatasync) writes
 # the bytes the default (mapped writes) writes, at 1-4 ranks: keys and index (1.5M u4: each rank

@@ -65,15 +65,15 @@ write)
   expect "file size limit: old OUT unchanged" test "$(cat "$work/out.h5")" = old
   expect "file size limit: no temp file" no_temp
   # The output directory turns read-only (immutable: root too is refused) while the job runs,
-  # after its checks passed and before the output is created.
+  # after its checks passed and before the output is created (the ranks sleep where they are
+  # about to make it: after the sort, or before the read where a GPU run makes it early).
   if command -v chattr >/dev/null && mkdir "$work/ro" && chattr +i "$work/ro" 2>/dev/null &&
      ! touch "$work/ro/probe" 2>/dev/null; then
     chattr -i "$work/ro"
-    H5GSORT_TEST_SLEEP=write:3 $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$work/ro/out.h5" -d /k \
-      --progress >"$work/log" 2>&1 &
+    H5GSORT_TEST_SLEEP=write-create:3 $mpiexec 3 "$bin/h5gsort" "$work/in.h5" "$work/ro/out.h5" \
+      -d /k >"$work/log" 2>&1 &
     job=$!
-    # --progress prints a phase once it is over: "merge" comes right before "write"
-    for _ in $(seq 100); do grep -q "^h5gsort: merge " "$work/log" && break; sleep 0.1; done
+    for _ in $(seq 600); do grep -q "test hook: rank 0 sleeps .* at write-create" "$work/log" && break; sleep 0.1; done
     chattr +i "$work/ro"
     wait $job
     rc=$?
@@ -166,11 +166,12 @@ interrupt)
       --backend "$BACKEND" --progress "${extra[@]}" >"$work/log" 2>&1 &
     launcher=$!
     # wait until the ranks sleep at the point: rank 0 prints each phase it moved past, after an
-    # agreement of every rank (--progress: "buffers" comes before "read"), and the temp file
-    # exists from write-data on
+    # agreement of every rank (--progress: "buffers" comes before "read"), and each rank says
+    # when it sleeps at write-data (the temporary file may exist long before: made before the
+    # read on the GPU, src/pipeline.c)
     reached=0
     for _ in $(seq 600); do
-      if [ "$point" = write-data ]; then ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$' && reached=1
+      if [ "$point" = write-data ]; then grep -q "test hook: rank 0 sleeps .* at write-data" "$work/log" && reached=1
       else grep -q "^h5gsort: buffers " "$work/log" && reached=1; fi
       [ "$reached" = 1 ] && break
       kill -0 "$launcher" 2>/dev/null || break # ended before the point: failed below
@@ -198,8 +199,8 @@ interrupt)
 input_changes)
   # Another process changes the input while it is sorted (its mtime; bytes appended), on 1 and
   # 2 ranks: the run fails with a message that says so and leaves no output; an unchanged rerun
-  # succeeds. The change is made once the temporary output exists (up to 60 s of start-up, CUDA
-  # contexts included), while the ranks sleep 3 s at write-data, long after the input was read.
+  # succeeds. The change is made once the ranks sleep 3 s at write-data (up to 60 s of start-up,
+  # CUDA contexts included), long after the input was read.
   gen "$work/in.h5" -d /k --count 100000 --type u4 --dist uniform --seed 9
   for spec in touch:2 append:1; do
     IFS=: read -r change np <<<"$spec"
@@ -209,11 +210,11 @@ input_changes)
     launcher=$!
     reached=0
     for _ in $(seq 600); do
-      ls -a "$work" | grep -q '\.h5gsort-.*\.tmp$' && { reached=1; break; }
+      grep -q "test hook: rank 0 sleeps .* at write-data" "$work/log" && { reached=1; break; }
       kill -0 "$launcher" 2>/dev/null || break
       sleep 0.1
     done
-    expect "$what: the temporary output appeared" test "$reached" = 1
+    expect "$what: the ranks reached write-data" test "$reached" = 1
     if [ "$change" = touch ]; then touch "$work/in.h5"; else printf 'appended' >>"$work/in.h5"; fi
     wait "$launcher"; rc=$?
     expect "$what: exit 1 ($rc)" test "$rc" -eq 1

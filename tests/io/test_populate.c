@@ -1,0 +1,132 @@
+/* io/populate.c on its own: the populator, forked, makes the pages of the range it is told (in
+ * the page cache: mincore sees them) and allocates the range, which extends the file, without
+ * changing a byte of what the file held, at an offset that is not page-aligned; it ends when
+ * told to stop, with or without a range, and a populator gone or never forked is no error.
+ * Where this kernel refuses MADV_POPULATE_WRITE (before Linux 5.14) or the file system
+ * fallocate, the populator makes nothing: those checks are skipped, saying so. Argument: a path
+ * prefix for its file, removed at the end. */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "io/populate.h"
+#include "tests/support/check.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+enum { PAGE = 4096 };
+
+static char path[4096];
+
+/* 1 when this kernel populates mappings on request and the file system under `path` allocates. */
+static int populate_works(void) {
+  void *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  int works = p != MAP_FAILED && madvise(p, PAGE, MADV_POPULATE_WRITE) == 0;
+  if (p != MAP_FAILED) munmap(p, PAGE);
+  char probe[4200];
+  snprintf(probe, sizeof probe, "%s.probe", path);
+  int fd = open(probe, O_RDWR | O_CREAT | O_TRUNC, 0600);
+  works = works && fd >= 0 && fallocate(fd, 0, 0, PAGE) == 0;
+  if (fd >= 0) close(fd);
+  unlink(probe);
+  return works;
+}
+
+/* Pages of [from, to) of the file in the page cache. */
+static size_t resident_pages(int fd, off_t from, off_t to) {
+  off_t begin = from / PAGE * PAGE;
+  size_t bytes = (size_t)(to - begin), pages = (bytes + PAGE - 1) / PAGE, resident = 0;
+  unsigned char *vec = malloc(pages);
+  void *p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, begin);
+  if (vec && p != MAP_FAILED && mincore(p, bytes, vec) == 0)
+    for (size_t i = 0; i < pages; i++) resident += vec[i] & 1;
+  if (p != MAP_FAILED) munmap(p, bytes);
+  free(vec);
+  return resident;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* The populator told a range past the file's end: it is allocated and its pages made; the bytes
+ * the file held stay. */
+static void populates_range(int works) {
+  const size_t held = 3 * PAGE + 123;
+  const off_t offset = 5 * PAGE + 100;
+  const uint64_t bytes = (40u << 20) + 77;
+  unsigned char *pattern = malloc(held), *back = malloc(held);
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+  EXPECT(fd >= 0 && pattern && back, "cannot make %s: %s", path, strerror(errno));
+  if (fd < 0 || !pattern || !back) goto done;
+  uint64_t state = 7;
+  for (size_t i = 0; i < held; i++) pattern[i] = (unsigned char)test_rand(&state);
+  EXPECT(pwrite(fd, pattern, held, 0) == (ssize_t)held, "cannot write %s", path);
+  h5g_populate_fork();
+  EXPECT(h5g_populate_ready(), "no populator after the fork");
+  EXPECT(h5g_populate_start(path, offset, bytes, 3) == 1, "the populator was not told");
+  if (works) {
+    const size_t want = (size_t)((offset + (off_t)bytes + PAGE - 1) / PAGE - offset / PAGE);
+    size_t made = 0;
+    for (int waited = 0; waited < 1000 && made < want; waited++) { /* 10 s at most */
+      struct stat st;
+      if (fstat(fd, &st) == 0 && st.st_size >= offset + (off_t)bytes)
+        made = resident_pages(fd, offset, offset + (off_t)bytes);
+      if (made < want) sleep_ms(10);
+    }
+    EXPECT(made == want, "%zu of %zu pages of the range made", made, want);
+  } else {
+    printf("skipped: this kernel or file system cannot populate: nothing is made\n");
+  }
+  h5g_populate_reap();
+  EXPECT(!h5g_populate_ready(), "a populator after it was reaped");
+  struct stat st;
+  EXPECT(fstat(fd, &st) == 0, "cannot stat %s", path);
+  if (works)
+    EXPECT(st.st_size == offset + (off_t)bytes, "file size %lld, not the range's end %lld",
+           (long long)st.st_size, (long long)(offset + (off_t)bytes));
+  EXPECT(pread(fd, back, held, 0) == (ssize_t)held && memcmp(back, pattern, held) == 0,
+         "the bytes the file held changed");
+  unsigned char tail[PAGE];
+  int zeros = pread(fd, tail, sizeof tail, offset) == (ssize_t)sizeof tail || !works;
+  for (size_t i = 0; works && i < sizeof tail; i++) zeros &= tail[i] == 0;
+  EXPECT(zeros, "the range does not read as zeros");
+done:
+  if (fd >= 0) close(fd);
+  free(pattern);
+  free(back);
+}
+
+/* Told to stop before any range, the populator ends; one never forked, or gone, is told
+ * nothing and is no error. */
+static void stops_without_range(void) {
+  EXPECT(h5g_populate_start(path, 0, PAGE, 1) == 0, "told a range with no populator");
+  h5g_populate_reap(); /* none: returns */
+  h5g_populate_fork();
+  EXPECT(h5g_populate_ready(), "no populator after the fork");
+  EXPECT(h5g_populate_start(path, 0, 0, 1) == 0, "told an empty range");
+  h5g_populate_stop();
+  EXPECT(!h5g_populate_ready(), "ready after it was stopped");
+  EXPECT(h5g_populate_start(path, 0, PAGE, 1) == 0, "told a range after it was stopped");
+  h5g_populate_reap();
+}
+
+int main(int argc, char **argv) {
+  snprintf(path, sizeof path, "%s.populate", argc > 1 ? argv[1] : "test_populate");
+  int works = populate_works();
+  populates_range(works);
+  stops_without_range();
+  unlink(path);
+  return test_summary("io/populate");
+}
