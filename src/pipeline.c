@@ -245,14 +245,16 @@ static void tear_down(h5g_run *r, run_state *s, h5g_teardown *t) {
   h5g_plan_free(&s->plan);
 }
 
-/* Collective: where every rank sorts on a GPU and the options allow it (src/write.h), the output
- * and its key dataset are made now, and their pages while the context is made, so that the write
- * copies into pages made (io/populate.h); else the populator is let go. */
+/* Collective: where every rank sorts on a GPU, on one node (the write maps the output: io/direct.h),
+ * with a CPU to spare, and the options allow it (src/write.h), the output and its key dataset are
+ * made now, and their pages while the context is made, so that the write copies into pages made
+ * (io/populate.h); else the populator is let go. */
 static int make_output_early(h5g_run *r, run_state *s) {
   int rc = H5G_OK, mine, every;
   int test = h5g_test_early_output();
   mine = h5g_write_populates(r->opt) && (s->plan.use_cuda || test) && !s->verdict.in_place &&
-         (s->plan.cpus >= 2 || test) && h5g_populate_ready();
+         s->plan.io_policy == H5G_IO_ONE_NODE && (s->plan.cpus >= 2 || test) &&
+         h5g_populate_ready();
   CHECK_MPI(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, r->comm));
   if (!every) {
     h5g_populate_stop();

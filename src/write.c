@@ -88,8 +88,10 @@ int h5g_write_early(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   STEP(r, H5G_PHASE_SETUP, h5g_io_create_like(r->out_file, r->opt->output_dataset, r->keys_in[0],
                                               e->out_total, &r->opt->storage, &r->out_keys));
   h5g_io_allow_direct(r->out_keys);
-  /* half the rank's CPUs at most: the driver makes the context meanwhile */
-  h5g_io_populate_rows(r->out_keys, e->out_offset, e->out_n, plan->cpus > 1 ? plan->cpus / 2 : 1);
+  /* half the rank's CPUs, shared with the node's other ranks (each may see them all: --bind-to
+   * none): the drivers make the contexts meanwhile */
+  int workers = plan->cpus / (2 * (plan->ranks_on_node > 0 ? plan->ranks_on_node : 1));
+  h5g_io_populate_rows(r->out_keys, e->out_offset, e->out_n, workers > 1 ? workers : 1);
 done:
   return rc;
 }
