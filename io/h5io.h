@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "base/keys.h"
 
@@ -174,9 +175,29 @@ int h5g_io_configure(int threads, int one_node, h5g_io_policy *policy);
  * without a user block: the rank's slice is then one byte range of the file. Collective (every
  * rank calls it for the same dataset); checkers and --verify keep reading through HDF5. */
 void h5g_io_allow_direct(h5g_dset *d);
+
+/* The populator (io/populate.c, tuning and measurements in io/populate.h): a process that makes a
+ * file's pages in the page cache ahead of the write, beside the GPU context's making. Advice only:
+ * nothing here fails; where the populator cannot be made or told, the write makes the pages. */
+/* Forks the populator; call while the process has one thread (before MPI_Init). It waits for one
+ * range to populate (h5g_populate_start) and ends when told to stop or when this process ends.
+ * Does nothing where the fork fails or the process already runs several threads. */
+void h5g_populate_fork(void);
+/* 1 while a populator waits for its range. */
+int h5g_populate_ready(void);
+/* The populator allocates bytes [offset, offset + bytes) of the file at `path` (fallocate, as the
+ * write's mapping does: io/direct.c) and makes their pages with up to `workers` workers. Returns
+ * 1 when it was told, 0 when there is none. */
+int h5g_populate_start(const char *path, off_t offset, uint64_t bytes, int workers);
+/* Tells the populator to stop (it ends on its own, within a step of each worker, once its
+ * allocation is over; the pages it made stay in the page cache). */
+void h5g_populate_stop(void);
+/* h5g_populate_stop, then waits for the populator to end. */
+void h5g_populate_reap(void);
+
 /* Rows [row, row + rows) of a dataset about to be written (h5g_io_allow_direct given) whose
  * write will copy into a mapping of the file (contiguous, this node's policy): the populator
- * (io/populate.h) makes their pages with up to `workers` workers while the caller goes on.
+ * (above) makes their pages with up to `workers` workers while the caller goes on.
  * Returns 1 when it was told, 0 when that write will not map the file or there is no populator
  * (nothing to do: advice only). */
 int h5g_io_populate_rows(h5g_dset *d, uint64_t row, uint64_t rows, int workers);

@@ -16,7 +16,6 @@
 
 #include "io/chunked.h"
 #include "io/direct.h"
-#include "io/populate.h"
 #include "io/superblock.h"
 #include "mpi/topology.h"
 

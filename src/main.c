@@ -8,7 +8,6 @@
 
 #include "base/backend.h"
 #include "io/h5io.h"
-#include "io/populate.h"
 #include "mpi/launch.h"
 #include "src/check.h"
 #include "src/interrupt.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "io/populate.h"
+#include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/splitters.h"
 #include "mpi/topology.h"
@@ -245,10 +245,10 @@ static void tear_down(h5g_run *r, run_state *s, h5g_teardown *t) {
   h5g_plan_free(&s->plan);
 }
 
-/* Collective: where every rank sorts on a GPU, on one node (the write maps the output: io/direct.h),
- * with a CPU to spare, and the options allow it (src/write.h), the output and its key dataset are
- * made now, and their pages while the context is made, so that the write copies into pages made
- * (io/populate.h); else the populator is let go. */
+/* Collective: where every rank sorts on a GPU, on one node (the write maps the output:
+ * io/direct.h), with a CPU to spare, and the options allow it (src/write.h), the output and its
+ * key dataset are made now, and their pages while the context is made, so that the write copies
+ * into pages made (io/h5io.h: the populator); else the populator is let go. */
 static int make_output_early(h5g_run *r, run_state *s) {
   int rc = H5G_OK, mine, every;
   int test = h5g_test_early_output();

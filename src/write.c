@@ -91,7 +91,7 @@ int h5g_write_early(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   /* half the rank's CPUs, shared with the node's other ranks (each may see them all: --bind-to
    * none): the drivers make the contexts meanwhile */
   int workers = plan->cpus / (2 * (plan->ranks_on_node > 0 ? plan->ranks_on_node : 1));
-  h5g_io_populate_rows(r->out_keys, e->out_offset, e->out_n, workers > 1 ? workers : 1);
+  (void)h5g_io_populate_rows(r->out_keys, e->out_offset, e->out_n, workers > 1 ? workers : 1);
 done:
   return rc;
 }

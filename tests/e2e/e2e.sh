@@ -98,16 +98,20 @@ case_io_paths() {
 }
 
 # The output made before the read, its pages made by the populator while the GPU context is made
-# (src/pipeline.c: make_output_early; H5GSORT_TEST_EARLY_OUTPUT takes that path on the CPU
-# backend too): byte for byte the file the write makes after the sort, with carried data and the
-# index written after it, on 1 and 3 ranks; the populator was told (H5GSORT_IO_TRACE). A run that
-# fails after (a file size limit: the populator's allocation fails too) and a run killed during
-# the read (SIGKILL: nothing cleans up) leave no OUTPUT, no process behind, and a rerun succeeds.
+# (src/pipeline.c: make_output_early; H5GSORT_TEST_EARLY_OUTPUT takes that path without a GPU):
+# byte for byte the file the CPU backend writes after the sort (it never makes it early), with
+# carried data and the index written after it, on 1 and 3 ranks, no HDF5 object left open
+# (H5GSORT_TEST_LEAKS); every rank told its populator (H5GSORT_IO_TRACE). Runs that fail once
+# the output exists (the host-memory check refuses the job) or before it (a file size limit, as
+# the output's space is checked), and a run killed during the read (SIGKILL: nothing cleans up),
+# leave no OUTPUT, no temporary file and no process behind, and a rerun succeeds.
 case_early_output() {
   gen 2 "$W/in.h5" -d /keys --count 300007 --type u8 --dist uniform --seed 5
   gen 1 "$W/in.h5" -d /pay --count 300007 --type f4 --dist uniform --append
+  export H5GSORT_TEST_LEAKS=1
   for p in 1 3; do
-    sort_check "$p" "$W/in.h5" /keys "$W/late_$p.h5" /keys --carry /pay --index-out /idx
+    sort_check "$p" "$W/in.h5" /keys "$W/late_$p.h5" /keys --carry /pay --index-out /idx \
+      --backend cpu
     H5GSORT_TEST_EARLY_OUTPUT=1 H5GSORT_IO_TRACE=1 sort_check "$p" "$W/in.h5" /keys \
       "$W/early_$p.h5" /keys --carry /pay --index-out /idx
     [ "$(grep -c '^h5gsort: io: populate .*:/keys: ' "$WORK/last.log")" -eq "$p" ] ||
@@ -115,6 +119,12 @@ case_early_output() {
     cmp "$W/late_$p.h5" "$W/early_$p.h5" || die "the output made early differs ($p ranks)"
   done
   local rc=0
+  H5GSORT_TEST_EARLY_OUTPUT=1 H5GSORT_IO_TRACE=1 mpirun 3 "$BIN/h5gsort" "$W/in.h5" \
+    "$W/refused.h5" -d /keys --host-memory 1M >"$W/log" 2>&1 || rc=$?
+  [ "$rc" -eq 1 ] || die "host memory refused after the output was made: exit $rc, not 1"
+  grep -q '^h5gsort: io: populate ' "$W/log" || die "the output was not made before the refusal"
+  [ "$(grep -c '^h5gsort: error:' "$W/log")" -eq 1 ] || die "not one error line: $(cat "$W/log")"
+  rc=0
   H5GSORT_TEST_EARLY_OUTPUT=1 mpirun 2 bash -c \
     "ulimit -f 1000; exec '$BIN/h5gsort' '$W/in.h5' '$W/limited.h5' -d /keys" >"$W/log" 2>&1 || rc=$?
   [ "$rc" -eq 1 ] || die "file size limit with the output made early: exit $rc, not 1"
@@ -125,7 +135,7 @@ case_early_output() {
   [ "$rc" -ne 0 ] || die "a rank killed during the read: exit 0"
   for _ in $(seq 100); do pgrep -f "$BIN/h5gsort .*$W" >/dev/null || break; sleep 0.1; done
   ! pgrep -f "$BIN/h5gsort .*$W" >/dev/null || die "processes left 10 s after the run ended"
-  [ ! -e "$W/limited.h5" ] && [ ! -e "$W/killed.h5" ] || die "a failed run left OUTPUT"
+  for f in refused limited killed; do [ ! -e "$W/$f.h5" ] || die "a failed run left $f.h5"; done
   H5GSORT_TEST_EARLY_OUTPUT=1 sort_check 3 "$W/in.h5" /keys "$W/killed.h5" /keys
   ! ls -a "$W" | grep -q '\.h5gsort-.*\.tmp' || die "a temporary file is left: $(ls -a "$W")"
 }
