@@ -200,11 +200,8 @@ static int write_and_commit(h5g_run *r, const run_state *s, double start, h5g_re
    * its copies back): they are unpinned behind the write, not in the tear-down. A streamed run's
    * ring takes its copies back during the write: unpinned in the tear-down (4 slots: 0.01 s). */
   if (!plan->streamed) h5g_buffers_unpin_start(d->set);
-  if (!r->out_file) { /* else made before the read (make_output_early) */
-    STEP(r, H5G_PHASE_WRITE, h5g_write_prepare(r, v, plan, e));
-    STEP(r, H5G_PHASE_WRITE, h5g_write_open(r, v));
-    STEP(r, H5G_PHASE_WRITE, h5g_write_reserve(r, v, plan, e));
-  }
+  if (!r->out_file) /* else made before the read (make_output_early); its steps agreed */
+    CHECK(h5g_write_start(r, v, plan, e, H5G_PHASE_WRITE));
   CHECK(h5g_agree(r->comm, h5g_write_keys(r, v, plan, e, d)));
   CHECK(h5g_agree(r->comm, h5g_carry_all(r, v, plan, e, d)));
   STEP(r, H5G_PHASE_WRITE, h5g_write_close(r, v));

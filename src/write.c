@@ -48,8 +48,8 @@ unsigned long long h5g_write_output_bytes(const h5g_run *r, const h5g_verdict *v
 
 /* Rank 0 checks that the output fits, then (in place, --whole-file) copies the input beside
  * OUTPUT. */
-int h5g_write_prepare(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                      const h5g_extent *e) {
+static int write_prepare(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                         const h5g_extent *e) {
   int rc = H5G_OK;
   h5g_fault_point(r, "write-create");
   r->tmp_created = 1;
@@ -61,16 +61,37 @@ done:
   return rc;
 }
 
-int h5g_write_open(h5g_run *r, const h5g_verdict *v) {
+static int write_open(h5g_run *r, const h5g_verdict *v) {
   if (copies_input(r, v)) return h5g_io_open_file(r->comm, v->tmp_path, 1, &r->out_file);
   return h5g_io_create_file(r->comm, v->tmp_path, &r->out_file);
 }
 
 /* Rank 0 reserves the output's disk space before any data is written. */
-int h5g_write_reserve(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                      const h5g_extent *e) {
+static int write_reserve(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                         const h5g_extent *e) {
   if (r->rank != 0) return H5G_OK;
   return h5g_files_reserve(v->tmp_path, h5g_write_output_bytes(r, v, plan, e));
+}
+
+int h5g_write_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, const h5g_extent *e,
+                    h5g_phase phase) {
+  int rc = H5G_OK;
+  STEP(r, phase, write_prepare(r, v, plan, e));
+  STEP(r, phase, write_open(r, v));
+  STEP(r, phase, write_reserve(r, v, plan, e));
+done:
+  return rc;
+}
+
+/* Collective: the dataset of n keys at `path` in OUTPUT, made like `like`, which the rank's
+ * threads may write directly (a step of `phase`). */
+static int make_key_dataset(h5g_run *r, const h5g_extent *e, const char *path,
+                            const h5g_dset *like, h5g_phase phase, h5g_dset **out) {
+  int rc = H5G_OK;
+  STEP(r, phase, h5g_io_create_like(r->out_file, path, like, e->out_total, &r->opt->storage, out));
+  h5g_io_allow_direct(*out);
+done:
+  return rc;
 }
 
 int h5g_write_populates(const h5g_options *opt) {
@@ -82,12 +103,9 @@ int h5g_write_populates(const h5g_options *opt) {
 int h5g_write_early(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                     const h5g_extent *e) {
   int rc = H5G_OK;
-  STEP(r, H5G_PHASE_SETUP, h5g_write_prepare(r, v, plan, e));
-  STEP(r, H5G_PHASE_SETUP, h5g_write_open(r, v));
-  STEP(r, H5G_PHASE_SETUP, h5g_write_reserve(r, v, plan, e));
-  STEP(r, H5G_PHASE_SETUP, h5g_io_create_like(r->out_file, r->opt->output_dataset, r->keys_in[0],
-                                              e->out_total, &r->opt->storage, &r->out_keys));
-  h5g_io_allow_direct(r->out_keys);
+  CHECK(h5g_write_start(r, v, plan, e, H5G_PHASE_SETUP)); /* its steps agreed */
+  CHECK(make_key_dataset(r, e, r->opt->output_dataset, r->keys_in[0], H5G_PHASE_SETUP,
+                         &r->out_keys));
   /* half the rank's CPUs, shared with the node's other ranks (each may see them all: --bind-to
    * none): the drivers make the contexts meanwhile */
   int workers = plan->cpus / (2 * (plan->ranks_on_node > 0 ? plan->ranks_on_node : 1));
@@ -166,11 +184,7 @@ static int write_key_dataset(h5g_run *r, const h5g_plan *plan, const h5g_extent 
   int rc = H5G_OK;
   h5g_dset *out = r->out_keys; /* made before the read (h5g_write_early), or now */
   r->out_keys = NULL;
-  if (!out) {
-    STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, e->out_total,
-                                                &r->opt->storage, &out));
-    h5g_io_allow_direct(out);
-  }
+  if (!out) CHECK(make_key_dataset(r, e, path, like, H5G_PHASE_WRITE, &out));
   h5g_fault_point(r, "write-data");
   if (source == KEYS_ON_DEVICE) {
     STEP(r, H5G_PHASE_WRITE, write_streamed(r, plan, e, out, keys));

@@ -21,11 +21,11 @@ int h5g_write_populates(const h5g_options *opt);
  * rows while the GPU context is made; h5g_write_keys then writes them. */
 int h5g_write_early(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                     const h5g_extent *extent);
-int h5g_write_prepare(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                      const h5g_extent *extent);
-int h5g_write_open(h5g_run *r, const h5g_verdict *v);
-int h5g_write_reserve(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                      const h5g_extent *extent);
+/* Collective, steps of `phase`: rank 0 checks that the output fits and (in place,
+ * --whole-file) copies the input beside OUTPUT; the temporary file is opened (or made) by every
+ * rank; rank 0 reserves its disk space before any data is written. */
+int h5g_write_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                    const h5g_extent *extent, h5g_phase phase);
 int h5g_write_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                    const h5g_extent *extent, const h5g_data *d);
 int h5g_write_close(h5g_run *r, const h5g_verdict *v);
