@@ -242,14 +242,22 @@ static void tear_down(h5g_run *r, run_state *s, h5g_teardown *t) {
   h5g_plan_free(&s->plan);
 }
 
-/* Collective: where every rank sorts on a GPU, on one node (the write maps the output:
+/* Whether this rank's GPU context is being made on a node with NVIDIA's devices: known before the
+ * driver has started (h5g_plan_devices waits for that), which is when the pages are worth making.
+ * Where the driver then finds no GPU, the sort runs on the CPU into the output made early. */
+static int context_coming(const h5g_run *r) {
+  return r->warmup && access("/dev/nvidiactl", F_OK) == 0;
+}
+
+/* Collective: where every rank is making a GPU context, on one node (the write maps the output:
  * io/direct.h), with a CPU to spare, and the options allow it (src/write.h), the output and its
- * key dataset are made now, and their pages while the context is made, so that the write copies
- * into pages made (io/h5io.h: the populator); else the populator is let go. */
+ * key dataset are made now, and their pages while the driver starts and the context is made, so
+ * that the write copies into pages made (io/h5io.h: the populator); else the populator is let
+ * go. */
 static int make_output_early(h5g_run *r, run_state *s) {
   int rc = H5G_OK, mine, every;
   int test = h5g_test_early_output();
-  mine = h5g_write_populates(r->opt) && (s->plan.use_cuda || test) && !s->verdict.in_place &&
+  mine = h5g_write_populates(r->opt) && (context_coming(r) || test) && !s->verdict.in_place &&
          s->plan.io_policy == H5G_IO_ONE_NODE && (s->plan.cpus >= 2 || test) &&
          h5g_populate_ready();
   CHECK_MPI(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, r->comm));
@@ -272,9 +280,10 @@ static int make_plan(h5g_run *r, run_state *s) {
   STEP(r, H5G_PHASE_VALIDATE, h5g_share_verdict(r, &s->verdict, &s->extent));
   h5g_plan_share(r, &s->verdict, &s->plan);
   set_phase_bytes(r, s);
+  STEP(r, H5G_PHASE_SETUP, h5g_plan_node(r, &s->plan));
+  CHECK(h5g_agree(r->comm, make_output_early(r, s)));
   STEP(r, H5G_PHASE_SETUP, h5g_plan_devices(r, &s->plan));
   STEP(r, H5G_PHASE_CONNECT, h5g_plan_transport(r, &s->plan));
-  CHECK(h5g_agree(r->comm, make_output_early(r, s)));
   STEP(r, H5G_PHASE_SETUP, join_context(r, &s->plan));
   h5g_populate_stop(); /* what it made by now stays made */
   STEP(r, H5G_PHASE_SETUP, h5g_plan_backend(r, &s->plan));

@@ -46,11 +46,23 @@ void h5g_plan_share(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   plan->n = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - plan->offset;
 }
 
-/* Collective: each rank's backend and GPU (local rank modulo the visible devices), its CPUs
- * (direct file I/O uses the CPUs the launcher gave the rank; --io-threads overrides) and the I/O
- * policy, by whether every rank is on this node (h5g_io_configure). */
+/* Collective: the rank's place among its node's ranks and its CPUs (direct file I/O uses the
+ * CPUs the launcher gave the rank; --io-threads overrides), and the I/O policy, by whether every
+ * rank is on this node (h5g_io_configure). Asks nothing of the GPU: the context's thread is
+ * starting the driver meanwhile (a call here would wait for it). */
+int h5g_plan_node(const h5g_run *r, h5g_plan *plan) {
+  int rc = H5G_OK;
+  CHECK(h5g_local_rank(r->comm, &plan->local_rank, &plan->ranks_on_node));
+  plan->cpus = h5g_cpus_allowed();
+  plan->io_threads = r->opt->io_threads ? r->opt->io_threads : plan->cpus;
+  CHECK(h5g_io_configure(plan->io_threads, plan->ranks_on_node == r->size, &plan->io_policy));
+done:
+  return rc;
+}
+
+/* Collective: each rank's backend and GPU (local rank modulo the visible devices). */
 int h5g_plan_devices(const h5g_run *r, h5g_plan *plan) {
-  int rc = H5G_OK, local_rank = 0, local_size = 1;
+  int rc = H5G_OK;
   int devices = h5g_cuda_device_count();
   /* auto: the GPU when every rank has one (keys and records alike): ranks on different paths
    * would not meet in the same collective calls */
@@ -58,15 +70,11 @@ int h5g_plan_devices(const h5g_run *r, h5g_plan *plan) {
   CHECK_MPI(MPI_Allreduce(&have_gpu, &every_rank_has_gpu, 1, MPI_INT, MPI_MIN, r->comm));
   plan->use_cuda = r->opt->backend == H5G_BACKEND_CUDA ||
                    (r->opt->backend == H5G_BACKEND_AUTO && every_rank_has_gpu);
-  CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
-  plan->ranks_on_node = local_size;
-  plan->device = devices > 0 ? local_rank % devices : 0;
-  plan->device_sharers = devices > 0 ? (local_size - plan->device + devices - 1) / devices : 1;
+  plan->device = devices > 0 ? plan->local_rank % devices : 0;
+  plan->device_sharers =
+      devices > 0 ? (plan->ranks_on_node - plan->device + devices - 1) / devices : 1;
   int own_gpu = plan->use_cuda && devices > 0 && plan->device_sharers == 1;
   CHECK_MPI(MPI_Allreduce(&own_gpu, &plan->gpu_per_rank, 1, MPI_INT, MPI_MIN, r->comm));
-  plan->cpus = h5g_cpus_allowed();
-  plan->io_threads = r->opt->io_threads ? r->opt->io_threads : plan->cpus;
-  CHECK(h5g_io_configure(plan->io_threads, plan->ranks_on_node == r->size, &plan->io_policy));
 done:
   return rc;
 }

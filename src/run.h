@@ -60,7 +60,7 @@ enum { H5G_RING_SLOTS = 4 };
 typedef struct {
   int use_cuda, device;   /* this rank's backend and GPU */
   int device_sharers;     /* ranks of this node on the same GPU */
-  int ranks_on_node;
+  int local_rank, ranks_on_node; /* this rank's place among the node's */
   int gpu_per_rank;       /* every rank runs the CUDA backend on a GPU of its own */
   int cpus, io_threads;   /* CPUs this rank may run on; threads for its direct file I/O */
   h5g_io_policy io_policy;
