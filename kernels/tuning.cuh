@@ -56,6 +56,9 @@ template <> struct OnesweepTuning<16> { static constexpr int BLOCK = 256, ITEMS 
  *   64-bit 256x16/3: BALLOT 16.78, ATOMIC_OR 15.24 (__match_any_sync: 23.42).
  * Output indices: 32-bit ones (n <= 2^32) against 64-bit, ATOMIC_OR: 0.3-1.1% faster for 32-bit
  * keys, within noise for 64-bit keys (radix_sort.cuh picks them whenever they fit). */
+/* H100, 2^28 uint32 384x28/2 (bench/RESULTS.md, "Ranking variants for 32-bit keys"): ATOMIC_OR
+ * 5.10-5.12 ms; one item in 2/3/4/7 by ballots 5.35/5.21/5.20/5.13, two mask buffers (one
+ * __syncwarp fewer) 5.13, 2 or 4 items ranked at once 5.18/5.30: not kept. */
 enum class WarpMatch { BALLOT, ATOMIC_OR };
 constexpr WarpMatch ONESWEEP_MATCH = WarpMatch::ATOMIC_OR;
 
