@@ -19,8 +19,8 @@
  *   histogram kernel in block sizes and counter copies (tuning.cuh); "variants" times onesweep
  *   variants (tile shape, warp match, index width: the measurements behind tuning.cuh) and CUB
  *   side by side at 2^26..2^max_log2_n (at most 2^28);
- *   "profile" (uint32) or "profile64" (uint64) alone sorts 2^max_log2_n random keys once with
- *   ours, then with CUB's (for a profiler). */
+ *   "profile" (uint32) or "profile64" (uint64) alone sorts 2^max_log2_n random keys with ours,
+ *   then with CUB's, twice each, the second round warm (for a profiler). */
 #include <algorithm>
 #include <chrono>
 #include <stdint.h>
