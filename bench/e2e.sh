@@ -19,7 +19,11 @@
 # computed from the table.
 #   bench/e2e.sh [WORKDIR]   env: BIN (build/bin), REPEATS (3), PY_REPEATS (1), SETS (see below),
 #                            OLD_BIN (an earlier build's bin: one more h5gsort row, for comparison),
-#                            PYTHON (python3: the interpreter of the h5py rows)
+#                            PYTHON (python3: the interpreter of the h5py rows), SYNC (1: a
+#                            `sync`, not timed, before every run, so that no run pays for the
+#                            writeback of the one before: the raw copy gains 20-30% on the H100
+#                            machine, h5gsort's fixed start-up and tear-down do not; the issue's
+#                            figures were taken without)
 set -euo pipefail
 bin=${BIN:-build/bin}
 work=${1:-/tmp/h5gsort-e2e}
@@ -36,9 +40,11 @@ mkdir -p "$work"
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 repeat() { # repeat COUNT CMD... -> median seconds of COUNT runs after a warm-up
+  settle
   "${@:2}" >/dev/null
-  for _ in $(seq "$1"); do "${@:2}"; done | median | xargs printf '%.3f\n'
+  for _ in $(seq "$1"); do settle && "${@:2}"; done | median | xargs printf '%.3f\n'
 }
+settle() { [ "${SYNC:-0}" = 0 ] || sync; } # SYNC: no writeback of the run before under way
 wall() { # wall seconds of a whole command (launcher included); its output goes to $work/last.txt,
   # its start and end (epoch seconds) to $work/last.wall
   local start end
@@ -165,7 +171,7 @@ ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys
 
 echo "# bench/e2e.sh on $gpu_name x $gpus, $cores cores, $(free -g | awk '/Mem/ {print $2}') GiB, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
-echo "Whole-process wall seconds (launcher included), median of $repeats after a warm-up (h5py rows: $py_repeats)."
+echo "Whole-process wall seconds (launcher included), median of $repeats after a warm-up (h5py rows: $py_repeats)$([ "${SYNC:-0}" = 0 ] || echo ", each after a sync")."
 echo
 echo "| dataset | what | seconds | x raw bound | x fastest raw | x cp |"
 echo "|---|---|---:|---:|---:|---:|"
