@@ -64,17 +64,13 @@ int h5g_step_end(h5g_run *r, h5g_phase phase, int status) {
   return rc;
 }
 
-/* Collective: this rank's GPU context starts being made in the background, so that it is ready
- * when "setup" needs it; meanwhile rank 0 inspects the input and the plan is made. Not with
- * --backend cpu; with auto it may be made on a GPU that the plan then leaves unused. */
-static int start_context(h5g_run *r) {
-  int rc = H5G_OK, local_rank = 0, local_size = 1;
-  const int wanted = r->opt->backend != H5G_BACKEND_CPU;
-  if (!wanted) goto done;
-  CHECK(h5g_local_rank(r->comm, &local_rank, &local_size));
-  CHECK(h5g_cuda_warmup_start(local_rank, &r->warmup));
-done:
-  return rc;
+/* This rank's GPU context (of the GPU its place on the node picks) starts being made in the
+ * background, so that it is ready when "setup" needs it; meanwhile rank 0 inspects the input and
+ * the plan is made. Not with --backend cpu; with auto it may be made on a GPU that the plan then
+ * leaves unused. */
+static int start_context(h5g_run *r, int local_rank) {
+  if (r->opt->backend == H5G_BACKEND_CPU) return H5G_OK;
+  return h5g_cuda_warmup_start(local_rank, &r->warmup);
 }
 
 /* The GPU context is made (or could not be: an error only when the plan uses the GPU). */
@@ -275,7 +271,10 @@ done:
 /* The verdict, the plan and the tables, up to the host buffers (--plan stops before them). */
 static int make_plan(h5g_run *r, run_state *s) {
   int rc = H5G_OK;
-  STEP(r, H5G_PHASE_VALIDATE, start_context(r));
+  /* the rank's place on its node: the context's GPU, then the plan's (h5g_plan_node) */
+  STEP(r, H5G_PHASE_VALIDATE,
+       h5g_local_rank(r->comm, &s->plan.local_rank, &s->plan.ranks_on_node));
+  STEP(r, H5G_PHASE_VALIDATE, start_context(r, s->plan.local_rank));
   STEP(r, H5G_PHASE_VALIDATE, h5g_validate(r, &s->verdict));
   STEP(r, H5G_PHASE_VALIDATE, h5g_share_verdict(r, &s->verdict, &s->extent));
   h5g_plan_share(r, &s->verdict, &s->plan);

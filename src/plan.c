@@ -46,13 +46,12 @@ void h5g_plan_share(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   plan->n = h5g_share_begin((uint64_t)r->rank + 1, n, (uint64_t)r->size) - plan->offset;
 }
 
-/* Collective: the rank's place among its node's ranks and its CPUs (direct file I/O uses the
- * CPUs the launcher gave the rank; --io-threads overrides), and the I/O policy, by whether every
- * rank is on this node (h5g_io_configure). Asks nothing of the GPU: the context's thread is
- * starting the driver meanwhile (a call here would wait for it). */
+/* The rank's CPUs (direct file I/O uses the CPUs the launcher gave the rank; --io-threads
+ * overrides) and the I/O policy, by whether every rank is on this node (h5g_io_configure). Asks
+ * nothing of the GPU: the context's thread is starting the driver meanwhile (a call here would
+ * wait for it). */
 int h5g_plan_node(const h5g_run *r, h5g_plan *plan) {
   int rc = H5G_OK;
-  CHECK(h5g_local_rank(r->comm, &plan->local_rank, &plan->ranks_on_node));
   plan->cpus = h5g_cpus_allowed();
   plan->io_threads = r->opt->io_threads ? r->opt->io_threads : plan->cpus;
   CHECK(h5g_io_configure(plan->io_threads, plan->ranks_on_node == r->size, &plan->io_policy));

@@ -8,7 +8,8 @@
 
 /* The key, whether values move with it, and this rank's share of the input. */
 void h5g_plan_share(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan);
-/* Collective: this rank's place on its node, CPUs, I/O threads and I/O policy (no GPU call). */
+/* This rank's CPUs, I/O threads and I/O policy (no GPU call), its place on the node known
+ * (plan->local_rank, plan->ranks_on_node: h5g_local_rank). */
 int h5g_plan_node(const h5g_run *r, h5g_plan *plan);
 /* Collective, after h5g_plan_node: backend and GPU of this rank (the CUDA driver's start). */
 int h5g_plan_devices(const h5g_run *r, h5g_plan *plan);
