@@ -598,6 +598,7 @@ template <typename T> struct HistogramBench {
     int device = 0;
     MUST_CUDA(cudaGetDevice(&device));
     auto launch = [&] {
+      MUST_CUDA(cudaMemsetAsync(s.counts, 0, sizeof(T) * h5g::RADIX * sizeof(*s.counts), stream));
       MUST_OK((h5g::onesweep::launch_histogram_shape<T, BLOCK, COPIES>(keys, n, identity, s, device, stream)));
     };
     launch();

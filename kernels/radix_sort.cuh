@@ -12,7 +12,9 @@
  *    they are known, before the ranking (so successors rarely wait), adds
  *    up its predecessors' counts (decoupled look-back: a tile's inclusive prefix, once published,
  *    ends the walk; the digit-sorted tile is written to shared memory meanwhile), and scatters
- *    the digit-sorted tile to the output in coalesced runs.
+ *    the digit-sorted tile to the output in coalesced runs. The table is cleared once, with the
+ *    histogram's counts: launches alternate an epoch bit in its entries instead, and the block
+ *    that takes the last tile zeroes the tile counter for the next launch.
  * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back.
  * Keys-only sorts of 64- and 128-bit keys take the top digits first when the histogram says
  * they could tell the keys apart (top_digits_pass: room for 16 times as many values as keys):
@@ -52,10 +54,13 @@ namespace onesweep {
 
 /* One pass per key byte: 16 for the widest (128-bit) keys. */
 constexpr int MAX_PASSES = 16;
-/* Look-back entry: 2 status bits over a 30-bit digit count. */
-constexpr uint32_t LOOKBACK_AGGREGATE = 1u << 30;
-constexpr uint32_t LOOKBACK_INCLUSIVE = 2u << 30;
-constexpr uint32_t LOOKBACK_VALUE = (1u << 30) - 1;
+/* Look-back entry: an epoch bit and 2 status bits over a 29-bit digit count. Launches of a sort
+ * alternate epochs, so an entry of the launch before reads as not yet published and the table is
+ * cleared once per sort, not before every launch (sort: run_passes). */
+constexpr uint32_t LOOKBACK_AGGREGATE = 1u << 29;
+constexpr uint32_t LOOKBACK_INCLUSIVE = 2u << 29;
+constexpr uint32_t LOOKBACK_EPOCH = 4u << 29;
+constexpr uint32_t LOOKBACK_VALUE = (1u << 29) - 1;
 constexpr int LOOKBACK_WINDOW = 4;
 
 /* Shared counters are spread over COPIES copies, copy = lane % COPIES, interleaved (counter of
@@ -327,7 +332,7 @@ template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, WarpMatch MATCH, typ
           typename V = NoValue, bool MAPPED = false>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     pass_kernel(const K *__restrict__ in, K *__restrict__ out, uint64_t portion_begin,
-                uint64_t portion_end, uint32_t *tile_counter, uint32_t *lookback,
+                uint64_t portion_end, uint32_t *tile_counter, uint32_t *lookback, uint32_t epoch,
                 const uint64_t *bins_in, uint64_t *bins_out, int shift,
                 const V *__restrict__ in_vals, V *__restrict__ out_vals, KeyMap<K> load,
                 KeyMap<K> store) {
@@ -337,12 +342,16 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
   typename P::Storage &s = *reinterpret_cast<typename P::Storage *>(smem_raw);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  if (tid == 0) s.tile_id = atomicAdd(tile_counter, 1u);
+  const uint32_t ntiles = (uint32_t)((portion_end - portion_begin + TILE - 1) / TILE);
+  if (tid == 0) {
+    const uint32_t taken = atomicAdd(tile_counter, 1u);
+    if (taken == ntiles - 1) *tile_counter = 0; /* the last tile taken: zero for the next launch */
+    s.tile_id = taken;
+  }
   /* Loaded now, so that its latency does not follow the look-back's. */
   const uint64_t bin = tid < RADIX ? bins_in[tid] : 0;
   __syncthreads();
   const uint32_t tile = s.tile_id;
-  const uint32_t ntiles = (uint32_t)((portion_end - portion_begin + TILE - 1) / TILE);
   const uint64_t tile_begin = portion_begin + (uint64_t)tile * TILE;
   const uint32_t valid = (uint32_t)min((uint64_t)TILE, portion_end - tile_begin);
 
@@ -376,7 +385,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
   P::Rank::rank(s.rank, keys, shift, ranks, &digit_start, [&](uint32_t count) {
     mine = count - (threadIdx.x == RADIX - 1 ? TILE - valid : 0);
     table[(uint64_t)tile * RADIX + threadIdx.x] =
-        (tile == 0 ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | mine;
+        epoch | (tile == 0 ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | mine;
   });
   if constexpr (has_values<V>) { /* values load while the look-back waits */
     const V *vsrc = in_vals + tile_begin + first;
@@ -403,16 +412,19 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
         int used = 0;
 #pragma unroll
         for (int w = 0; w < LOOKBACK_WINDOW; ++w) {
-          if (found || used < w || !(v[w] & ~LOOKBACK_VALUE)) continue; /* stop at a gap */
+          /* zero (cleared) or of the other epoch (the launch before): not published */
+          const uint32_t state = (v[w] ^ epoch) & ~LOOKBACK_VALUE;
+          if (found || used < w || (state != LOOKBACK_AGGREGATE && state != LOOKBACK_INCLUSIVE))
+            continue; /* stop at a gap */
           exclusive += v[w] & LOOKBACK_VALUE;
-          found = v[w] & LOOKBACK_INCLUSIVE;
+          found = state == LOOKBACK_INCLUSIVE;
           ++used;
         }
         if (found) break;
         if (used == 0) __nanosleep(16); /* predecessor not published: leave issue slots to others */
         pred -= used;
       }
-      table[(uint64_t)tile * RADIX + tid] = LOOKBACK_INCLUSIVE | (exclusive + mine);
+      table[(uint64_t)tile * RADIX + tid] = epoch | LOOKBACK_INCLUSIVE | (exclusive + mine);
     }
     /* Never negative: no more keys of this tile precede digit tid than keys of all tiles. */
     s.out_base[tid] = (Index)(bin + exclusive - digit_start);
@@ -452,29 +464,35 @@ inline size_t portion_keys(size_t n, size_t tile) {
 
 /* Scratch layout; the same code sizes it (base == NULL) and carves it. */
 struct Scratch {
-  unsigned long long *counts;
   uint64_t *bins, *portion_bins;
   TopStats *stats;
+  unsigned long long *counts;
   uint32_t *unsorted, *tile_counter, *lookback;
+  size_t lookback_tiles; /* tiles of the look-back table: those of the largest launch */
+  size_t cleared_bytes;  /* from counts to the table's end: one memset before the histogram */
 
   size_t layout(void *base, size_t n, size_t tile) {
-    const size_t portion = portion_keys(n, tile);
     ScratchLayout s{(char *)base, 0};
-    counts = s.take<unsigned long long>(MAX_PASSES * RADIX);
     bins = s.take<uint64_t>(MAX_PASSES * RADIX);
     portion_bins = s.take<uint64_t>(2 * RADIX);
     stats = s.take<TopStats>(1);
     unsorted = s.take<uint32_t>(1);
-    /* The tile counter sits right before the look-back table: one memset clears both. */
-    tile_counter = s.take<uint32_t>(1 + (portion + tile - 1) / tile * RADIX);
+    /* The histogram's counts, the tile counter and the look-back table, in that order: the
+     * histogram's memset clears all three. */
+    const size_t counts_at = s.used;
+    counts = s.take<unsigned long long>(MAX_PASSES * RADIX);
+    lookback_tiles = (portion_keys(n, tile) + tile - 1) / tile;
+    tile_counter = s.take<uint32_t>(1 + lookback_tiles * RADIX);
     lookback = tile_counter ? tile_counter + 1 : nullptr;
+    cleared_bytes = s.used - ((counts_at + 255) & ~(size_t)255);
     return s.used;
   }
 };
 
-/* Launches histogram_kernel on `device` (the current one) in blocks of BLOCK threads with COPIES
- * counter copies (other shapes than launch_histogram's are for bench_local_sort); with `differ`
- * one block more (or one of the most that fit the device) takes the sample. */
+/* Launches histogram_kernel on `device` (the current one) into s.counts, which must be zero, in
+ * blocks of BLOCK threads with COPIES counter copies (other shapes than launch_histogram's are
+ * for bench_local_sort); with `differ` one block more (or one of the most that fit the device)
+ * takes the sample. */
 template <typename K, int BLOCK, int COPIES>
 int launch_histogram_shape(const K *keys, size_t n, const KeyMap<K> &load, Scratch &s,
                            int device, cudaStream_t stream, uint32_t *differ = nullptr) {
@@ -486,7 +504,6 @@ int launch_histogram_shape(const K *keys, size_t n, const KeyMap<K> &load, Scrat
   CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK, smem));
-  CHECK_CUDA(cudaMemsetAsync(s.counts, 0, MAX_PASSES * RADIX * sizeof(*s.counts), stream));
   {
     const uint64_t blocks_needed = (n + BLOCK * HIST_ITEMS - 1) / (BLOCK * HIST_ITEMS);
     const unsigned sampling = differ ? 1 : 0;
@@ -535,6 +552,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   constexpr size_t TILE = Narrow::TILE;
   constexpr int PASSES = sizeof(K);
   static_assert(PASSES <= MAX_PASSES, "one pass per key byte");
+  static_assert(ONESWEEP_PORTION + TILE - 1 <= LOOKBACK_VALUE, "a launch's counts fit an entry");
   /* 32-bit output indices whenever they address every key. */
   const bool narrow = !WIDE_INDEX && n <= ((size_t)1 << 32);
   const auto plain = narrow ? pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint32_t, V>
@@ -554,6 +572,8 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   bool sampled = false;   /* the sample of the top digits first taken (sample_differences) */
   bool top_first = false; /* sorted by the top digits first */
   int first = -1, last = -1; /* the first and last passes that run */
+  uint32_t launches = 0;     /* pass launches so far: their parity is the epoch */
+  size_t clean_tiles = 0;    /* leading tiles whose entries are not of the next launch's epoch */
   K *src = keys, *dst = alt;
   V *vsrc = vals, *vdst = alt_vals;
   /* The nontrivial passes of digits [from, to], from src into dst and back: the first loads
@@ -575,13 +595,18 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
         const size_t end_key = n - begin_key < portion ? n : begin_key + portion;
         const size_t tiles = (end_key - begin_key + TILE - 1) / TILE;
         uint64_t *bins_out = s.portion_bins + (p & 1) * RADIX;
-        /* the tile counter and the look-back entries of this portion's tiles */
-        CHECK_CUDA(
-            cudaMemsetAsync(s.tile_counter, 0, (1 + tiles * RADIX) * sizeof(uint32_t), stream));
+        /* Tiles the launch before did not have may hold entries of this launch's epoch (from
+         * the launch before that: a portion's last launch has fewer tiles). */
+        if (tiles > clean_tiles)
+          CHECK_CUDA(cudaMemsetAsync(s.lookback + clean_tiles * RADIX, 0,
+                                     (tiles - clean_tiles) * RADIX * sizeof(uint32_t), stream));
         kernel<<<(unsigned)tiles, BLOCK, smem, stream>>>(
-            src, dst, begin_key, end_key, s.tile_counter, s.lookback, bins_in, bins_out,
-            pass * RADIX_BITS, vsrc, vdst, load, store);
+            src, dst, begin_key, end_key, s.tile_counter, s.lookback,
+            launches & 1 ? LOOKBACK_EPOCH : 0, bins_in, bins_out, pass * RADIX_BITS, vsrc, vdst,
+            load, store);
         CHECK_CUDA(cudaGetLastError());
+        ++launches;
+        clean_tiles = tiles;
         bins_in = bins_out;
       }
       swap_ping_pong(src, dst, vsrc, vdst);
@@ -602,6 +627,8 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   }
 
   sampled = TOP_DIGITS_FIRST && n >= TOP_SAMPLE_MIN_KEYS;
+  CHECK_CUDA(cudaMemsetAsync(s.counts, 0, s.cleared_bytes, stream));
+  clean_tiles = s.lookback_tiles;
   CHECK(launch_histogram(keys, n, io.on_load(true), s, stream,
                          sampled ? s.stats->differ : nullptr));
   bins_kernel<<<PASSES, RADIX, 0, stream>>>(s.counts, s.bins, s.stats->digits);
