@@ -63,7 +63,7 @@ enum class WarpMatch { BALLOT, ATOMIC_OR };
 constexpr WarpMatch ONESWEEP_MATCH = WarpMatch::ATOMIC_OR;
 
 /* Keys one pass kernel launch covers, rounded up to whole tiles (radix_sort.cuh: portion_keys):
- * look-back counts fit in 30 bits and the look-back
+ * look-back counts fit in 29 bits (the entry's other 3: epoch and status) and the look-back
  * table (tiles x 256 x 4 bytes) stays at most 32 MB for 2^28 keys in tiles of >= 8192 keys (52 MB
  * in the 5120-key tiles of 128-bit keys, 64 MB in the 4096-key tiles of key+value sorts). */
 constexpr size_t ONESWEEP_PORTION = (size_t)1 << 28;
