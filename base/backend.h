@@ -132,6 +132,10 @@ int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budg
  * context that cannot be made stops it), else H5G_OK; *seconds (unless NULL) is how long the
  * making took. */
 typedef struct h5g_cuda_warmup h5g_cuda_warmup;
+/* Sets the CUDA driver's settings this process wants where the user set none
+ * (CUDA_DEVICE_MAX_CONNECTIONS: kernels/tuning.cuh, DEVICE_CONNECTIONS). Call before any thread
+ * starts (setenv must not race a getenv) and before any CUDA call; nothing without CUDA. */
+void h5g_cuda_environment(void);
 int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **w);
 int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);
 /* Destroys the CUDA context this process made, as its exit otherwise would, or waits for the

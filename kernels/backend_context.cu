@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "kernels/backend_cuda_internal.cuh"
+#include "kernels/tuning.cuh"
 
 namespace h5g {
 namespace detail {
@@ -124,6 +125,12 @@ void *warmup_thread(void *arg) {
 }
 
 } // namespace
+
+extern "C" void h5g_cuda_environment(void) {
+  char connections[16];
+  snprintf(connections, sizeof connections, "%d", h5g::DEVICE_CONNECTIONS);
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", connections, 0);
+}
 
 extern "C" int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **out) {
   int rc = H5G_OK;

@@ -456,7 +456,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 }
 
 /* Keys one pass launch covers: ONESWEEP_PORTION rounded up to whole tiles, so that 2^28 keys
- * take one launch rather than one and a remainder of a few keys (look-back sums stay < 2^30). */
+ * take one launch rather than one and a remainder of a few keys (look-back sums stay < 2^29). */
 inline size_t portion_keys(size_t n, size_t tile) {
   const size_t most = (ONESWEEP_PORTION + tile - 1) / tile * tile;
   return n < most ? n : most;
@@ -479,12 +479,12 @@ struct Scratch {
     unsorted = s.take<uint32_t>(1);
     /* The histogram's counts, the tile counter and the look-back table, in that order: the
      * histogram's memset clears all three. */
-    const size_t counts_at = s.used;
     counts = s.take<unsigned long long>(MAX_PASSES * RADIX);
+    const size_t counts_at = s.used - MAX_PASSES * RADIX * sizeof(unsigned long long);
     lookback_tiles = (portion_keys(n, tile) + tile - 1) / tile;
     tile_counter = s.take<uint32_t>(1 + lookback_tiles * RADIX);
     lookback = tile_counter ? tile_counter + 1 : nullptr;
-    cleared_bytes = s.used - ((counts_at + 255) & ~(size_t)255);
+    cleared_bytes = s.used - counts_at;
     return s.used;
   }
 };

@@ -7,6 +7,18 @@
 
 namespace h5g {
 
+/* CUDA_DEVICE_MAX_CONNECTIONS, the hardware work queues a context opens (the driver's default:
+ * 8), which h5gsort sets before the driver starts where the user set none
+ * (h5g_cuda_environment). Opening them is most of the primary context's making: H100,
+ * persistence mode on, cuInit 0.10 s with any count, the primary context 0.16 s with 8, 0.09
+ * with 4, 0.08 with 2, 0.064 with 1. The backend keeps its work on one stream, a streamed
+ * (out-of-core) merge on two, whose overlap one queue loses. H100, 2026-11-27, README launch,
+ * whole process, s (bench/RESULTS.md, "Fewer hardware work queues"), 8 / 2 / 1:
+ *   f8 2^28 0.887 / 0.773 / 0.762; u4 2^30 1.246 / 1.162 / 1.131;
+ *   u4 2^30 at --device-memory 512M 1.593 / 1.450 / 1.644 (merge phase 0.132 / 0.122 / 0.197);
+ *   u4 2^28 on 4 ranks sharing the GPU 1.752 / - / 0.979 -> 2. */
+constexpr int DEVICE_CONNECTIONS = 2;
+
 /* Onesweep radix sort. RADIX_BITS 8: 4 passes for 32-bit keys, 8 for 64-bit (CUB's choice too),
  * 16 for 128-bit.
  * Tile = BLOCK * ITEMS keys per thread block (dynamic shared memory holds the tile);

@@ -19,6 +19,8 @@ int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budg
                        "--backend cpu or auto");
 }
 
+void h5g_cuda_environment(void) {}
+
 int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **w) {
   (void)local_rank;
   *w = NULL;

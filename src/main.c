@@ -111,6 +111,7 @@ int main(int argc, char **argv) {
   /* before any thread starts: setenv must not race another thread's getenv */
   h5g_mpi_choose_transport();
   h5g_mpi_skip_gpu_topology();
+  h5g_cuda_environment();
   /* the command line as given, for the report: before getopt permutes argv and the option
    * parser splits lists (--carry, --order, ...) in place */
   char **command = calloc((size_t)argc + 1, sizeof *command);
