@@ -121,6 +121,10 @@ int h5g_backend_cpu_create(h5g_backend **out, uint64_t mem_budget);
  * mem_budget 0 means "most of the free device memory". Returns H5G_ERR_RUNTIME with a message
  * when the build has no CUDA or no GPU is visible. */
 int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budget);
+/* Sets the CUDA driver's settings this process wants where the user set none
+ * (CUDA_DEVICE_MAX_CONNECTIONS: kernels/tuning.cuh, DEVICE_CONNECTIONS). Call before any thread
+ * starts (setenv must not race a getenv) and before any CUDA call; nothing without CUDA. */
+void h5g_cuda_environment(void);
 /* The CUDA context of this rank's GPU, made in a background thread while the host does work that
  * needs no GPU (the pipeline: while rank 0 inspects the input). On the H200 machine under mpirun
  * it takes 0.13 s (0.24 s for each of 2 ranks on one GPU), of which the inspection of a small
@@ -132,10 +136,6 @@ int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budg
  * context that cannot be made stops it), else H5G_OK; *seconds (unless NULL) is how long the
  * making took. */
 typedef struct h5g_cuda_warmup h5g_cuda_warmup;
-/* Sets the CUDA driver's settings this process wants where the user set none
- * (CUDA_DEVICE_MAX_CONNECTIONS: kernels/tuning.cuh, DEVICE_CONNECTIONS). Call before any thread
- * starts (setenv must not race a getenv) and before any CUDA call; nothing without CUDA. */
-void h5g_cuda_environment(void);
 int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **w);
 int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);
 /* Destroys the CUDA context this process made, as its exit otherwise would, or waits for the

@@ -10,7 +10,7 @@ namespace h5g {
 /* CUDA_DEVICE_MAX_CONNECTIONS, the hardware work queues a context opens (the driver's default:
  * 8), which h5gsort sets before the driver starts where the user set none
  * (h5g_cuda_environment). Opening them is most of the primary context's making: H100,
- * persistence mode on, cuInit 0.10 s with any count, the primary context 0.16 s with 8, 0.09
+ * persistence mode on, cuInit 0.10 s with any count, the primary context 0.11-0.17 s with 8, 0.09
  * with 4, 0.08 with 2, 0.064 with 1. The backend keeps its work on one stream, a streamed
  * (out-of-core) merge on two, whose overlap one queue loses. H100, 2026-11-27, README launch,
  * whole process, s (bench/RESULTS.md, "Fewer hardware work queues"), 8 / 2 / 1:
