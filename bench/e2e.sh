@@ -29,7 +29,9 @@ bin=${BIN:-build/bin}
 work=${1:-/tmp/h5gsort-e2e}
 repeats=${REPEATS:-3}
 py_repeats=${PY_REPEATS:-1}
-# dataset sets: TYPE:LOG2[:h5gsort options]; py = also the h5py rows
+# dataset sets: TYPE:LOG2[:EXTRA]; EXTRA py: also the h5py rows; ooc: --device-memory 512M;
+# records: a table {row u8, det u2, name S5, key TYPE, x f8} sorted by its key field, whole
+# records moved; records2: the same with few key values, sorted by the fields key, det
 sets=${SETS:-"u4:30:py u4:32 f8:28:py u4:30:ooc"}
 cores=$(nproc)
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
@@ -105,8 +107,13 @@ PY
 phases() { # the last report's in-process phases
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("total %.3f: " % r["seconds"]["total"] + "  ".join("%s %.3f" % kv for kv in r["seconds"].items() if kv[1] >= 0.005 and kv[0] != "total") + "  (h2d %.3f, d2h %.3f)" % (r["gpu_copy_seconds"]["h2d"], r["gpu_copy_seconds"]["d2h"]) + "; io threads %d" % r["rank_detail"][0]["io_threads"])' "$work/report.json"
 }
-gen() { # file type log2
-  [ -e "$1" ] || "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$1" -d /keys --count $((1 << $3)) --type "$2" --dist uniform --seed 42 >/dev/null
+gen() { # file type log2 [extra]
+  local form=(--dist uniform)
+  case ${4:-} in
+    records) form=(--dist uniform --table) ;;
+    records2) form=(--dist few --table) ;;
+  esac
+  [ -e "$1" ] || "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$1" -d /keys --count $((1 << $3)) --type "$2" "${form[@]}" --seed 42 >/dev/null
   cat "$1" >/dev/null # into the page cache
 }
 breakdown() { # label WHAT=TIMELINES...: the whole process of each row's median run, stage by stage
@@ -178,17 +185,24 @@ echo "|---|---|---:|---:|---:|---:|"
 : >"$work/phases.txt"
 : >"$work/breakdown.md"
 declare -A seconds # "LOG2 TYPE EXTRA what" -> seconds, for the targets
+against_old=()     # with OLD_BIN: each set's README launch / the earlier build's
 row() { # label what seconds key
   echo "| $1 | $2 | $3 | $(ratio "$3" "$raw") | $(ratio "$3" "$mapped") | $(ratio "$3" "$copy") |"
   seconds[$4]=$3
 }
 for spec in $sets; do
   IFS=: read -r type log2 extra <<<"$spec"
-  in="$work/in_${type}_$log2.h5" out="$work/out.h5"
-  gen "$in" "$type" "$log2"
-  label="$type 2^$log2 ($(( (1 << log2) * ${type:1} / 1048576 )) MiB)"
+  in="$work/in_${type}_$log2${extra:+_$extra}.h5" out="$work/out.h5"
+  gen "$in" "$type" "$log2" "$extra"
+  row_bytes=${type:1}
+  case $extra in records | records2) row_bytes=$((row_bytes + 23)) ;; esac
+  label="$type 2^$log2 ($(( (1 << log2) * row_bytes / 1048576 )) MiB)"
   opts=()
-  [ "$extra" = ooc ] && opts=(--device-memory 512M) && label="$label, --device-memory 512M"
+  case $extra in
+    ooc) opts=(--device-memory 512M) label="$label, --device-memory 512M" ;;
+    records) opts=(--key-field key) label="$label, records of $row_bytes B by their key" ;;
+    records2) opts=(--key-field key,det) label="$label, records of $row_bytes B, few keys, by key, det" ;;
+  esac
   raw=$(repeat "$repeats" raw_run "$in" "$out" pwrite)
   echo "$label raw bound: $(cat "$work/last.txt")" >>"$work/phases.txt"
   mapped=$(repeat "$repeats" raw_run "$in" "$out" mmap)
@@ -229,6 +243,7 @@ for spec in $sets; do
   if [ -n "${OLD_BIN:-}" ]; then
     t=$(H5GSORT=$OLD_BIN/h5gsort repeat "$repeats" h5gsort_run readme "$in" "$out" "${opts[@]}")
     row "$label" "earlier h5gsort ($OLD_BIN), the README's launch" "$t" "$key old"
+    against_old+=("$label: $(ratio "${seconds[$key readme]}" "$t")")
   fi
   if [ "$extra" = py ]; then
     for lib in numpy cupy; do
@@ -278,4 +293,9 @@ for launch in readme none ompi; do
   target "4 GiB u4 / fastest raw [$launch]" "30 u4 py $launch" "30 u4 py mapped" 1.6
   target "f8 2^28 / fastest raw [$launch]" "28 f8 py $launch" "28 f8 py mapped" 1.6
 done
+if [ ${#against_old[@]} -gt 0 ]; then
+  echo
+  echo "This build against the earlier one ($OLD_BIN), both the README's launch (above 1: slower):"
+  printf -- '- %s\n' "${against_old[@]}"
+fi
 rm -f "$work/phases.txt" "$work/breakdown.md" "$work"/timeline*.txt "$work/last.wall" "$work/out.h5"

@@ -72,7 +72,7 @@ void *retire_thread(void *) {
   CudaBackend *cb = impl_of(be);
   cudaError_t err = cudaSetDevice(cb->device);
   if (err == cudaSuccess) err = cudaStreamSynchronize(cb->stream);
-  if (err == cudaSuccess && cb->side_stream) err = cudaStreamSynchronize(cb->side_stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(cb->side_stream);
   if (err == cudaSuccess) settle_ops(be, cb->nops); /* the report's copy times */
   g_retire.copies_error = err;
   retire_stage(COPIED); /* the backend is the host's again: not touched below */
@@ -249,7 +249,11 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   cb->device = (local_rank < 0 ? 0 : local_rank) % count;
   CHECK(make_current_context(cb->device)); /* made already when h5g_cuda_warmup_start ran */
   CHECK_CUDA(cudaGetDeviceProperties(&props, cb->device));
+  /* Both streams now, one after the other: the driver spreads streams over its hardware work
+   * queues (h5g_cuda_environment: 2) in the order they are made, so the streamed merge's second
+   * stream gets the queue the first does not have, whatever streams NCCL makes later. */
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&cb->side_stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   be->name = "cuda";
   snprintf(be->device_name, sizeof be->device_name, "%s", props.name);

@@ -53,7 +53,7 @@ struct StreamOp {
 struct CudaBackend {
   int device;
   cudaStream_t stream;
-  cudaStream_t side_stream; /* a streamed merge's second chunk in flight (made on first need) */
+  cudaStream_t side_stream; /* a streamed merge's second chunk in flight */
   void *pool;
   size_t pool_bytes;
   /* the resident run (base/backend.h: load ... wait_copied) */

@@ -58,7 +58,7 @@ int reserve(h5g_backend *be, size_t bytes) {
              "a GPU call needs %zu bytes of device memory, over the budget of %llu", bytes,
              (unsigned long long)be->mem_budget);
   CHECK_CUDA(cudaStreamSynchronize(cb->stream));
-  if (cb->side_stream) CHECK_CUDA(cudaStreamSynchronize(cb->side_stream));
+  CHECK_CUDA(cudaStreamSynchronize(cb->side_stream));
   CHECK_CUDA(cudaFree(cb->pool));
   cb->pool = NULL;
   cb->pool_bytes = 0;
@@ -110,7 +110,7 @@ void cuda_unpin(h5g_backend *be, void *p) {
   }
   cudaSetDevice(impl_of(be)->device); /* the unpinning thread's device is 0 until told */
   cudaStreamSynchronize(impl_of(be)->stream);
-  if (impl_of(be)->side_stream) cudaStreamSynchronize(impl_of(be)->side_stream);
+  cudaStreamSynchronize(impl_of(be)->side_stream);
   cudaHostUnregister(p);
 }
 

@@ -77,8 +77,6 @@ int cuda_merge_stream(h5g_backend *be, const void *keys, const uint64_t *values,
                (unsigned long long)count, chunk);
   }
   CHECK(prepare_slots(be, chunk, width, with_values, nruns, slot, 2));
-  if (!cb->side_stream)
-    CHECK_CUDA(cudaStreamCreateWithFlags(&cb->side_stream, cudaStreamNonBlocking));
   for (size_t c = 0; c < nchunks; c++) {
     const uint64_t *from = cuts + c * nruns, *to = from + nruns;
     const size_t s = c % 2;
@@ -90,8 +88,8 @@ int cuda_merge_stream(h5g_backend *be, const void *keys, const uint64_t *values,
 done:
   /* also after a failure: no copy may still be under way into host memory the caller frees */
   drained = cudaStreamSynchronize(cb->stream);
-  if (cb->side_stream && drained == cudaSuccess) drained = cudaStreamSynchronize(cb->side_stream);
-  else if (cb->side_stream) cudaStreamSynchronize(cb->side_stream);
+  if (drained == cudaSuccess) drained = cudaStreamSynchronize(cb->side_stream);
+  else cudaStreamSynchronize(cb->side_stream);
   if (drained != cudaSuccess && rc == H5G_OK)
     rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "CUDA error %s in the streamed merge",
                        cudaGetErrorName(drained));
