@@ -249,9 +249,10 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   cb->device = (local_rank < 0 ? 0 : local_rank) % count;
   CHECK(make_current_context(cb->device)); /* made already when h5g_cuda_warmup_start ran */
   CHECK_CUDA(cudaGetDeviceProperties(&props, cb->device));
-  /* Both streams now, one after the other: the driver hands out its hardware work queues
-   * (h5g_cuda_environment: 2) to streams in turn as they are made (seen, not documented), so the
-   * streamed merge's second stream is not left to share the first's behind NCCL's streams. */
+  /* Both streams now, one after the other: as far as is known (the mapping is not documented)
+   * the driver hands its hardware work queues (h5g_cuda_environment: 2) to streams in turn as
+   * they are made, so NCCL's streams, made later, cannot leave the streamed merge's second stream
+   * on the first one's queue. */
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->side_stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
