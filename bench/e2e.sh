@@ -192,7 +192,9 @@ row() { # label what seconds key
 }
 for spec in $sets; do
   IFS=: read -r type log2 extra <<<"$spec"
-  in="$work/in_${type}_$log2${extra:+_$extra}.h5" out="$work/out.h5"
+  table=
+  case $extra in records | records2) table=_$extra ;; esac # py and ooc sets share one file
+  in="$work/in_${type}_$log2$table.h5" out="$work/out.h5"
   gen "$in" "$type" "$log2" "$extra"
   row_bytes=${type:1}
   case $extra in records | records2) row_bytes=$((row_bytes + 23)) ;; esac

@@ -251,8 +251,8 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   CHECK_CUDA(cudaGetDeviceProperties(&props, cb->device));
   /* Both streams now, one after the other: as far as is known (the mapping is not documented)
    * the driver hands its hardware work queues (h5g_cuda_environment: 2) to streams in turn as
-   * they are made, so NCCL's streams, made later, cannot leave the streamed merge's second stream
-   * on the first one's queue. */
+   * they are made, so NCCL's streams, made later, should not leave the streamed merge's second
+   * stream on the first one's queue (measured neutral: bench/RESULTS.md). */
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->side_stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
