@@ -107,13 +107,8 @@ PY
 phases() { # the last report's in-process phases
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("total %.3f: " % r["seconds"]["total"] + "  ".join("%s %.3f" % kv for kv in r["seconds"].items() if kv[1] >= 0.005 and kv[0] != "total") + "  (h2d %.3f, d2h %.3f)" % (r["gpu_copy_seconds"]["h2d"], r["gpu_copy_seconds"]["d2h"]) + "; io threads %d" % r["rank_detail"][0]["io_threads"])' "$work/report.json"
 }
-gen() { # file type log2 [extra]
-  local form=(--dist uniform)
-  case ${4:-} in
-    records) form=(--dist uniform --table) ;;
-    records2) form=(--dist few --table) ;;
-  esac
-  [ -e "$1" ] || "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$1" -d /keys --count $((1 << $3)) --type "$2" "${form[@]}" --seed 42 >/dev/null
+gen() { # file type log2 [h5gsort-gen options: the keys' distribution, --table]
+  [ -e "$1" ] || "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$1" -d /keys --count $((1 << $3)) --type "$2" "${@:4}" --seed 42 >/dev/null
   cat "$1" >/dev/null # into the page cache
 }
 breakdown() { # label WHAT=TIMELINES...: the whole process of each row's median run, stage by stage
@@ -192,19 +187,17 @@ row() { # label what seconds key
 }
 for spec in $sets; do
   IFS=: read -r type log2 extra <<<"$spec"
-  table=
-  case $extra in records | records2) table=_$extra ;; esac # py and ooc sets share one file
-  in="$work/in_${type}_$log2$table.h5" out="$work/out.h5"
-  gen "$in" "$type" "$log2" "$extra"
-  row_bytes=${type:1}
-  case $extra in records | records2) row_bytes=$((row_bytes + 23)) ;; esac
-  label="$type 2^$log2 ($(( (1 << log2) * row_bytes / 1048576 )) MiB)"
-  opts=()
+  # table: the input's name suffix (py and ooc sets share one file); form: h5gsort-gen's options
+  table= form=(--dist uniform) opts=() row_bytes=${type:1} what=
   case $extra in
-    ooc) opts=(--device-memory 512M) label="$label, --device-memory 512M" ;;
-    records) opts=(--key-field key) label="$label, records of $row_bytes B by their key" ;;
-    records2) opts=(--key-field key,det) label="$label, records of $row_bytes B, few keys, by key, det" ;;
+    ooc) opts=(--device-memory 512M) what=", --device-memory 512M" ;;
+    records) table=_$extra form+=(--table) opts=(--key-field key) what="by their key" ;;
+    records2) table=_$extra form=(--dist few --table) opts=(--key-field key,det) what="few keys, by key, det" ;;
   esac
+  [ -z "$table" ] || { row_bytes=$((row_bytes + 23)) && what=", records of $row_bytes B, $what"; }
+  in="$work/in_${type}_$log2$table.h5" out="$work/out.h5"
+  gen "$in" "$type" "$log2" "${form[@]}"
+  label="$type 2^$log2 ($(( (1 << log2) * row_bytes / 1048576 )) MiB)$what"
   raw=$(repeat "$repeats" raw_run "$in" "$out" pwrite)
   echo "$label raw bound: $(cat "$work/last.txt")" >>"$work/phases.txt"
   mapped=$(repeat "$repeats" raw_run "$in" "$out" mmap)
