@@ -128,8 +128,8 @@ void h5g_cuda_environment(void);
 /* The CUDA context of this rank's GPU, made in a background thread while the host does work that
  * needs no GPU (the pipeline: while rank 0 inspects the input). On the H200 machine under mpirun
  * it takes 0.13 s (0.24 s for each of 2 ranks on one GPU), of which the inspection of a small
- * file on a local disk hides only 0.01 s; a slower file system's metadata hides more. Not begun
- * before MPI_Init returns (src/main.c: MPI_Init changes the environment the driver reads).
+ * file on a local disk hides only 0.01 s; a slower file system's metadata hides more. src/main.c
+ * begins it before MPI_Init where it can, so that it is made while MPI starts.
  * start: the GPU is the one the backend picks for `local_rank`; *w is NULL where nothing was
  * started (no CUDA in this build, or no thread could be made: the backend then makes it).
  * finish: joins and frees it (safe with NULL); its error when `needed` (the run uses the GPU: a
@@ -138,6 +138,9 @@ void h5g_cuda_environment(void);
 typedef struct h5g_cuda_warmup h5g_cuda_warmup;
 int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **w);
 int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);
+/* The local rank a warm-up was started for (its device: that rank modulo the devices); -1 for
+ * none. */
+int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w);
 /* Destroys the CUDA context this process made, as its exit otherwise would, or waits for the
  * release a backend's retire began, and returns the seconds that took here (0 without one):
  * tear-down made visible. *behind_write (unless NULL): how long that begun release took in its

@@ -158,6 +158,8 @@ done:
   return rc;
 }
 
+extern "C" int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w) { return w ? w->local_rank : -1; }
+
 extern "C" double h5g_cuda_release_context(double *behind_write) {
   if (behind_write) *behind_write = 0;
   if (g_context_device < 0) return 0;

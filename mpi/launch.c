@@ -48,6 +48,8 @@ void h5g_mpi_skip_gpu_topology(void) { setenv("HWLOC_COMPONENTS", H5G_HWLOC_NO_G
 
 const char *h5g_mpi_transport(void) { return transport; }
 
+int h5g_mpi_patcher_off(void) { return memory_hooks_off; }
+
 int h5g_mpi_may_use_gpu(void) {
   if (!memory_hooks_off) return 1; /* off only with the transport chosen here */
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT

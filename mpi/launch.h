@@ -19,6 +19,11 @@ void h5g_mpi_choose_transport(void);
 #define H5G_HWLOC_NO_GPU "-cuda,-nvml,-opencl,-rsmi,-levelzero"
 void h5g_mpi_skip_gpu_topology(void);
 
+/* 1 when h5g_mpi_choose_transport turned Open MPI's memory patcher off: MPI_Init and
+ * MPI_Finalize then rewrite no code of munmap and its kin, which another thread (the GPU
+ * context's, begun before MPI_Init: src/main.c) may be running. */
+int h5g_mpi_patcher_off(void);
+
 /* What MPI runs on, for -v and --report: "shared memory (one node)" where
  * h5g_mpi_choose_transport chose, else "as launched". */
 const char *h5g_mpi_transport(void);

@@ -34,6 +34,11 @@ int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds) {
   return H5G_OK;
 }
 
+int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w) {
+  (void)w;
+  return -1;
+}
+
 double h5g_cuda_release_context(double *behind_write) {
   if (behind_write) *behind_write = 0;
   return 0;

@@ -8,6 +8,7 @@
 
 #include "base/backend.h"
 #include "io/h5io.h"
+#include "mpi/agree.h"
 #include "mpi/launch.h"
 #include "src/check.h"
 #include "src/interrupt.h"
@@ -94,6 +95,23 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
   fflush(stdout);
 }
 
+/* A GPU context takes 0.19 s to make on the H100 machine, longer than MPI_Init (0.04 s with the
+ * one-node transport): begun before MPI_Init, in a thread, it is made meanwhile. The device is the
+ * one the plan picks, from Open MPI's local rank (the pipeline checks it against MPI's and makes
+ * another where they differ); none where the command line wants no GPU or no sort. Only where
+ * MPI_Init patches no code the thread runs (h5g_mpi_patcher_off: Open MPI's launcher, which names
+ * the local rank); the environment MPI_Init changes meanwhile is safe to read (src/environment.c).
+ * Elsewhere the pipeline makes the context after MPI_Init, behind the input's validation. */
+static h5g_cuda_warmup *early_context(const h5g_options *opt) {
+  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  h5g_cuda_warmup *w = NULL;
+  if (!h5g_mpi_patcher_off() || !local || !*local || opt->help || opt->version || opt->check ||
+      opt->plan || opt->backend == H5G_BACKEND_CPU)
+    return NULL;
+  if (h5g_cuda_warmup_start(atoi(local), &w) != H5G_OK) h5g_error_clear(); /* the pipeline's */
+  return w;
+}
+
 int main(int argc, char **argv) {
   h5g_timeline_mark("main");
   double start = now_seconds(); /* MPI_Init's time counts from here */
@@ -104,11 +122,14 @@ int main(int argc, char **argv) {
   signal(SIGXFSZ, SIG_IGN);
   /* h5gsort uses no shared file pointers, and Open MPI's sharedfp components (lockedfile, sm),
    * reached from MPI_File_open, overflow a fixed buffer on long paths. A user's setting wins. */
-  setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0);
+  int env_rc = setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0) == 0
+                   ? H5G_OK
+                   : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                   "out of host memory setting OMPI_MCA_sharedfp");
   /* SIGINT/SIGTERM from the start (a job cancelled while MPI starts ends with its error line):
    * the rank as the launcher gives it until MPI_Init tells */
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
-  /* before any thread starts: setenv must not race another thread's getenv */
+  /* before any thread starts, so that no reader sees a setting half made */
   h5g_mpi_choose_transport();
   h5g_mpi_skip_gpu_topology();
   h5g_cuda_environment();
@@ -116,18 +137,15 @@ int main(int argc, char **argv) {
    * parser splits lists (--carry, --order, ...) in place */
   char **command = calloc((size_t)argc + 1, sizeof *command);
   for (int i = 0; command && i < argc; i++) command[i] = strdup(argv[i]);
-  /* before MPI_Init, which it does not need (same argv everywhere: every rank agrees); its error
-   * is told by rank 0 once MPI runs. No thread starts before MPI_Init returns: MPI_Init changes
-   * the environment, which glibc's getenv in another thread (the CUDA driver's, as a GPU
-   * context is made) may read as it is freed (Open MPI issue 13428; while the context was begun
-   * before MPI_Init, a rank died of a segfault in 2 of 8 runs of gpu.keys_top, which this race
-   * can explain). The pipeline makes the context behind the input's validation. */
+  /* before MPI_Init, which it does not need (same argv everywhere: every rank agrees), so the
+   * early context knows what the run wants; its error is told by rank 0 once MPI runs */
   rc = h5g_options_parse(argc, argv, &opt);
   if (command) opt.argv = (const char *const *)command;
   /* the process that may make the output's pages beside the GPU context (io/populate.h): forked
    * now, while this process is small and has one thread, and before MPI, whose transports may
    * not tolerate a fork once started */
   if (rc == H5G_OK && !opt.help && !opt.version && h5g_write_populates(&opt)) h5g_populate_fork();
+  h5g_cuda_warmup *warmup = rc == H5G_OK ? early_context(&opt) : NULL; /* after the fork */
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   h5g_timeline_mark("mpi_init");
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
@@ -137,6 +155,9 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   h5g_interrupt_install(rank);
   h5g_io_quiet();
+  /* a rank's own failure before MPI_Init reaches every rank (a command-line error is every
+   * rank's alike) */
+  if (rc == H5G_OK) rc = h5g_agree(MPI_COMM_WORLD, env_rc);
 
   if (rc == H5G_OK && opt.help) {
     if (rank == 0) h5g_options_usage(stdout);
@@ -145,11 +166,13 @@ int main(int argc, char **argv) {
   } else if (rc == H5G_OK && opt.check) {
     rc = h5g_check_run(MPI_COMM_WORLD, &opt);
   } else if (rc == H5G_OK) {
-    rc = h5g_pipeline_run(MPI_COMM_WORLD, &opt, &rep);
+    rc = h5g_pipeline_run(MPI_COMM_WORLD, &opt, warmup, &rep);
+    warmup = NULL; /* the pipeline's */
     h5g_timeline_mark("pipeline_done");
     sorted = rc == H5G_OK;
     if (sorted && rank == 0 && !opt.plan) print_summary(&opt, &rep);
   }
+  h5g_cuda_warmup_finish(warmup, 0, NULL); /* --help, --check, a bad command line */
   /* Test hook (tests/faults): with H5GSORT_TEST_LEAKS set, an HDF5 object left open on any
    * path, success or failure, fails the run. */
   long open_objects = h5g_io_open_objects();
@@ -182,8 +205,7 @@ int main(int argc, char **argv) {
   rep.teardown.mpi_finalize = now_seconds() - start;
   h5g_timeline_mark("mpi_finalize_done");
   /* after MPI_Finalize, not in a thread beside it: MPI_Finalize takes 0.003-0.005 s (the PMIx
-   * connection without delay), and no other thread reads the environment while MPI changes it
-   * (the same reason the context is not made beside MPI_Init) */
+   * connection without delay), which such a thread would hide little of */
   rep.teardown.context = h5g_cuda_release_context(&rep.teardown.context_behind_write);
   if (sorted && rank == 0 && opt.verbose && !opt.quiet) print_teardown(&rep.teardown);
   h5g_timeline_mark("exit");

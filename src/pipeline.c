@@ -67,10 +67,15 @@ int h5g_step_end(h5g_run *r, h5g_phase phase, int status) {
 /* This rank's GPU context (of the GPU its place on the node picks) starts being made in the
  * background, so that it is ready when "setup" needs it; meanwhile rank 0 inspects the input and
  * the plan is made. Not with --backend cpu; with auto it may be made on a GPU that the plan then
- * leaves unused. */
+ * leaves unused. One begun before MPI_Init (src/main.c) is kept where it was begun for this
+ * local rank, else joined unused and begun again. */
 static int start_context(h5g_run *r, int local_rank) {
-  if (r->opt->backend == H5G_BACKEND_CPU) return H5G_OK;
-  return h5g_cuda_warmup_start(local_rank, &r->warmup);
+  const int wanted = r->opt->backend != H5G_BACKEND_CPU;
+  if (r->warmup && (!wanted || h5g_cuda_warmup_rank(r->warmup) != local_rank)) {
+    h5g_cuda_warmup_finish(r->warmup, 0, NULL);
+    r->warmup = NULL;
+  }
+  return wanted && !r->warmup ? h5g_cuda_warmup_start(local_rank, &r->warmup) : H5G_OK;
 }
 
 /* The GPU context is made (or could not be: an error only when the plan uses the GPU). */
@@ -292,12 +297,14 @@ done:
   return rc;
 }
 
-int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
+int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_cuda_warmup *warmup,
+                     h5g_report *rep) {
   int rc = H5G_OK;
   h5g_run run, *r = &run;
   run_state state, *s = &state;
   memset(r, 0, sizeof *r);
   memset(s, 0, sizeof *s);
+  r->warmup = warmup;
   r->comm = comm;
   r->opt = opt;
   MPI_Comm_rank(comm, &r->rank);

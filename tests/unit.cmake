@@ -17,3 +17,10 @@ add_executable(test_options ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_options.c)
 target_link_libraries(test_options PRIVATE h5g_core h5g_test_support)
 add_test(NAME unit.options COMMAND test_options)
 set_tests_properties(unit.options PROPERTIES LABELS unit TIMEOUT 300)
+
+# The environment's writers (src/environment.c), linked and exported as in h5gsort.
+add_executable(test_environment ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_environment.c)
+target_link_libraries(test_environment PRIVATE h5g_test_support Threads::Threads ${CMAKE_DL_LIBS})
+h5g_environment_writers(test_environment)
+add_test(NAME unit.environment COMMAND test_environment)
+set_tests_properties(unit.environment PROPERTIES LABELS unit TIMEOUT 300)

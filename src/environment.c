@@ -1,0 +1,145 @@
+/* The environment's writers of the h5gsort process: setenv, unsetenv, putenv and clearenv,
+ * defined here and exported (src/environment.syms), so that every library's call reaches them
+ * instead of the C library's. glibc before 2.41 grows the environment array with realloc, which
+ * frees the array that getenv in another thread may be walking, and unsets a variable by shifting
+ * the entries behind it, so that such a getenv can miss one it never changed. h5gsort's GPU context
+ * is made in a thread while MPI_Init changes the environment (src/main.c), and the CUDA driver
+ * reads it there. These writers do what glibc 2.41 does ("stdlib: Make getenv thread-safe in more
+ * cases"): a changed array is a new one, published with one store, and no array or string that
+ * was in the environment is ever freed, so the C library's own getenv, unchanged, always walks an
+ * array that stays whole. The writers hold one lock among themselves. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
+/* The array these writers made last, and its room: entries are added into it while it lasts
+ * (glibc 2.41's doubling), so the arrays left behind add up to about twice the largest. */
+static char **owned;
+static size_t room;
+static char *empty[1];
+
+/* A new array with room for `n` entries and more, all NULL, made the writers' own. */
+static char **fresh_array(size_t n) {
+  size_t more = 2 * (n + 2) < 64 ? 64 : 2 * (n + 2);
+  char **env = calloc(more, sizeof *env);
+  if (env) {
+    owned = env;
+    room = more;
+  }
+  return env;
+}
+
+static size_t entries(char **env) {
+  size_t n = 0;
+  while (env && env[n]) n++;
+  return n;
+}
+
+/* Whether `entry` ("NAME=value") is the variable of the `len` bytes at `name`. */
+static int names(const char *entry, const char *name, size_t len) {
+  return strncmp(entry, name, len) == 0 && entry[len] == '=';
+}
+
+static int valid_name(const char *name) {
+  return name && *name && !strchr(name, '=');
+}
+
+/* The environment with `entry` put in place of variable `name` (the `len` bytes at it), or
+ * added: a reader sees the old pointer or the new one, and an added entry appears whole, in
+ * room already ended by NULLs, or in a new array published once it is whole. */
+static int publish_with(const char *name, size_t len, char *entry) {
+  char **env = environ;
+  size_t n = entries(env);
+  for (size_t i = 0; i < n; i++)
+    if (names(env[i], name, len)) {
+      __atomic_store_n(&env[i], entry, __ATOMIC_RELEASE);
+      return 0;
+    }
+  if (env != owned || n + 2 > room) {
+    char **grown = fresh_array(n);
+    if (!grown) return -1;
+    if (n) memcpy(grown, env, n * sizeof *grown);
+    __atomic_store_n(&environ, grown, __ATOMIC_RELEASE);
+    env = grown;
+  }
+  __atomic_store_n(&env[n], entry, __ATOMIC_RELEASE); /* env[n + 1] is NULL already */
+  return 0;
+}
+
+/* Looks the variable up among the writers (no reader changes the environment). */
+static char *find(const char *name, size_t len) {
+  for (char **e = environ; e && *e; e++)
+    if (names(*e, name, len)) return *e + len + 1;
+  return NULL;
+}
+
+int setenv(const char *name, const char *value, int overwrite) {
+  if (!valid_name(name)) {
+    errno = EINVAL;
+    return -1;
+  }
+  size_t len = strlen(name), value_len = strlen(value);
+  int rc = 0;
+  pthread_mutex_lock(&writers);
+  if (overwrite || !find(name, len)) {
+    char *entry = malloc(len + value_len + 2); /* never freed: a getenv may hold it */
+    if (entry) {
+      memcpy(entry, name, len);
+      entry[len] = '=';
+      memcpy(entry + len + 1, value, value_len + 1);
+    }
+    rc = entry ? publish_with(name, len, entry) : -1;
+    if (rc != 0) errno = ENOMEM;
+  }
+  pthread_mutex_unlock(&writers);
+  return rc;
+}
+
+int putenv(char *string) {
+  const char *eq = strchr(string, '=');
+  if (!eq) return unsetenv(string); /* glibc's way with no '=' */
+  pthread_mutex_lock(&writers);
+  int rc = publish_with(string, (size_t)(eq - string), string);
+  pthread_mutex_unlock(&writers);
+  if (rc != 0) errno = ENOMEM;
+  return rc;
+}
+
+int unsetenv(const char *name) {
+  if (!valid_name(name)) {
+    errno = EINVAL;
+    return -1;
+  }
+  size_t len = strlen(name);
+  int rc = 0;
+  pthread_mutex_lock(&writers);
+  if (find(name, len)) {
+    char **old = environ;
+    size_t n = entries(old), kept = 0;
+    char **env = fresh_array(n);
+    if (env) {
+      for (size_t i = 0; i < n; i++)
+        if (!names(old[i], name, len)) env[kept++] = old[i];
+      env[kept] = NULL;
+      __atomic_store_n(&environ, env, __ATOMIC_RELEASE);
+    } else {
+      errno = ENOMEM;
+      rc = -1;
+    }
+  }
+  pthread_mutex_unlock(&writers);
+  return rc;
+}
+
+int clearenv(void) {
+  pthread_mutex_lock(&writers);
+  /* an empty array, not glibc's NULL: glibc's getenv reads environ twice, NULL-checked once */
+  __atomic_store_n(&environ, empty, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&writers);
+  return 0;
+}
