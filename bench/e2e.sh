@@ -119,7 +119,7 @@ label, columns = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
 # goes to NAME) fill the gap between gpu_context_ready and report_written
 EDGES = [("launcher start -> main(): launcher, exec, loader", "launch_start", "main"),
          ("MPI_Init (from main())", "main", "mpi_init_done"),
-         ("-> GPU context ready: options, validate, plan (a context made behind validate)",
+         ("-> GPU context ready: options, validate, plan (the context begun before MPI_Init or behind validate)",
           "mpi_init_done", "gpu_context_ready"),
          None,
          ("report written -> commit done: input re-checked, rename (in place: fsyncs)", "report_written",

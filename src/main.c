@@ -31,8 +31,9 @@ static void print_edges(const h5g_report *rep) {
   const h5g_teardown *down = &rep->teardown;
   printf("  (start-up: MPI_Init %.3f s", up->mpi_init);
   if (strcmp(rep->backend, "cuda") == 0)
-    printf("; GPU context %.3f s, made behind validate, %.3f s of it waited for in setup",
-           up->context, up->context_waited);
+    printf("; GPU context %.3f s, %s, %.3f s of it waited for in setup", up->context,
+           up->context_early ? "begun before MPI_Init" : "made behind validate",
+           up->context_waited);
   printf(")\n  (tear-down in write: input closed %.3f s", down->input_close);
   if (down->unpin > 0)
     printf("; host buffers unpinned %.3f s behind the write, %.3f s of it waited for",

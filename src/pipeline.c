@@ -75,6 +75,7 @@ static int start_context(h5g_run *r, int local_rank) {
     h5g_cuda_warmup_finish(r->warmup, 0, NULL);
     r->warmup = NULL;
   }
+  r->metrics.startup.context_early = r->warmup != NULL;
   return wanted && !r->warmup ? h5g_cuda_warmup_start(local_rank, &r->warmup) : H5G_OK;
 }
 

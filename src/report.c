@@ -221,7 +221,8 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
                      down->unpin_waited},
          slowest_edges[6] = {0, 0, 0, 0, 0, 0};
   CHECK_MPI(MPI_Reduce(edges, slowest_edges, 6, MPI_DOUBLE, MPI_MAX, 0, r->comm));
-  rep->startup = (h5g_startup){slowest_edges[0], slowest_edges[1], slowest_edges[2]};
+  rep->startup = (h5g_startup){slowest_edges[0], slowest_edges[1], slowest_edges[2],
+                               up->context_early};
   rep->teardown.input_close = slowest_edges[3];
   rep->teardown.unpin = slowest_edges[4];
   rep->teardown.unpin_waited = slowest_edges[5];

@@ -39,6 +39,7 @@ typedef struct {
   double mpi_init;       /* main's first line to MPI_Init's return (main sets it on every rank) */
   double context;        /* the GPU context, made in the background (0: none was) */
   double context_waited; /* what of it "setup" waited for */
+  int context_early;     /* this rank's context was begun before MPI_Init (-v: rank 0's) */
 } h5g_startup;
 
 /* Tear-down. Before the report (slowest rank; --report "teardown_seconds", -v), inside "write":
