@@ -123,10 +123,7 @@ int main(int argc, char **argv) {
   signal(SIGXFSZ, SIG_IGN);
   /* h5gsort uses no shared file pointers, and Open MPI's sharedfp components (lockedfile, sm),
    * reached from MPI_File_open, overflow a fixed buffer on long paths. A user's setting wins. */
-  int env_rc = setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0) == 0
-                   ? H5G_OK
-                   : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                   "out of host memory setting OMPI_MCA_sharedfp");
+  int sharedfp_set = setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0) == 0;
   /* SIGINT/SIGTERM from the start (a job cancelled while MPI starts ends with its error line):
    * the rank as the launcher gives it until MPI_Init tells */
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
@@ -158,7 +155,11 @@ int main(int argc, char **argv) {
   h5g_io_quiet();
   /* a rank's own failure before MPI_Init reaches every rank (a command-line error is every
    * rank's alike) */
-  if (rc == H5G_OK) rc = h5g_agree(MPI_COMM_WORLD, env_rc);
+  if (rc == H5G_OK)
+    rc = h5g_agree(MPI_COMM_WORLD,
+                   sharedfp_set ? H5G_OK
+                                : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                "out of host memory setting OMPI_MCA_sharedfp"));
 
   if (rc == H5G_OK && opt.help) {
     if (rank == 0) h5g_options_usage(stdout);

@@ -24,3 +24,8 @@ target_link_libraries(test_environment PRIVATE h5g_test_support Threads::Threads
 h5g_environment_writers(test_environment)
 add_test(NAME unit.environment COMMAND test_environment)
 set_tests_properties(unit.environment PROPERTIES LABELS unit TIMEOUT 300)
+# ... and h5gsort itself exports them (a library's setenv reaches them only then).
+add_test(NAME unit.environment_exported
+         COMMAND bash -c "nm -D --defined-only \"$1\" | grep -cE ' T (setenv|unsetenv|putenv|clearenv)$' | grep -qx 4"
+                 _ $<TARGET_FILE:h5gsort>)
+set_tests_properties(unit.environment_exported PROPERTIES LABELS unit TIMEOUT 60)

@@ -86,10 +86,11 @@ static void write_others(void) {
     case 0:
     case 1: setenv(name, value, 1); break;
     case 2: unsetenv(name); break;
-    case 3: {
-      char *entry = malloc(strlen(name) + strlen(value) + 2); /* putenv keeps it */
-      if (entry) sprintf(entry, "%s=%s", name, value);
-      if (entry) putenv(entry);
+    case 3: { /* putenv keeps the string: static, not a leak to a leak checker */
+      static char entries[WRITES / 5 + 1][sizeof name + sizeof value];
+      static int used;
+      snprintf(entries[used], sizeof entries[used], "%s=%s", name, value);
+      putenv(entries[used++]);
       break;
     }
     default: setenv(name, value, 0); break;
