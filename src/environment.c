@@ -132,24 +132,22 @@ int unsetenv(const char *name) {
     return -1;
   }
   size_t len = strlen(name);
-  int rc = 0;
   pthread_mutex_lock(&writers);
   if (find(name, len)) {
     char **old = environ;
     size_t n = entries(old), kept = 0;
     char **env = fresh_array(n);
-    if (env) {
-      for (size_t i = 0; i < n; i++)
-        if (!names(old[i], name, len)) env[kept++] = old[i];
-      env[kept] = NULL;
-      __atomic_store_n(&environ, env, __ATOMIC_RELEASE);
-    } else {
-      errno = ENOMEM;
-      rc = -1;
-    }
+    /* out of memory: glibc's way, the entries behind moved down in place (a getenv meanwhile
+     * may miss one of them), so that unsetting, like glibc's, cannot fail */
+    char **to = env ? env : old;
+    for (size_t i = 0; i < n; i++)
+      if (!names(old[i], name, len)) __atomic_store_n(&to[kept++], old[i], __ATOMIC_RELEASE);
+    for (size_t i = kept; i < n; i++) /* in place: what was behind the end goes too */
+      __atomic_store_n(&to[i], NULL, __ATOMIC_RELEASE);
+    if (env) __atomic_store_n(&environ, env, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&writers);
-  return rc;
+  return 0;
 }
 
 int clearenv(void) {

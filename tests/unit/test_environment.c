@@ -17,6 +17,25 @@
 
 extern char **environ;
 
+#ifdef __GLIBC__
+/* src/environment.c allocates with the C library's own allocator; these definitions, this
+ * program's, come first and can fail it on demand, passing on to the C library's otherwise. */
+static int fail_allocations;
+void *__libc_malloc(size_t bytes);
+void *__libc_calloc(size_t count, size_t bytes);
+void *__libc_malloc(size_t bytes) {
+  static void *(*next)(size_t);
+  if (!next) *(void **)&next = dlsym(RTLD_NEXT, "__libc_malloc");
+  return fail_allocations || !next ? NULL : next(bytes);
+}
+void *__libc_calloc(size_t count, size_t bytes) {
+  static void *(*next)(size_t, size_t);
+  if (!next) *(void **)&next = dlsym(RTLD_NEXT, "__libc_calloc");
+  return fail_allocations || !next ? NULL : next(count, bytes);
+}
+
+#endif
+
 static int count_named(const char *name) {
   size_t len = strlen(name);
   int n = 0;
@@ -58,6 +77,37 @@ static void check_semantics(void) {
   EXPECT(unsetenv("H5G_ENV_NEVER_SET") == 0, "unsetting an absent variable");
   EXPECT(getenv("H5G_ENV_EMPTY") != NULL, "the others kept");
 }
+
+#ifdef __GLIBC__
+/* Out of memory: setenv fails with ENOMEM and changes nothing (putenv needs no allocation while
+ * the array has room); unsetenv still unsets
+ * (in place), every other variable kept, and what is set later lands whole after it. */
+static void check_out_of_memory(void) {
+  setenv("H5G_OOM_A", "a", 1);
+  setenv("H5G_OOM_B", "b", 1);
+  setenv("H5G_OOM_C", "c", 1);
+  int before = 0;
+  for (char **e = environ; *e; e++) before++;
+  fail_allocations = 1;
+  errno = 0;
+  EXPECT(setenv("H5G_OOM_NEW", "x", 1) == -1 && errno == ENOMEM && !getenv("H5G_OOM_NEW"),
+         "setenv out of memory: ENOMEM, nothing set");
+  errno = 0;
+  EXPECT(setenv("H5G_OOM_A", "x", 1) == -1 && errno == ENOMEM &&
+             strcmp(getenv("H5G_OOM_A"), "a") == 0,
+         "setenv out of memory: the old value kept");
+  EXPECT(unsetenv("H5G_OOM_B") == 0 && !getenv("H5G_OOM_B"), "unsetenv out of memory: unset");
+  fail_allocations = 0;
+  int after = 0;
+  for (char **e = environ; *e; e++) after++;
+  EXPECT(after == before - 1, "%d variables after one unset of %d", after, before);
+  EXPECT(strcmp(getenv("H5G_OOM_A"), "a") == 0 && strcmp(getenv("H5G_OOM_C"), "c") == 0,
+         "the others kept");
+  EXPECT(setenv("H5G_OOM_D", "d", 1) == 0 && strcmp(getenv("H5G_OOM_D"), "d") == 0 &&
+             environ[after + 1] == NULL && count_named("H5G_OOM_C") == 1,
+         "an entry added after the unset: the array ends right after it");
+}
+#endif
 
 enum { STEADY = 16, READERS = 3, WRITES = 100000, CHURN = 700, CHURN_BEFORE = 50 };
 static volatile int writing = 1;
@@ -142,6 +192,9 @@ static void check_exported(void) {
 int main(void) {
   check_exported();
   check_semantics();
+#ifdef __GLIBC__
+  check_out_of_memory();
+#endif
   check_readers_during_writes();
   EXPECT(clearenv() == 0 && environ && !environ[0] && !getenv("H5G_ENV_STEADY_0"),
          "clearenv: an empty environment");
