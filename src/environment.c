@@ -65,17 +65,23 @@ static int valid_name(const char *name) {
   return name && *name && !strchr(name, '=');
 }
 
+/* The slot of variable `name` (the `len` bytes at it) in `env`, or NULL. */
+static char **slot_of(char **env, const char *name, size_t len) {
+  for (; env && *env; env++)
+    if (names(*env, name, len)) return env;
+  return NULL;
+}
+
 /* The environment with `entry` put in place of variable `name` (the `len` bytes at it), or
  * added: a reader sees the old pointer or the new one, and an added entry appears whole, in
  * room already ended by NULLs, or in a new array published once it is whole. */
 static int publish_with(const char *name, size_t len, char *entry) {
-  char **env = environ;
+  char **env = environ, **slot = slot_of(env, name, len);
+  if (slot) {
+    __atomic_store_n(slot, entry, __ATOMIC_RELEASE);
+    return 0;
+  }
   size_t n = entries(env);
-  for (size_t i = 0; i < n; i++)
-    if (names(env[i], name, len)) {
-      __atomic_store_n(&env[i], entry, __ATOMIC_RELEASE);
-      return 0;
-    }
   if (env != owned || n + 2 > room) {
     char **grown = fresh_array(n);
     if (!grown) return -1;
@@ -87,13 +93,6 @@ static int publish_with(const char *name, size_t len, char *entry) {
   return 0;
 }
 
-/* Looks the variable up among the writers (no reader changes the environment). */
-static char *find(const char *name, size_t len) {
-  for (char **e = environ; e && *e; e++)
-    if (names(*e, name, len)) return *e + len + 1;
-  return NULL;
-}
-
 int setenv(const char *name, const char *value, int overwrite) {
   if (!valid_name(name)) {
     errno = EINVAL;
@@ -102,7 +101,7 @@ int setenv(const char *name, const char *value, int overwrite) {
   size_t len = strlen(name), value_len = strlen(value);
   int rc = 0;
   pthread_mutex_lock(&writers);
-  if (overwrite || !find(name, len)) {
+  if (overwrite || !slot_of(environ, name, len)) {
     char *entry = ENV_MALLOC(len + value_len + 2); /* never freed: a getenv may hold it */
     if (entry) {
       memcpy(entry, name, len);
@@ -133,7 +132,7 @@ int unsetenv(const char *name) {
   }
   size_t len = strlen(name);
   pthread_mutex_lock(&writers);
-  if (find(name, len)) {
+  if (slot_of(environ, name, len)) {
     char **old = environ;
     size_t n = entries(old), kept = 0;
     char **env = fresh_array(n);
