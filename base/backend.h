@@ -105,10 +105,10 @@ struct h5g_backend {
   /* Optional (NULL in the CPU backend): the last copy back has been started and the process asks
    * the GPU for nothing more (no MPI that may use it either: mpi/launch.h). A thread waits for
    * the copies, then destroys the context (its device memory and the host memory it pinned go
-   * with it) while the host writes what came back: the 0.06 s of h5g_cuda_release_context leave
-   * the path the user waits on. Afterwards the backend takes only wait_copied (which waits for
-   * that thread's copies), unpin (which waits for the release) and destroy. Calling it again
-   * does nothing. */
+   * with it; unless it is to be handed over: h5g_cuda_hand_over_context) while the host writes
+   * what came back: the 0.06 s of h5g_cuda_release_context leave the path the user waits on.
+   * Afterwards the backend takes only wait_copied (which waits for that thread's copies), unpin
+   * (which waits for the release) and destroy. Calling it again does nothing. */
   int (*retire)(h5g_backend *be);
   void (*destroy)(h5g_backend *be);
 };
@@ -141,11 +141,22 @@ int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);
 /* The local rank a warm-up was started for (its device: that rank modulo the devices); -1 for
  * none. */
 int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w);
-/* Destroys the CUDA context this process made, as its exit otherwise would, or waits for the
- * release a backend's retire began, and returns the seconds that took here (0 without one):
- * tear-down made visible. *behind_write (unless NULL): how long that begun release took in its
- * thread, 0 when there was none. Call last, after MPI_Finalize; nothing may use CUDA after it. */
-double h5g_cuda_release_context(double *behind_write);
+/* Takes descriptors fds[0..count) of this process (the GPU driver's) and answers 1 when it took
+ * them: whatever their last close releases is then released elsewhere, after this process's
+ * exit (src/main.c: io/h5io.h, h5g_helper_hand_over). */
+typedef int (*h5g_descriptor_taker)(const int *fds, int count);
+/* Where `take` is given (before the pipeline, from the main thread), the context is not destroyed
+ * by this process but handed over with the driver's descriptors (h5g_cuda_release_context), on a
+ * device whose compute mode lets other processes make contexts meanwhile, and not under a tool
+ * injected into CUDA (CUDA_INJECTION64_PATH); a backend's retire then leaves it as it is. NULL:
+ * destroyed here. */
+void h5g_cuda_hand_over_context(h5g_descriptor_taker take);
+/* Releases the CUDA context this process made, as its exit otherwise would: hands it over (above),
+ * or destroys it, or waits for the release a backend's retire began. Returns the seconds that
+ * took here (0 without one): tear-down made visible. *behind_write (unless NULL): how long the
+ * retire's thread took, 0 when there was none; *handed_over (unless NULL): 1 when handed over.
+ * Call last, after MPI_Finalize; nothing may use CUDA after it. */
+double h5g_cuda_release_context(double *behind_write, int *handed_over);
 /* Number of visible CUDA devices (0 without CUDA support or without a GPU). */
 int h5g_cuda_device_count(void);
 /* Free memory of CUDA device `device` in bytes (0 without CUDA support or without a GPU). */

@@ -128,7 +128,8 @@ EDGES = [("launcher start -> main(): launcher, exec, loader", "launch_start", "m
           "pipeline_done"),
          ("-> MPI_Finalize: report freed, H5close", "pipeline_done", "mpi_finalize"),
          ("MPI_Finalize", "mpi_finalize", "mpi_finalize_done"),
-         ("-> exit: GPU context released", "mpi_finalize_done", "exit"),
+         ("-> exit: GPU context released (or handed to the helper process)", "mpi_finalize_done",
+          "exit"),
          ("exit -> launcher exit: timeline written, process exit, launcher's exit", "exit",
           "launch_end")]
 def median_run(path): # the runs after the warm-up; the middle one by wall time (lower for even)

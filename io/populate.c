@@ -1,7 +1,8 @@
-/* The populator (io/h5io.h: h5g_populate_*; tuning in io/populate.h): a process forked before
- * MPI_Init, told one range of one file over a socket, whose workers make the range's pages
- * (MADV_POPULATE_WRITE) until done or until the socket closes (h5g_populate_stop, or the rank's
- * end). */
+/* The helper (io/h5io.h: h5g_helper_*, h5g_populate_*; tuning in io/populate.h): a process forked
+ * before MPI_Init that serves the rank over a socket. It makes the pages of one range of one file
+ * (MADV_POPULATE_WRITE) until done or told to stop, and it holds the descriptors the rank hands
+ * it until the rank has ended, then closes them: whatever their last close releases (the GPU
+ * driver's context, kernels/backend_context.cu) is released after the rank's exit, not in it. */
 /* fallocate(2), MADV_POPULATE_WRITE, close_range: Linux */
 #define _GNU_SOURCE 1
 #include "io/populate.h"
@@ -26,6 +27,10 @@
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it: nothing is made */
 #endif
 
+/* What the rank says, one byte each (a job's range follows its byte; descriptors come with
+ * theirs), and the helper's one answer. */
+enum { TELL_JOB = 'J', TELL_STOP = 'S', TELL_DESCRIPTORS = 'D', ANSWER_STOPPED = 'A' };
+
 typedef struct {
   off_t offset;
   uint64_t bytes;
@@ -33,11 +38,14 @@ typedef struct {
   char path[PATH_MAX];
 } populate_job;
 
-/* The rank's side: the populator's pid and the socket to it (-1: none). */
-static pid_t populator = -1;
-static int to_populator = -1;
+/* The rank's side: the helper's pid and the socket to it (-1: none); whether it was told to stop
+ * populating and whether it said it had; whether it holds descriptors (then it ends with this
+ * process, not waited for). */
+static pid_t helper = -1;
+static int to_helper = -1;
+static int stop_told, stop_heard, holds_descriptors;
 
-/* The populator's side: the mapping its workers populate, each its share, until `stop`. */
+/* The helper's side: the mapping its workers populate, each its share, until `stop`. */
 typedef struct {
   char *start;
   size_t bytes, page;
@@ -58,15 +66,86 @@ static void *populate_share(void *arg) {
   return NULL;
 }
 
+/* The helper's populating: its range's mapping and workers. */
+typedef struct {
+  worker_share shares[H5G_POPULATE_WORKERS];
+  pthread_t ids[H5G_POPULATE_WORKERS];
+  int stop, started, told;
+  char *start;
+  size_t bytes;
+} populating;
+
 static int receive_job(int socket_fd, populate_job *job) {
   size_t got = 0;
   while (got < sizeof *job) {
     ssize_t n = read(socket_fd, (char *)job + got, sizeof *job - got);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return 0;
     got += (size_t)n;
   }
   job->path[PATH_MAX - 1] = '\0';
   return job->workers >= 1 && job->workers <= H5G_POPULATE_WORKERS;
+}
+
+/* The range is allocated first, as the write's mapping is (io/direct.c: on tmpfs that makes the
+ * pages themselves), then its workers start. */
+static void populate_begin(const populate_job *job, populating *p) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  off_t begin = job->offset / (off_t)page * (off_t)page;
+  p->bytes = (size_t)(job->offset - begin) + job->bytes;
+  int fd = open(job->path, O_RDWR | O_CLOEXEC);
+  if (fd >= 0 && fallocate(fd, 0, begin, (off_t)p->bytes) == 0) {
+    void *start = mmap(NULL, p->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, begin);
+    p->start = start == MAP_FAILED ? NULL : start;
+  }
+  if (fd >= 0) close(fd); /* the mapping keeps the file */
+  if (!p->start) return;
+  (void)madvise(p->start, p->bytes, MADV_HUGEPAGE); /* as the write maps it (io/direct.c) */
+  for (; p->started < job->workers; p->started++) {
+    p->shares[p->started] =
+        (worker_share){p->start, p->bytes, page, job->workers, p->started, &p->stop};
+    if (pthread_create(&p->ids[p->started], NULL, populate_share, &p->shares[p->started]) != 0)
+      break;
+  }
+}
+
+/* Its workers stop within a step; the pages they made stay in the page cache. */
+static void populate_end(populating *p) {
+  __atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
+  for (int i = 0; i < p->started; i++) pthread_join(p->ids[i], NULL);
+  p->started = 0;
+  if (p->start) munmap(p->start, p->bytes);
+  p->start = NULL;
+}
+
+/* One byte from the rank into *tag, the descriptors that came with it added to held[] (those
+ * past H5G_HELPER_DESCRIPTORS closed); 0 once the rank has ended. */
+static int receive_tag(int socket_fd, char *tag, int *held, int *nheld) {
+  union {
+    char bytes[CMSG_SPACE(sizeof(int) * H5G_HELPER_DESCRIPTORS)];
+    struct cmsghdr align;
+  } control;
+  struct iovec part = {tag, 1};
+  struct msghdr m;
+  ssize_t n;
+  memset(&m, 0, sizeof m);
+  m.msg_iov = &part;
+  m.msg_iovlen = 1;
+  m.msg_control = control.bytes;
+  m.msg_controllen = sizeof control.bytes;
+  do n = recvmsg(socket_fd, &m, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  for (struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&m) : NULL; c; c = CMSG_NXTHDR(&m, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    for (int i = 0; i < count; i++) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      if (*nheld < H5G_HELPER_DESCRIPTORS) held[(*nheld)++] = fd;
+      else close(fd);
+    }
+  }
+  return n == 1;
 }
 
 /* Every descriptor but the standard streams (to /dev/null: a launcher waits for a rank's output
@@ -83,39 +162,34 @@ static void keep_only_socket(int socket_fd) {
     if (fd != socket_fd) close(fd);
 }
 
-/* The populator's life: one job, then the end. Forked with SIGINT and SIGTERM blocked: their
- * default actions are restored before they are let through, so the rank's handlers never run
- * here. The whole range is allocated first, as the write's mapping is (io/direct.c: on tmpfs
- * that makes the pages themselves). */
-static _Noreturn void populator_main(int socket_fd, const sigset_t *unblocked) {
+/* The helper's life: what the rank tells it, until the rank has ended (its socket reads as closed
+ * only after the kernel has torn down the rank's memory, whose mappings of a descriptor's file
+ * keep it open: the helper's close is then the last one). Forked with SIGINT and SIGTERM
+ * blocked: their default actions are restored before they are let through, so the rank's
+ * handlers never run here. */
+static _Noreturn void helper_main(int socket_fd, const sigset_t *unblocked) {
+  populating p;
   populate_job job;
-  worker_share shares[H5G_POPULATE_WORKERS];
-  pthread_t ids[H5G_POPULATE_WORKERS];
-  int stop = 0, started = 0, fd = -1;
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  char *start = MAP_FAILED, byte;
+  int held[H5G_HELPER_DESCRIPTORS], nheld = 0;
+  char tag, stopped = ANSWER_STOPPED;
+  memset(&p, 0, sizeof p);
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   sigprocmask(SIG_SETMASK, unblocked, NULL);
   keep_only_socket(socket_fd);
-  if (!receive_job(socket_fd, &job)) _exit(0);
-  off_t begin = job.offset / (off_t)page * (off_t)page;
-  size_t bytes = (size_t)(job.offset - begin) + job.bytes;
-  fd = open(job.path, O_RDWR | O_CLOEXEC);
-  if (fd >= 0 && fallocate(fd, 0, begin, (off_t)bytes) == 0)
-    start = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, begin);
-  if (start != MAP_FAILED) {
-    (void)madvise(start, bytes, MADV_HUGEPAGE); /* as the write maps it (io/direct.c) */
-    for (; started < job.workers; started++) {
-      shares[started] = (worker_share){start, bytes, page, job.workers, started, &stop};
-      if (pthread_create(&ids[started], NULL, populate_share, &shares[started]) != 0) break;
+  while (receive_tag(socket_fd, &tag, held, &nheld)) {
+    if (tag == TELL_JOB && !p.told) {
+      p.told = 1;
+      if (!receive_job(socket_fd, &job)) break;
+      populate_begin(&job, &p);
+    } else if (tag == TELL_STOP) {
+      p.told = 1; /* no range after a stop */
+      populate_end(&p);
+      if (write(socket_fd, &stopped, 1) != 1) break;
     }
   }
-  while (read(socket_fd, &byte, 1) > 0) /* until the rank stops it or ends */
-    continue;
-  __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
-  for (int i = 0; i < started; i++) pthread_join(ids[i], NULL);
-  if (start != MAP_FAILED) munmap(start, bytes);
+  populate_end(&p);
+  for (int i = 0; i < nheld; i++) close(held[i]);
   _exit(0);
 }
 
@@ -131,12 +205,11 @@ static int one_thread(void) {
   return threads == 1;
 }
 
-void h5g_populate_fork(void) {
+int h5g_helper_fork(void) {
   int fds[2];
   sigset_t blocked, unblocked;
-  if (populator > 0 || !one_thread() ||
-      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
-    return;
+  if (helper > 0 || !one_thread() || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    return 0;
   sigemptyset(&blocked);
   sigaddset(&blocked, SIGINT);
   sigaddset(&blocked, SIGTERM);
@@ -144,45 +217,107 @@ void h5g_populate_fork(void) {
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    populator_main(fds[1], &unblocked);
+    helper_main(fds[1], &unblocked);
   }
   sigprocmask(SIG_SETMASK, &unblocked, NULL);
   close(fds[1]);
   if (pid < 0) {
     close(fds[0]);
-    return;
+    return 0;
   }
-  populator = pid;
-  to_populator = fds[0];
+  helper = pid;
+  to_helper = fds[0];
+  stop_told = stop_heard = holds_descriptors = 0;
+  return 1;
 }
 
-int h5g_populate_ready(void) { return to_populator >= 0; }
-
-int h5g_populate_start(const char *path, off_t offset, uint64_t bytes, int workers) {
-  populate_job job;
-  if (to_populator < 0 || bytes == 0 || strlen(path) >= sizeof job.path) return 0;
-  memset(&job, 0, sizeof job);
-  job.offset = offset;
-  job.bytes = bytes;
-  job.workers = workers < 1 ? 1 : workers > H5G_POPULATE_WORKERS ? H5G_POPULATE_WORKERS : workers;
-  strcpy(job.path, path);
+/* Sends bytes [0, size) and, with the first, the descriptors given (MSG_NOSIGNAL: a helper gone
+ * is no SIGPIPE for the rank). 1 when all went. */
+static int tell(const void *bytes, size_t size, const int *fds, int count) {
+  union {
+    char bytes[CMSG_SPACE(sizeof(int) * H5G_HELPER_DESCRIPTORS)];
+    struct cmsghdr align;
+  } control;
   size_t sent = 0;
-  while (sent < sizeof job) { /* MSG_NOSIGNAL: a populator gone is no SIGPIPE for the rank */
-    ssize_t n = send(to_populator, (char *)&job + sent, sizeof job - sent, MSG_NOSIGNAL);
+  if (to_helper < 0 || count < 0 || count > H5G_HELPER_DESCRIPTORS) return 0;
+  while (sent < size) {
+    struct iovec part = {(char *)bytes + sent, size - sent};
+    struct msghdr m;
+    memset(&m, 0, sizeof m);
+    m.msg_iov = &part;
+    m.msg_iovlen = 1;
+    if (sent == 0 && count > 0) {
+      memset(&control, 0, sizeof control);
+      m.msg_control = control.bytes;
+      m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)count);
+      struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)count);
+      memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)count);
+    }
+    ssize_t n = sendmsg(to_helper, &m, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return 0;
     sent += (size_t)n;
   }
   return 1;
 }
 
-void h5g_populate_stop(void) {
-  if (to_populator >= 0) close(to_populator);
-  to_populator = -1;
+int h5g_populate_ready(void) { return to_helper >= 0 && !stop_told; }
+
+int h5g_populate_start(const char *path, off_t offset, uint64_t bytes, int workers) {
+  struct {
+    char tag;
+    populate_job job;
+  } told;
+  if (!h5g_populate_ready() || bytes == 0 || strlen(path) >= sizeof told.job.path) return 0;
+  memset(&told, 0, sizeof told);
+  told.tag = TELL_JOB;
+  told.job.offset = offset;
+  told.job.bytes = bytes;
+  told.job.workers = workers < 1 ? 1 : workers > H5G_POPULATE_WORKERS ? H5G_POPULATE_WORKERS : workers;
+  strcpy(told.job.path, path);
+  /* the tag, then the job: the helper reads them in turn */
+  return tell(&told.tag, 1, NULL, 0) && tell(&told.job, sizeof told.job, NULL, 0);
 }
 
-void h5g_populate_reap(void) {
+void h5g_populate_stop(void) {
+  char tag = TELL_STOP;
+  if (!h5g_populate_ready()) return;
+  stop_told = 1;
+  if (!tell(&tag, 1, NULL, 0)) stop_heard = 1; /* gone: nothing to wait for */
+}
+
+void h5g_populate_finish(void) {
+  char answer;
   h5g_populate_stop();
-  while (populator > 0 && waitpid(populator, NULL, 0) < 0 && errno == EINTR)
+  while (to_helper >= 0 && !stop_heard) {
+    ssize_t n = read(to_helper, &answer, 1);
+    if (n < 0 && errno == EINTR) continue;
+    stop_heard = 1; /* its answer, or its end */
+  }
+}
+
+int h5g_helper_hand_over(const int *fds, int count) {
+  char tag = TELL_DESCRIPTORS;
+  int null_fd = -1, done = 0;
+  if (count < 1 || count > H5G_HELPER_DESCRIPTORS) return 0;
+  null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0 || !tell(&tag, 1, fds, count)) goto done;
+  /* the numbers stay taken, by /dev/null, for whatever still calls on them before the exit */
+  for (int i = 0; i < count; i++) (void)dup3(null_fd, fds[i], O_CLOEXEC);
+  holds_descriptors = done = 1;
+done:
+  if (null_fd >= 0) close(null_fd);
+  return done;
+}
+
+void h5g_helper_end(void) {
+  if (holds_descriptors) return; /* it ends after this process */
+  if (to_helper >= 0) close(to_helper);
+  to_helper = -1;
+  while (helper > 0 && waitpid(helper, NULL, 0) < 0 && errno == EINTR)
     continue;
-  populator = -1;
+  helper = -1;
 }

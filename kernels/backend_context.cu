@@ -1,10 +1,13 @@
 /* The CUDA backend's context and life (backend_cuda_internal.cuh): the context made in a warm-up
  * thread while the pipeline validates, its release (after MPI_Finalize, or in a thread behind the
- * write once the GPU's work is over), device queries, and the backend's creation and
- * destruction. */
+ * write once the GPU's work is over, or by another process after this one's exit), device
+ * queries, and the backend's creation and destruction. */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "kernels/backend_cuda_internal.cuh"
 #include "kernels/tuning.cuh"
@@ -14,9 +17,51 @@ namespace detail {
 
 namespace {
 
-/* The device whose context this process made (-1: none), for h5g_cuda_release_context. Written
- * by the warm-up thread before it is joined, or by the main thread. */
+/* The device whose context this process made (-1: none), for h5g_cuda_release_context, and
+ * whether other processes may make contexts on it meanwhile (its compute mode is the default).
+ * Written by the warm-up thread before it is joined, or by the main thread. */
 int g_context_device = -1;
+bool g_context_shared = false;
+
+/* More than a context's descriptors (23 with it alive: H100, CUDA 13), fewer than the helper
+ * holds (io/populate.h, H5G_HELPER_DESCRIPTORS). */
+constexpr int DRIVER_DESCRIPTORS_MAX = 256;
+
+/* h5g_cuda_hand_over_context: who takes the driver's descriptors (NULL: nobody), set before any
+ * thread that reads it starts. */
+h5g_descriptor_taker g_taker = NULL;
+
+/* The context is left as it is for g_taker, rather than destroyed here: the taker closes the
+ * driver's descriptors after this process's exit, and the release runs then (H100 machine,
+ * CUDA 13, a context with 4 GiB of device memory: cudaDeviceReset 0.06-0.08 s, then 0.04-0.06 s
+ * more in the exit for its descriptors; handed over, the exit took 0.0006 s and the taker's close
+ * 0.12-0.16 s; bench/RESULTS.md). Not where the compute mode keeps the device to one process (a
+ * job's next step would find it taken until the release). */
+bool context_left_for_taker() { return g_taker && g_context_shared; }
+
+/* The descriptors of NVIDIA's driver this process holds (/dev/nvidia*), at most `max` into fds;
+ * their count, or -1 when there are more or /proc cannot tell. */
+int driver_descriptors(int *fds, int max) {
+  int count = 0;
+  DIR *dir = opendir("/proc/self/fd");
+  if (!dir) return -1;
+  for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+    char link[64], target[64];
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    if (strncmp(target, "/dev/nvidia", 11) != 0) continue;
+    if (count == max) {
+      count = -1;
+      break;
+    }
+    fds[count++] = atoi(e->d_name);
+  }
+  closedir(dir);
+  return count;
+}
 
 /* Makes (or takes) the context of `device`: the first call on a device creates it, which needs
  * device memory of its own. cudaSetDevice creates it since CUDA 12; cudaFree(0) before. */
@@ -29,6 +74,9 @@ int make_current_context(int device) {
              "free the GPU or use --backend cpu", device);
   CHECK_CUDA(err);
   CHECK_CUDA(cudaFree(0));
+  int mode;
+  g_context_shared = cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, device) == cudaSuccess &&
+                     mode == cudaComputeModeDefault;
   g_context_device = device;
 done:
   return rc;
@@ -76,7 +124,7 @@ void *retire_thread(void *) {
   if (err == cudaSuccess) settle_ops(be, cb->nops); /* the report's copy times */
   g_retire.copies_error = err;
   retire_stage(COPIED); /* the backend is the host's again: not touched below */
-  cudaDeviceReset();
+  if (!context_left_for_taker()) cudaDeviceReset();
   cudaGetLastError(); /* nothing is left to tell of a failure */
   g_retire.seconds = now_seconds() - start;
   retire_stage(RELEASED);
@@ -160,16 +208,28 @@ done:
 
 extern "C" int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w) { return w ? w->local_rank : -1; }
 
-extern "C" double h5g_cuda_release_context(double *behind_write) {
+extern "C" void h5g_cuda_hand_over_context(h5g_descriptor_taker take) {
+  /* not under a tool injected into CUDA (Nsight Systems, Nsight Compute, compute-sanitizer): it
+   * reads the context through the driver at the exit */
+  g_taker = getenv("CUDA_INJECTION64_PATH") ? NULL : take;
+}
+
+extern "C" double h5g_cuda_release_context(double *behind_write, int *handed_over) {
+  int fds[DRIVER_DESCRIPTORS_MAX];
   if (behind_write) *behind_write = 0;
+  if (handed_over) *handed_over = 0;
   if (g_context_device < 0) return 0;
   const double start = now_seconds();
   if (g_retire.started) {
     pthread_join(g_retire.thread, NULL);
     if (behind_write) *behind_write = g_retire.seconds;
     g_retire.started = false;
+  }
+  const int count = context_left_for_taker() ? driver_descriptors(fds, DRIVER_DESCRIPTORS_MAX) : 0;
+  if (count > 0 && g_taker(fds, count)) {
+    if (handed_over) *handed_over = 1;
   } else if (cudaSetDevice(g_context_device) == cudaSuccess) {
-    cudaDeviceReset();
+    cudaDeviceReset(); /* here: its retire left it to a taker that did not take it, or none */
   }
   cudaGetLastError(); /* nothing is left to tell of a failure */
   g_context_device = -1;

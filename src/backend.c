@@ -39,8 +39,11 @@ int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w) {
   return -1;
 }
 
-double h5g_cuda_release_context(double *behind_write) {
+void h5g_cuda_hand_over_context(h5g_descriptor_taker take) { (void)take; }
+
+double h5g_cuda_release_context(double *behind_write, int *handed_over) {
   if (behind_write) *behind_write = 0;
+  if (handed_over) *handed_over = 0;
   return 0;
 }
 #endif

@@ -8,7 +8,7 @@
  * file system under a running job (each rank says so on stderr first: a test can wait for it);
  * H5GSORT_TEST_EARLY_OUTPUT set makes the output before the read where a GPU context is being
  * made (src/pipeline.c), also on a machine without a GPU (--backend auto, which forks the
- * populator; --backend cpu does not), so that CI tests that path. */
+ * helper; --backend cpu does not), so that CI tests that path. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

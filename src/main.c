@@ -17,7 +17,6 @@
 #include "src/pipeline.h"
 #include "src/report.h"
 #include "src/timeline.h"
-#include "src/write.h"
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -47,7 +46,9 @@ static void print_teardown(const h5g_teardown *t) {
   printf("h5gsort: teardown %.3f s on rank 0 (buffers %.3f, backend %.3f, transport %.3f, "
          "H5close %.3f, MPI_Finalize %.3f, GPU context %.3f", total, t->buffers, t->backend,
          t->transport, t->hdf5, t->mpi_finalize, t->context);
-  if (t->context_behind_write > 0)
+  if (t->context_handed_over)
+    printf(", handed to the helper process, which releases it after this process's exit");
+  else if (t->context_behind_write > 0)
     printf(", after %.3f s of its release behind the write", t->context_behind_write);
   printf("); not counted: the process's exit, in which the OS unmaps its memory\n");
   fflush(stdout);
@@ -96,6 +97,13 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
   fflush(stdout);
 }
 
+/* Whether the command line may sort on a GPU (not --backend cpu, and a sort: not --help,
+ * --version, --check or --plan). */
+static int may_use_gpu(const h5g_options *opt) {
+  return !opt->help && !opt->version && !opt->check && !opt->plan &&
+         opt->backend != H5G_BACKEND_CPU;
+}
+
 /* A GPU context takes 0.19 s to make on the H100 machine, longer than MPI_Init (0.04 s with the
  * one-node transport): begun before MPI_Init, in a thread, it is made meanwhile. The device is the
  * one the plan picks, from Open MPI's local rank (the pipeline checks it against MPI's and makes
@@ -106,9 +114,7 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
 static h5g_cuda_warmup *early_context(const h5g_options *opt) {
   const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
   h5g_cuda_warmup *w = NULL;
-  if (!h5g_mpi_patcher_off() || !local || !*local || opt->help || opt->version || opt->check ||
-      opt->plan || opt->backend == H5G_BACKEND_CPU)
-    return NULL;
+  if (!h5g_mpi_patcher_off() || !local || !*local || !may_use_gpu(opt)) return NULL;
   if (h5g_cuda_warmup_start(atoi(local), &w) != H5G_OK) h5g_error_clear(); /* the pipeline's */
   return w;
 }
@@ -139,10 +145,12 @@ int main(int argc, char **argv) {
    * early context knows what the run wants; its error is told by rank 0 once MPI runs */
   rc = h5g_options_parse(argc, argv, &opt);
   if (command) opt.argv = (const char *const *)command;
-  /* the process that may make the output's pages beside the GPU context (io/populate.h): forked
-   * now, while this process is small and has one thread, and before MPI, whose transports may
-   * not tolerate a fork once started */
-  if (rc == H5G_OK && !opt.help && !opt.version && h5g_write_populates(&opt)) h5g_populate_fork();
+  /* the helper process (io/h5io.h), which may make the output's pages beside the GPU context and
+   * takes the context's release past this process's exit: forked now, while this process is
+   * small and has one thread, and before MPI, whose transports may not tolerate a fork once
+   * started */
+  if (rc == H5G_OK && may_use_gpu(&opt) && h5g_helper_fork())
+    h5g_cuda_hand_over_context(h5g_helper_hand_over);
   h5g_cuda_warmup *warmup = rc == H5G_OK ? early_context(&opt) : NULL; /* after the fork */
   int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
   h5g_timeline_mark("mpi_init");
@@ -182,7 +190,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "h5gsort: rank %d leaked %ld HDF5 objects\n", rank, open_objects);
     if (rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   }
-  h5g_populate_reap(); /* the pipeline let it go, or never ran */
+  h5g_populate_finish(); /* the pipeline let it go, or never ran */
   h5g_interrupt_finished(rc);
   if (rc != H5G_OK && rank == 0) {
     fputs("h5gsort: error: ", stderr);
@@ -208,7 +216,9 @@ int main(int argc, char **argv) {
   h5g_timeline_mark("mpi_finalize_done");
   /* after MPI_Finalize, not in a thread beside it: MPI_Finalize takes 0.003-0.005 s (the PMIx
    * connection without delay), which such a thread would hide little of */
-  rep.teardown.context = h5g_cuda_release_context(&rep.teardown.context_behind_write);
+  rep.teardown.context = h5g_cuda_release_context(&rep.teardown.context_behind_write,
+                                                  &rep.teardown.context_handed_over);
+  h5g_helper_end(); /* unless it holds the context's descriptors: it ends after this process */
   if (sorted && rank == 0 && opt.verbose && !opt.quiet) print_teardown(&rep.teardown);
   h5g_timeline_mark("exit");
   if (rank == 0) h5g_timeline_write(opt.input, opt.output);

@@ -254,8 +254,8 @@ static int context_coming(const h5g_run *r) {
 /* Collective: where every rank is making a GPU context, on one node (the write maps the output:
  * io/direct.h), with a CPU to spare, and the options allow it (src/write.h), the output and its
  * key dataset are made now, and their pages while the driver starts and the context is made, so
- * that the write copies into pages made (io/h5io.h: the populator); else the populator is let
- * go. */
+ * that the write copies into pages made (io/h5io.h: the helper); else the helper is told to take
+ * no range. */
 static int make_output_early(h5g_run *r, run_state *s) {
   int rc = H5G_OK, mine, every;
   int test = h5g_test_early_output();
@@ -331,7 +331,7 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_cuda_warmup *war
   h5g_progress_finish(&r->progress, r->metrics.seconds);
 done:
   /* every rank is here together (rc was agreed), so the collective closes match */
-  h5g_populate_reap();
+  h5g_populate_finish(); /* it touches the output no more */
   h5g_io_close(r->out_keys);
   h5g_io_close_file(r->out_file);
   if (r->tmp_created && r->rank == 0) unlink(s->verdict.tmp_path);

@@ -52,6 +52,7 @@ typedef struct {
   double hdf5, mpi_finalize, context; /* src/main.c: H5close, MPI_Finalize, the GPU context */
   double context_behind_write; /* the release the backend's retire began during the write took
                                 * this long there (0: none); `context` is what was left of it */
+  int context_handed_over;     /* the context went to the helper process, released after the exit */
 } h5g_teardown;
 
 typedef struct {

@@ -17,8 +17,8 @@ unsigned long long h5g_write_output_bytes(const h5g_run *r, const h5g_verdict *v
 int h5g_write_populates(const h5g_options *opt);
 /* Collective, with INPUT and its keys open (src/read.h), on a run h5g_write_populates allows
  * whose ranks are all making a GPU context (src/pipeline.c: context_coming; the sort may still
- * run on the CPU) and have a populator (io/populate.h): the temporary output and its key dataset
- * made (r->out_keys), and the populator told to make the pages of this rank's rows while the
+ * run on the CPU) and have a helper (io/h5io.h): the temporary output and its key dataset
+ * made (r->out_keys), and the helper told to make the pages of this rank's rows while the
  * driver starts and the GPU context is made; h5g_write_keys then writes them. */
 int h5g_write_early(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                     const h5g_extent *extent);

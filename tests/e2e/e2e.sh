@@ -97,11 +97,11 @@ case_io_paths() {
   cmp "$W/direct_1.h5" "$W/direct_3.h5" || die "1- and 3-rank outputs differ"
 }
 
-# The output made before the read, its pages made by the populator while the GPU context is made
+# The output made before the read, its pages made by the helper process while the GPU context is made
 # (src/pipeline.c: make_output_early; H5GSORT_TEST_EARLY_OUTPUT takes that path without a GPU):
 # byte for byte the file the CPU backend writes after the sort (it never makes it early), with
 # carried data and the index written after it, on 1 and 3 ranks, no HDF5 object left open
-# (H5GSORT_TEST_LEAKS); every rank told its populator (H5GSORT_IO_TRACE). Runs that fail once
+# (H5GSORT_TEST_LEAKS); every rank told its helper (H5GSORT_IO_TRACE). Runs that fail once
 # the output exists (the host-memory check refuses the job) or before it (a file size limit, as
 # the output's space is checked), and a run killed during the read (SIGKILL: nothing cleans up),
 # leave no OUTPUT, no temporary file and no process behind, and a rerun succeeds.
@@ -115,7 +115,7 @@ case_early_output() {
     H5GSORT_TEST_EARLY_OUTPUT=1 H5GSORT_IO_TRACE=1 sort_check "$p" "$W/in.h5" /keys \
       "$W/early_$p.h5" /keys --carry /pay --index-out /idx
     [ "$(grep -c '^h5gsort: io: populate .*:/keys: ' "$WORK/last.log")" -eq "$p" ] ||
-      die "not every rank of $p told its populator: $(cat "$WORK/last.log")"
+      die "not every rank of $p told its helper: $(cat "$WORK/last.log")"
     cmp "$W/late_$p.h5" "$W/early_$p.h5" || die "the output made early differs ($p ranks)"
   done
   local rc=0

@@ -1,9 +1,11 @@
-/* io/populate.c on its own: the populator, forked, makes the pages of the range it is told (in
- * the page cache: mincore sees them) and allocates the range, which extends the file, without
- * changing a byte of what the file held, at an offset that is not page-aligned; it ends when
- * told to stop, with or without a range, and a populator gone or never forked is no error.
+/* io/populate.c on its own: the helper, forked, makes the pages of the range it is told (in the
+ * page cache: mincore sees them) and allocates the range, which extends the file, without
+ * changing a byte of what the file held, at an offset that is not page-aligned; it stops when
+ * told, with or without a range, and a helper gone or never forked is no error. Descriptors
+ * handed to it stay open while the process that handed them lives, and are closed once it has
+ * ended; its own numbers then lead to /dev/null.
  * Where this kernel refuses MADV_POPULATE_WRITE (before Linux 5.14) or the file system
- * fallocate, the populator makes nothing: those checks are skipped, saying so. Argument: a path
+ * fallocate, the helper makes nothing: those checks are skipped, saying so. Argument: a path
  * prefix for its file, removed at the end. */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -12,8 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,7 +64,7 @@ static void sleep_ms(long ms) {
   nanosleep(&t, NULL);
 }
 
-/* The populator told a range that starts inside the file, mid-page, and ends past its end: the
+/* The helper told a range that starts inside the file, mid-page, and ends past its end: the
  * range is allocated and its pages made; the bytes the file held, on the shared first page and
  * inside the range too, stay. */
 static void populates_range(int works) {
@@ -74,9 +78,9 @@ static void populates_range(int works) {
   uint64_t state = 7;
   for (size_t i = 0; i < held; i++) pattern[i] = (unsigned char)test_rand(&state);
   EXPECT(pwrite(fd, pattern, held, 0) == (ssize_t)held, "cannot write %s", path);
-  h5g_populate_fork();
-  EXPECT(h5g_populate_ready(), "no populator after the fork");
-  EXPECT(h5g_populate_start(path, offset, bytes, 3) == 1, "the populator was not told");
+  EXPECT(h5g_helper_fork() == 1, "no helper forked");
+  EXPECT(h5g_populate_ready(), "no helper after the fork");
+  EXPECT(h5g_populate_start(path, offset, bytes, 3) == 1, "the helper was not told");
   if (works) {
     const size_t want = (size_t)((offset + (off_t)bytes + PAGE - 1) / PAGE - offset / PAGE);
     size_t made = 0;
@@ -90,8 +94,9 @@ static void populates_range(int works) {
   } else {
     printf("skipped: this kernel or file system cannot populate: nothing is made\n");
   }
-  h5g_populate_reap();
-  EXPECT(!h5g_populate_ready(), "a populator after it was reaped");
+  h5g_populate_finish();
+  EXPECT(!h5g_populate_ready(), "the helper waits for a range after it finished");
+  h5g_helper_end();
   struct stat st;
   EXPECT(fstat(fd, &st) == 0, "cannot stat %s", path);
   if (works)
@@ -109,18 +114,64 @@ done:
   free(back);
 }
 
-/* Told to stop before any range, the populator ends; one never forked, or gone, is told
+/* Told to stop before any range, the helper takes none; one never forked, or gone, is told
  * nothing and is no error. */
 static void stops_without_range(void) {
-  EXPECT(h5g_populate_start(path, 0, PAGE, 1) == 0, "told a range with no populator");
-  h5g_populate_reap(); /* none: returns */
-  h5g_populate_fork();
-  EXPECT(h5g_populate_ready(), "no populator after the fork");
+  EXPECT(h5g_populate_start(path, 0, PAGE, 1) == 0, "told a range with no helper");
+  h5g_populate_finish(); /* none: returns */
+  EXPECT(h5g_helper_fork() == 1, "no helper forked");
+  EXPECT(h5g_helper_fork() == 0, "a second helper forked beside the first");
+  EXPECT(h5g_populate_ready(), "no helper after the fork");
   EXPECT(h5g_populate_start(path, 0, 0, 1) == 0, "told an empty range");
   h5g_populate_stop();
   EXPECT(!h5g_populate_ready(), "ready after it was stopped");
   EXPECT(h5g_populate_start(path, 0, PAGE, 1) == 0, "told a range after it was stopped");
-  h5g_populate_reap();
+  h5g_populate_finish();
+  h5g_helper_end();
+  int fds[2];
+  EXPECT(pipe(fds) == 0, "cannot make a pipe");
+  EXPECT(h5g_helper_hand_over(&fds[1], 1) == 0, "handed over with no helper");
+  EXPECT(fcntl(fds[1], F_GETFD) >= 0, "a descriptor not handed over was closed");
+  close(fds[0]);
+  close(fds[1]);
+}
+
+/* Where /proc/self/fd/NUMBER leads ("" when it cannot tell). */
+static void fd_target(int fd, char *target, size_t size) {
+  char link[64];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, target, size - 1);
+  target[n > 0 ? n : 0] = '\0';
+}
+
+/* A process (the "rank") forks its helper, hands it the write end of a pipe and lives on 0.3 s:
+ * the pipe's read end here sees no end while the rank lives (the helper holds the write end), and
+ * its end once the rank has ended (the helper closed it). */
+static void holds_descriptors_past_the_end(void) {
+  int fds[2];
+  EXPECT(pipe(fds) == 0, "cannot make a pipe");
+  pid_t rank = fork();
+  if (rank == 0) {
+    close(fds[0]);
+    int ok = h5g_helper_fork() == 1;
+    ok = ok && h5g_helper_hand_over(&fds[1], 1) == 1;
+    char target[256];
+    fd_target(fds[1], target, sizeof target);
+    ok = ok && strcmp(target, "/dev/null") == 0;
+    h5g_helper_end(); /* holds descriptors: returns at once */
+    sleep_ms(300);
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  struct pollfd p = {fds[0], POLLIN, 0};
+  EXPECT(poll(&p, 1, 150) == 0, "the pipe ended while the rank lived (revents %d)", p.revents);
+  int status = -1;
+  EXPECT(waitpid(rank, &status, 0) == rank && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+         "the rank could not hand the descriptor over, or its number does not lead to /dev/null");
+  char byte;
+  EXPECT(poll(&p, 1, 10000) == 1 && read(fds[0], &byte, 1) == 0,
+         "the pipe did not end after the rank ended: the helper kept it");
+  close(fds[0]);
 }
 
 int main(int argc, char **argv) {
@@ -128,6 +179,7 @@ int main(int argc, char **argv) {
   int works = populate_works();
   populates_range(works);
   stops_without_range();
+  holds_descriptors_past_the_end();
   unlink(path);
   return test_summary("io/populate");
 }
