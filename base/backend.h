@@ -108,7 +108,8 @@ struct h5g_backend {
    * with it; unless it is to be handed over: h5g_cuda_hand_over_context) while the host writes
    * what came back: the 0.06 s of h5g_cuda_release_context leave the path the user waits on.
    * Afterwards the backend takes only wait_copied (which waits for that thread's copies), unpin
-   * (which waits for the release) and destroy. Calling it again does nothing. */
+   * (which waits for the release, and leaves the registration to it) and destroy. Calling it
+   * again does nothing. */
   int (*retire)(h5g_backend *be);
   void (*destroy)(h5g_backend *be);
 };
@@ -151,6 +152,8 @@ typedef int (*h5g_descriptor_taker)(const int *fds, int count);
  * injected into CUDA (CUDA_INJECTION64_PATH); a backend's retire then leaves it as it is. NULL:
  * destroyed here. */
 void h5g_cuda_hand_over_context(h5g_descriptor_taker take);
+/* 1 when this process's context is made and will be handed over so (0 without CUDA). */
+int h5g_cuda_context_goes_to_taker(void);
 /* Releases the CUDA context this process made, as its exit otherwise would: hands it over (above),
  * or destroys it, or waits for the release a backend's retire began. Returns the seconds that
  * took here (0 without one): tear-down made visible. *behind_write (unless NULL): how long the

@@ -187,7 +187,7 @@ void h5g_io_allow_direct(h5g_dset *d);
  * when this process ends (or h5g_helper_end). 1 when forked; 0 (nothing done) where a helper
  * runs already, the fork fails or the process already runs several threads. */
 int h5g_helper_fork(void);
-/* 1 while the helper waits for its range (forked, not told to stop). */
+/* 1 while the helper waits for its range (forked, told neither a range nor to stop). */
 int h5g_populate_ready(void);
 /* The helper allocates bytes [offset, offset + bytes) of the file at `path` (fallocate, as the
  * write's mapping does: io/direct.c) and makes their pages with up to `workers` workers. Returns
@@ -199,9 +199,10 @@ void h5g_populate_stop(void);
 /* h5g_populate_stop, then waits until the helper has stopped: it touches the file no more. */
 void h5g_populate_finish(void);
 /* Hands descriptors fds[0..count) (1 to 256) to the helper, which closes them once this process
- * has ended, and puts /dev/null at each of their numbers here (so that a call on one before the
- * exit reaches no other file); returns 1 when handed over, 0 (nothing changed) when there is no
- * helper or it could not take them. After it, the helper is not waited for: h5g_helper_end
+ * has ended, and puts at each of their numbers here an eventfd that never reads as ready (so
+ * that a call on one before the exit reaches no other file, and a thread polling one sleeps);
+ * returns 1 when handed over, 0 (nothing changed) when there is no helper or it could not take
+ * them. After it, the helper is not waited for: h5g_helper_end
  * returns at once. */
 int h5g_helper_hand_over(const int *fds, int count);
 /* Ends the helper and waits for it, unless it holds descriptors (then it ends after this

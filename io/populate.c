@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -38,12 +39,12 @@ typedef struct {
   char path[PATH_MAX];
 } populate_job;
 
-/* The rank's side: the helper's pid and the socket to it (-1: none); whether it was told to stop
- * populating and whether it said it had; whether it holds descriptors (then it ends with this
+/* The rank's side: the helper's pid and the socket to it (-1: none); whether it was told a range,
+ * told to stop populating, and said it had; whether it holds descriptors (then it ends after this
  * process, not waited for). */
 static pid_t helper = -1;
 static int to_helper = -1;
-static int stop_told, stop_heard, holds_descriptors;
+static int job_told, stop_told, stop_heard, holds_descriptors;
 
 /* The helper's side: the mapping its workers populate, each its share, until `stop`. */
 typedef struct {
@@ -178,14 +179,14 @@ static _Noreturn void helper_main(int socket_fd, const sigset_t *unblocked) {
   sigprocmask(SIG_SETMASK, unblocked, NULL);
   keep_only_socket(socket_fd);
   while (receive_tag(socket_fd, &tag, held, &nheld)) {
-    if (tag == TELL_JOB && !p.told) {
-      p.told = 1;
+    if (tag == TELL_JOB) {
       if (!receive_job(socket_fd, &job)) break;
-      populate_begin(&job, &p);
+      if (!p.told) populate_begin(&job, &p); /* one range, and none after a stop */
+      p.told = 1;
     } else if (tag == TELL_STOP) {
-      p.told = 1; /* no range after a stop */
+      p.told = 1;
       populate_end(&p);
-      if (write(socket_fd, &stopped, 1) != 1) break;
+      if (send(socket_fd, &stopped, 1, MSG_NOSIGNAL) != 1) break;
     }
   }
   populate_end(&p);
@@ -227,7 +228,7 @@ int h5g_helper_fork(void) {
   }
   helper = pid;
   to_helper = fds[0];
-  stop_told = stop_heard = holds_descriptors = 0;
+  job_told = stop_told = stop_heard = holds_descriptors = 0;
   return 1;
 }
 
@@ -264,7 +265,7 @@ static int tell(const void *bytes, size_t size, const int *fds, int count) {
   return 1;
 }
 
-int h5g_populate_ready(void) { return to_helper >= 0 && !stop_told; }
+int h5g_populate_ready(void) { return to_helper >= 0 && !job_told && !stop_told; }
 
 int h5g_populate_start(const char *path, off_t offset, uint64_t bytes, int workers) {
   struct {
@@ -276,15 +277,18 @@ int h5g_populate_start(const char *path, off_t offset, uint64_t bytes, int worke
   told.tag = TELL_JOB;
   told.job.offset = offset;
   told.job.bytes = bytes;
-  told.job.workers = workers < 1 ? 1 : workers > H5G_POPULATE_WORKERS ? H5G_POPULATE_WORKERS : workers;
+  told.job.workers = workers < 1                      ? 1
+                     : workers > H5G_POPULATE_WORKERS ? H5G_POPULATE_WORKERS
+                                                      : workers;
   strcpy(told.job.path, path);
+  job_told = 1;
   /* the tag, then the job: the helper reads them in turn */
   return tell(&told.tag, 1, NULL, 0) && tell(&told.job, sizeof told.job, NULL, 0);
 }
 
 void h5g_populate_stop(void) {
   char tag = TELL_STOP;
-  if (!h5g_populate_ready()) return;
+  if (to_helper < 0 || stop_told) return;
   stop_told = 1;
   if (!tell(&tag, 1, NULL, 0)) stop_heard = 1; /* gone: nothing to wait for */
 }
@@ -301,15 +305,17 @@ void h5g_populate_finish(void) {
 
 int h5g_helper_hand_over(const int *fds, int count) {
   char tag = TELL_DESCRIPTORS;
-  int null_fd = -1, done = 0;
+  int placeholder = -1, done = 0;
   if (count < 1 || count > H5G_HELPER_DESCRIPTORS) return 0;
-  null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null_fd < 0 || !tell(&tag, 1, fds, count)) goto done;
-  /* the numbers stay taken, by /dev/null, for whatever still calls on them before the exit */
-  for (int i = 0; i < count; i++) (void)dup3(null_fd, fds[i], O_CLOEXEC);
+  /* The numbers stay taken, for whatever still calls on them before the exit, by an eventfd that
+   * never reads as ready: a thread polling one of them sleeps (on /dev/null, always ready, the
+   * CUDA driver's event thread spun a core until the exit). */
+  placeholder = eventfd(0, EFD_CLOEXEC);
+  if (placeholder < 0 || !tell(&tag, 1, fds, count)) goto done;
+  for (int i = 0; i < count; i++) (void)dup3(placeholder, fds[i], O_CLOEXEC);
   holds_descriptors = done = 1;
 done:
-  if (null_fd >= 0) close(null_fd);
+  if (placeholder >= 0) close(placeholder);
   return done;
 }
 

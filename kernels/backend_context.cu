@@ -23,8 +23,8 @@ namespace {
 int g_context_device = -1;
 bool g_context_shared = false;
 
-/* More than a context's descriptors (23 with it alive: H100, CUDA 13), fewer than the helper
- * holds (io/populate.h, H5G_HELPER_DESCRIPTORS). */
+/* More than a context's descriptors (23 with it alive: H100, CUDA 13), and no more than the
+ * helper takes (io/populate.h, H5G_HELPER_DESCRIPTORS: the same 256). */
 constexpr int DRIVER_DESCRIPTORS_MAX = 256;
 
 /* h5g_cuda_hand_over_context: who takes the driver's descriptors (NULL: nobody), set before any
@@ -33,10 +33,11 @@ h5g_descriptor_taker g_taker = NULL;
 
 /* The context is left as it is for g_taker, rather than destroyed here: the taker closes the
  * driver's descriptors after this process's exit, and the release runs then (H100 machine,
- * CUDA 13, a context with 4 GiB of device memory: cudaDeviceReset 0.06-0.08 s, then 0.04-0.06 s
- * more in the exit for its descriptors; handed over, the exit took 0.0006 s and the taker's close
- * 0.12-0.16 s; bench/RESULTS.md). Not where the compute mode keeps the device to one process (a
- * job's next step would find it taken until the release). */
+ * CUDA 13, a probe's context with 4 GiB of device memory: cudaDeviceReset 0.06-0.08 s, then
+ * 0.05-0.08 s in the exit for its descriptors; handed over, that exit took 0.0006 s and the
+ * taker's close 0.12-0.16 s; h5gsort's exit stage 0.006-0.008 s against 0.078: bench/RESULTS.md).
+ * Not where the compute mode keeps the device to one process (a job's next step would find it
+ * taken until the release). */
 bool context_left_for_taker() { return g_taker && g_context_shared; }
 
 /* The descriptors of NVIDIA's driver this process holds (/dev/nvidia*), at most `max` into fds;
@@ -207,6 +208,10 @@ done:
 }
 
 extern "C" int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w) { return w ? w->local_rank : -1; }
+
+extern "C" int h5g_cuda_context_goes_to_taker(void) {
+  return g_context_device >= 0 && context_left_for_taker();
+}
 
 extern "C" void h5g_cuda_hand_over_context(h5g_descriptor_taker take) {
   /* not under a tool injected into CUDA (Nsight Systems, Nsight Compute, compute-sanitizer): it

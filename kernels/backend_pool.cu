@@ -102,7 +102,10 @@ done:
 
 /* The streams are drained first: after a failure, copies into or out of the buffer may still be
  * under way when the pipeline releases it. A retired backend's buffer stays until its context is
- * gone, so that its memory is never unmapped while the driver still holds it. */
+ * gone, so that its memory is never unmapped while the driver still holds it; unless the context
+ * is left for the helper process (h5g_cuda_hand_over_context): then its pages stay pinned,
+ * unmapped, until the helper's release, and no GPU work is asked for any more that could reach
+ * the addresses they leave. */
 void cuda_unpin(h5g_backend *be, void *p) {
   if (impl_of(be)->retired) { /* the registration goes with the context */
     wait_retired_release();

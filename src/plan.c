@@ -147,6 +147,7 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
                    !o->unique && o->top < 0 && !o->counts && !o->index_out &&
                    plan->n > h5g_ring_elems(plan);
   plan->retire_gpu = plan->streamed && r->be->retire && !h5g_mpi_may_use_gpu();
+  plan->context_to_helper = plan->use_cuda && h5g_cuda_context_goes_to_taker();
 done:
   return rc;
 }

@@ -74,6 +74,9 @@ typedef struct {
    * once the last copy back is started the backend retires, its context released in a thread
    * while the last slots are written (base/backend.h, retire). */
   int retire_gpu;
+  /* the GPU context goes to the helper process with the driver's descriptors, released after the
+   * exit (base/backend.h, h5g_cuda_hand_over_context): a retire then releases nothing */
+  int context_to_helper;
   uint64_t slot_elems;    /* streamed: keys a slot holds (a pin piece); the ring holds
                            * H5G_RING_SLOTS of them */
   h5g_keyspec ks;

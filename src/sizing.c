@@ -157,10 +157,13 @@ static int write_plan_json(const h5g_run *r, const h5g_verdict *v, const plan_li
           ",\n  \"ranks\": %d,\n  \"memory_bound\": \"%s\",\n  \"disk_bytes\": %" PRIu64
           ",\n  \"disk_free_bytes\": %" PRIu64 ",\n  \"exchange\": \"%s\",\n"
           "  \"io_policy\": \"%s\",\n  \"streamed\": %s,\n  \"context_released_in_write\": %s,\n"
-          "  \"estimate_seconds\": %.1f,\n  \"per_rank\": [\n",
+          "  \"context_released_after_exit\": %s,\n  \"estimate_seconds\": %.1f,\n"
+          "  \"per_rank\": [\n",
           fits ? "true" : "false", v->info.n, r->size, bound, disk, free_bytes,
           h5g_transport_name(r->transport), h5g_io_policy_name(plan->io_policy),
-          plan->streamed ? "true" : "false", plan->retire_gpu ? "true" : "false", estimate);
+          plan->streamed ? "true" : "false",
+          plan->retire_gpu && !plan->context_to_helper ? "true" : "false",
+          plan->context_to_helper ? "true" : "false", estimate);
   for (int i = 0; i < r->size; i++)
     fprintf(f, "    {\"rank\": %d, \"host\": \"%s\", \"rows\": %" PRIu64 ", \"runs\": %" PRIu64
             ", \"path\": \"%s\", \"host_bytes\": %" PRIu64 ", \"host_available_bytes\": %" PRIu64
@@ -204,10 +207,13 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
          gib(free_bytes), opt->output);
   printf("exchange: %s; I/O: %s\n", h5g_transport_name(r->transport), io_text(plan->io_policy));
   if (plan->streamed) /* one rank: its slice needs no host buffer of its size (host GiB above) */
-    printf("streamed: the slice goes to the GPU and back through %d pinned slots of %.4g MiB; the "
-           "GPU context is released %s\n", H5G_RING_SLOTS,
-           (double)plan->slot_elems * plan->ks.width / 1048576.0,
-           plan->retire_gpu ? "behind the write" : "at the end (MPI here may use the GPU)");
+    printf("streamed: the slice goes to the GPU and back through %d pinned slots of %.4g MiB\n",
+           H5G_RING_SLOTS, (double)plan->slot_elems * plan->ks.width / 1048576.0);
+  if (gpus)
+    printf("GPU context: %s\n",
+           plan->context_to_helper ? "handed to the helper process, released after the exit"
+           : plan->retire_gpu      ? "released behind the write"
+                                   : "released at the end");
   printf("estimate: %.1f s (README's rates: %s)\n", estimate,
          gpus ? "2.8 GB/s per GPU node" : "0.2 GB/s per CPU rank");
   fflush(stdout);

@@ -97,8 +97,9 @@ case_io_paths() {
   cmp "$W/direct_1.h5" "$W/direct_3.h5" || die "1- and 3-rank outputs differ"
 }
 
-# The output made before the read, its pages made by the helper process while the GPU context is made
-# (src/pipeline.c: make_output_early; H5GSORT_TEST_EARLY_OUTPUT takes that path without a GPU):
+# The output made before the read, its pages made by the helper process while the GPU context is
+# made (src/pipeline.c: make_output_early; H5GSORT_TEST_EARLY_OUTPUT takes that path without a
+# GPU):
 # byte for byte the file the CPU backend writes after the sort (it never makes it early), with
 # carried data and the index written after it, on 1 and 3 ranks, no HDF5 object left open
 # (H5GSORT_TEST_LEAKS); every rank told its helper (H5GSORT_IO_TRACE). Runs that fail once
