@@ -119,21 +119,30 @@ static void populate_end(populating *p) {
   p->start = NULL;
 }
 
+/* Room for the descriptors of one message, aligned as a control message header. */
+typedef union {
+  char bytes[CMSG_SPACE(sizeof(int) * H5G_HELPER_DESCRIPTORS)];
+  struct cmsghdr align;
+} descriptor_room;
+
+/* A message of the bytes `part` names, with `control_bytes` of `room` (0: none) beside them. */
+static struct msghdr message(struct iovec *part, descriptor_room *room, size_t control_bytes) {
+  struct msghdr m;
+  memset(&m, 0, sizeof m);
+  m.msg_iov = part;
+  m.msg_iovlen = 1;
+  m.msg_control = control_bytes ? room->bytes : NULL;
+  m.msg_controllen = control_bytes;
+  return m;
+}
+
 /* One byte from the rank into *tag, the descriptors that came with it added to held[] (those
  * past H5G_HELPER_DESCRIPTORS closed); 0 once the rank has ended. */
 static int receive_tag(int socket_fd, char *tag, int *held, int *nheld) {
-  union {
-    char bytes[CMSG_SPACE(sizeof(int) * H5G_HELPER_DESCRIPTORS)];
-    struct cmsghdr align;
-  } control;
+  descriptor_room room;
   struct iovec part = {tag, 1};
-  struct msghdr m;
+  struct msghdr m = message(&part, &room, sizeof room.bytes);
   ssize_t n;
-  memset(&m, 0, sizeof m);
-  m.msg_iov = &part;
-  m.msg_iovlen = 1;
-  m.msg_control = control.bytes;
-  m.msg_controllen = sizeof control.bytes;
   do n = recvmsg(socket_fd, &m, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   for (struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&m) : NULL; c; c = CMSG_NXTHDR(&m, c)) {
@@ -235,22 +244,16 @@ int h5g_helper_fork(void) {
 /* Sends bytes [0, size) and, with the first, the descriptors given (MSG_NOSIGNAL: a helper gone
  * is no SIGPIPE for the rank). 1 when all went. */
 static int tell(const void *bytes, size_t size, const int *fds, int count) {
-  union {
-    char bytes[CMSG_SPACE(sizeof(int) * H5G_HELPER_DESCRIPTORS)];
-    struct cmsghdr align;
-  } control;
+  descriptor_room room;
   size_t sent = 0;
   if (to_helper < 0 || count < 0 || count > H5G_HELPER_DESCRIPTORS) return 0;
+  memset(&room, 0, sizeof room);
   while (sent < size) {
     struct iovec part = {(char *)bytes + sent, size - sent};
-    struct msghdr m;
-    memset(&m, 0, sizeof m);
-    m.msg_iov = &part;
-    m.msg_iovlen = 1;
-    if (sent == 0 && count > 0) {
-      memset(&control, 0, sizeof control);
-      m.msg_control = control.bytes;
-      m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)count);
+    const int with_fds = sent == 0 && count > 0;
+    struct msghdr m =
+        message(&part, &room, with_fds ? CMSG_SPACE(sizeof(int) * (size_t)count) : 0);
+    if (with_fds) {
       struct cmsghdr *c = CMSG_FIRSTHDR(&m);
       c->cmsg_level = SOL_SOCKET;
       c->cmsg_type = SCM_RIGHTS;
@@ -268,22 +271,17 @@ static int tell(const void *bytes, size_t size, const int *fds, int count) {
 int h5g_populate_ready(void) { return to_helper >= 0 && !job_told && !stop_told; }
 
 int h5g_populate_start(const char *path, off_t offset, uint64_t bytes, int workers) {
-  struct {
-    char tag;
-    populate_job job;
-  } told;
-  if (!h5g_populate_ready() || bytes == 0 || strlen(path) >= sizeof told.job.path) return 0;
-  memset(&told, 0, sizeof told);
-  told.tag = TELL_JOB;
-  told.job.offset = offset;
-  told.job.bytes = bytes;
-  told.job.workers = workers < 1                      ? 1
-                     : workers > H5G_POPULATE_WORKERS ? H5G_POPULATE_WORKERS
-                                                      : workers;
-  strcpy(told.job.path, path);
+  char tag = TELL_JOB;
+  populate_job job;
+  if (!h5g_populate_ready() || bytes == 0 || strlen(path) >= sizeof job.path) return 0;
+  memset(&job, 0, sizeof job);
+  job.offset = offset;
+  job.bytes = bytes;
+  job.workers = workers < 1 ? 1 : workers > H5G_POPULATE_WORKERS ? H5G_POPULATE_WORKERS : workers;
+  strcpy(job.path, path);
   job_told = 1;
   /* the tag, then the job: the helper reads them in turn */
-  return tell(&told.tag, 1, NULL, 0) && tell(&told.job, sizeof told.job, NULL, 0);
+  return tell(&tag, 1, NULL, 0) && tell(&job, sizeof job, NULL, 0);
 }
 
 void h5g_populate_stop(void) {
