@@ -13,12 +13,13 @@
  * __uint128_t keys, cub/util_type.cuh's NumericTraits<__uint128_t>, so it stays the reference).
  *
  * Usage: bench_local_sort [max_log2_n (default 28; 29 where memory allows)] [sections]
- *   sections: comma-separated of crossover, merge, histogram, variants, main, dists, pairs (default
+ *   sections: comma-separated of crossover, merge, histogram, variants, first, main, dists, pairs (default
  *   crossover,merge,main); "dists" times 64- and 128-bit keys of other distributions (fill_kernel)
  *   at 2^16, 2^20, 2^24 and 2^max_log2_n, random ones beside them; "histogram" times the upfront
  *   histogram kernel in block sizes and counter copies (tuning.cuh); "variants" times onesweep
  *   variants (tile shape, warp match, index width: the measurements behind tuning.cuh) and CUB
- *   side by side at 2^26..2^max_log2_n (at most 2^28);
+ *   side by side at 2^26..2^max_log2_n (at most 2^28); "first" the unstable first pass of a sort
+ *   of keys alone against a stable one;
  *   "profile" (uint32) or "profile64" (uint64) alone sorts 2^max_log2_n random keys with ours,
  *   then with CUB's, twice each, the second round warm (for a profiler). */
 #include <algorithm>
@@ -514,11 +515,12 @@ template <typename T> struct VariantBench {
     return host_diff;
   }
 
-  template <int BLOCK, int ITEMS, int MIN_BLOCKS, h5g::WarpMatch MATCH, bool WIDE_INDEX = false>
+  template <int BLOCK, int ITEMS, int MIN_BLOCKS, h5g::WarpMatch MATCH, bool WIDE_INDEX = false,
+            bool ALL_STABLE = false>
   void run() {
     auto sort = [&] {
       size_t bytes = temp_bytes;
-      MUST_OK((h5g::onesweep::sort<T, BLOCK, ITEMS, MIN_BLOCKS, h5g::NoValue, MATCH, WIDE_INDEX>(temp, &bytes, keys, alt, n, stream)));
+      MUST_OK((h5g::onesweep::sort<T, BLOCK, ITEMS, MIN_BLOCKS, h5g::NoValue, MATCH, WIDE_INDEX, ALL_STABLE>(temp, &bytes, keys, alt, n, stream)));
     };
     reset();
     sort();
@@ -532,7 +534,7 @@ template <typename T> struct VariantBench {
           mask_kernel<T><<<256, 256, 0, stream>>>(keys, m, mask);
           size_t cub_bytes = temp_bytes, bytes = temp_bytes;
           MUST_CUDA(cub::DeviceRadixSort::SortKeys(temp, cub_bytes, (const T *)keys, ref, m, 0, 8 * (int)sizeof(T), stream));
-          MUST_OK((h5g::onesweep::sort<T, BLOCK, ITEMS, MIN_BLOCKS, h5g::NoValue, MATCH, WIDE_INDEX>(temp, &bytes, keys, alt, m, stream)));
+          MUST_OK((h5g::onesweep::sort<T, BLOCK, ITEMS, MIN_BLOCKS, h5g::NoValue, MATCH, WIDE_INDEX, ALL_STABLE>(temp, &bytes, keys, alt, m, stream)));
           const unsigned long long d = count_diff(m);
           if (d) printf("edge case n = %zu, mask %llx: %llu bytes differ\n", m, (unsigned long long)mask, d);
           host_diff += d;
@@ -542,9 +544,10 @@ template <typename T> struct VariantBench {
     }
     if (host_diff) *mismatch = true;
     const float ms = time_median(stream, REPS, [&] { reset(); }, sort);
-    static const char *match_name[] = {"ballot", "atomic_or"};
+    /* "/s": every pass ranked stably, the first too */
+    static const char *match_name[2][2] = {{"ballot", "atomic_or"}, {"ballot/s", "a_or/s"}};
     printf("%-8s 2^%-3d %5d %5d %4d %-9s %-6s %9.3f %9.3f %7.3f%s\n", KeyInfo<T>::name, log2n, BLOCK,
-           ITEMS, MIN_BLOCKS, match_name[(int)MATCH],
+           ITEMS, MIN_BLOCKS, match_name[ALL_STABLE][(int)MATCH],
            WIDE_INDEX ? "64" : "32", ms, cub_ms, cub_ms / ms, host_diff ? "  MISMATCH" : "");
     fflush(stdout);
   }
@@ -710,6 +713,34 @@ static bool bench_all_variants(int max_log2, cudaStream_t stream) {
   return mismatch;
 }
 
+/* The tuned shapes with the first pass ranked unstably (the build's sort of keys alone) and
+ * stably (a_or/s), alternated, at 2^26 (edge cases checked) and 2^max_log2_n. */
+static bool bench_first_pass(int max_log2, cudaStream_t stream) {
+  using M = h5g::WarpMatch;
+  bool mismatch = false;
+  printf("\nunstable first pass vs stable (ms; ratio = cub / ours)\n");
+  printf("%-8s %-5s %5s %5s %4s %-9s %-6s %9s %9s %7s\n", "type", "n", "block", "items", "minb", "match",
+         "index", "ours ms", "cub ms", "ratio");
+  for (int log2n : {26, std::min(max_log2, 28)}) {
+    bench_variants<uint32_t>(log2n, log2n == 26, stream, &mismatch, [](auto &b) {
+      for (int round = 0; round < 2; ++round) {
+        b.template run<384, 28, 2, M::ATOMIC_OR>();
+        b.template run<384, 28, 2, M::ATOMIC_OR, false, true>();
+      }
+    });
+    bench_variants<uint64_t>(log2n, log2n == 26, stream, &mismatch, [](auto &b) {
+      b.template run<256, 32, 2, M::ATOMIC_OR>();
+      b.template run<256, 32, 2, M::ATOMIC_OR, false, true>();
+    });
+    bench_variants<u128>(log2n, log2n == 26, stream, &mismatch, [](auto &b) {
+      b.template run<256, 20, 2, M::ATOMIC_OR>();
+      b.template run<256, 20, 2, M::ATOMIC_OR, false, true>();
+    });
+  }
+  printf("%s\n", mismatch ? "MISMATCH: some output differs from CUB's" : "every output equals CUB's bit for bit");
+  return mismatch;
+}
+
 /* Sorts 2^log2n random keys with ours, then the same keys, refilled, with CUB's, twice each (the
  * second of each warm: modules loaded, shared-memory attributes set): a run to profile side by
  * side. */
@@ -755,6 +786,7 @@ int main(int argc, char **argv) {
   if (strcmp(sections, "profile64") == 0) return profile<uint64_t>(max_log2, stream);
   if (strstr(sections, "histogram") && bench_all_histograms(max_log2, stream)) return 1;
   if (strstr(sections, "variants") && bench_all_variants(max_log2, stream)) return 1;
+  if (strstr(sections, "first") && bench_first_pass(max_log2, stream)) return 1;
   if (strstr(sections, "crossover")) {
   printf("\nbitonic vs radix (ms)\n%-8s %6s %10s %10s\n", "type", "n", "bitonic", "radix");
   bench_crossover<uint32_t>(stream);

@@ -8,7 +8,12 @@
  * first key of each digit. Then each warp ranks its keys item by item: lanes holding the same
  * digit find each other (WarpMatch), one leader per digit adds the group's size to the warp's
  * counter with a shared atomic and shares the old value, so a key's rank is its final tile
- * position without a second lookup. */
+ * position without a second lookup.
+ * The unstable ranking (STABLE false) has no match: each key's own atomic add on its warp's
+ * counter gives its rank, so keys of one digit in one warp item take an order the hardware picks.
+ * A sort of keys alone ranks its first LSD pass so: that pass sorts by its digit whatever order
+ * keys of one digit take (the later, stable passes order them by theirs, and keys equal in every
+ * digit are equal bits). */
 #ifndef H5G_BLOCK_RADIX_RANK_CUH
 #define H5G_BLOCK_RADIX_RANK_CUH
 
@@ -57,12 +62,15 @@ template <int BLOCK, int ITEMS, WarpMatch MATCH = ONESWEEP_MATCH> struct BlockRa
 
   /* Ranks keys[]: key i goes to tile position ranks[i]. Threads t < RADIX call on_counts(count
    * of digit t in the tile) as soon as the counts are known, before the block scan and the
-   * ranking, and receive in *digit_start the tile position of digit t's first key. Contains
+   * ranking, and receive in *digit_start the tile position of digit t's first key. Unstable: the
+   * thread's items from `real` on are the tile's padding (all ones: counted in digit RADIX - 1,
+   * after every key), and take the tile's last position, which is never written out. Contains
    * barriers: every thread must call it. */
-  template <typename K, typename OnCounts>
+  template <bool STABLE, typename K, typename OnCounts>
   static __device__ __forceinline__ void rank(Storage &s, const K (&keys)[ITEMS], int shift,
                                               uint32_t (&ranks)[ITEMS], uint32_t *digit_start,
-                                              OnCounts on_counts) {
+                                              OnCounts on_counts, int real = ITEMS) {
+    constexpr bool MASKS = STABLE && MATCH == WarpMatch::ATOMIC_OR; /* the match uses them */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     uint32_t *hist = s.warp_hist[warp];
     uint32_t *masks = s.match_mask[MATCH == WarpMatch::ATOMIC_OR ? warp : 0];
@@ -70,7 +78,7 @@ template <int BLOCK, int ITEMS, WarpMatch MATCH = ONESWEEP_MATCH> struct BlockRa
 #pragma unroll
     for (int d = lane; d < RADIX; d += 32) {
       hist[d] = 0;
-      if (MATCH == WarpMatch::ATOMIC_OR) masks[d] = 0;
+      if (MASKS) masks[d] = 0;
     }
     __syncwarp();
 #pragma unroll
@@ -95,6 +103,12 @@ template <int BLOCK, int ITEMS, WarpMatch MATCH = ONESWEEP_MATCH> struct BlockRa
     *digit_start = start;
     __syncthreads();
 
+    if constexpr (!STABLE) {
+#pragma unroll
+      for (int i = 0; i < ITEMS; ++i)
+        ranks[i] = i < real ? atomicAdd(&hist[digit_of(keys[i], shift)], 1u) : BLOCK * ITEMS - 1;
+      return;
+    }
     const uint32_t lanes_upto_me = 0xffffffffu >> (31 - lane);
     /* Items are ranked in order and one warp's shared atomics execute in issue order, so ranks
      * are stable without barriers between items. */

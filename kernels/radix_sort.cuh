@@ -15,7 +15,9 @@
  *    the digit-sorted tile to the output in coalesced runs. The table is cleared once, with the
  *    histogram's counts: launches alternate an epoch bit in its entries instead, and the block
  *    that takes the last tile zeroes the tile counter for the next launch.
- * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back.
+ * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back. The
+ * first pass of a sort of keys alone ranks unstably (block_radix_rank.cuh: no warp match), the
+ * others stably.
  * Keys-only sorts of 64- and 128-bit keys take the top digits first when the histogram says
  * they could tell the keys apart (top_digits_pass: room for 16 times as many values as keys):
  * the passes of those digits alone, then sort_short_segments sorts each run of keys with equal
@@ -327,9 +329,11 @@ struct Pass {
 };
 
 /* MAPPED: load.forward maps the keys read to ordered bits and store.inverse maps the ordered
- * bits written (identity maps where a side needs none); without it no map code is compiled. */
+ * bits written (identity maps where a side needs none); without it no map code is compiled.
+ * STABLE false: the unstable ranking (BlockRadixRank), for the first pass of a sort of keys
+ * alone. */
 template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, WarpMatch MATCH, typename Index,
-          typename V = NoValue, bool MAPPED = false>
+          typename V = NoValue, bool MAPPED = false, bool STABLE = true>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     pass_kernel(const K *__restrict__ in, K *__restrict__ out, uint64_t portion_begin,
                 uint64_t portion_end, uint32_t *tile_counter, uint32_t *lookback, uint32_t epoch,
@@ -382,11 +386,18 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
   uint32_t mine = 0;
   uint32_t ranks[ITEMS];
   uint32_t digit_start;
-  P::Rank::rank(s.rank, keys, shift, ranks, &digit_start, [&](uint32_t count) {
-    mine = count - (threadIdx.x == RADIX - 1 ? TILE - valid : 0);
-    table[(uint64_t)tile * RADIX + threadIdx.x] =
-        epoch | (tile == 0 ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | mine;
-  });
+  static_assert(STABLE || !has_values<V>, "values keep their keys' order: every pass stable");
+  const int real = valid == TILE ? ITEMS
+                   : valid > first ? (int)min((uint32_t)ITEMS, (valid - first + 31) / 32)
+                                   : 0;
+  P::Rank::template rank<STABLE>(
+      s.rank, keys, shift, ranks, &digit_start,
+      [&](uint32_t count) {
+        mine = count - (threadIdx.x == RADIX - 1 ? TILE - valid : 0);
+        table[(uint64_t)tile * RADIX + threadIdx.x] =
+            epoch | (tile == 0 ? LOOKBACK_INCLUSIVE : LOOKBACK_AGGREGATE) | mine;
+      },
+      real);
   if constexpr (has_values<V>) { /* values load while the look-back waits */
     const V *vsrc = in_vals + tile_begin + first;
 #pragma unroll
@@ -453,6 +464,14 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
       if constexpr (has_values<V>) (out_vals + s.out_base[digit_of(k, shift)])[j] = s.tile_vals[j];
     }
   }
+}
+
+/* pass_kernel's instance with 32-bit output indices (narrow) or 64-bit ones. */
+template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, WarpMatch MATCH, typename V,
+          bool MAPPED, bool STABLE>
+auto pass_instance(bool narrow) {
+  return narrow ? pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint32_t, V, MAPPED, STABLE>
+                : pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint64_t, V, MAPPED, STABLE>;
 }
 
 /* Keys one pass launch covers: ONESWEEP_PORTION rounded up to whole tiles, so that 2^28 keys
@@ -542,9 +561,10 @@ done:
 /* Sorts keys[0..n) (alt: n keys of scratch); with values, vals[i] moves with keys[i] (alt_vals:
  * n values of scratch) and equal keys keep their order. `io` says whether the keys come and go
  * as raw keys or as ordered bits (key_map.cuh; the order is always that of the ordered bits).
- * WIDE_INDEX forces 64-bit output indices (bench_local_sort measures what 32-bit ones save). */
+ * WIDE_INDEX forces 64-bit output indices, ALL_STABLE the stable ranking in every pass
+ * (bench_local_sort measures what 32-bit indices and the unstable first pass save). */
 template <typename K, int BLOCK, int ITEMS, int MIN_BLOCKS, typename V = NoValue,
-          WarpMatch MATCH = ONESWEEP_MATCH, bool WIDE_INDEX = false>
+          WarpMatch MATCH = ONESWEEP_MATCH, bool WIDE_INDEX = false, bool ALL_STABLE = false>
 int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t stream,
          V *vals = nullptr, V *alt_vals = nullptr, const KeyIO<K> &io = KeyIO<K>::ordered()) {
   using Narrow = Pass<K, BLOCK, ITEMS, MATCH, uint32_t, V>;
@@ -555,10 +575,15 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   static_assert(ONESWEEP_PORTION + TILE - 1 <= LOOKBACK_VALUE, "a launch's counts fit an entry");
   /* 32-bit output indices whenever they address every key. */
   const bool narrow = !WIDE_INDEX && n <= ((size_t)1 << 32);
-  const auto plain = narrow ? pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint32_t, V>
-                            : pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint64_t, V>;
-  const auto mapped = narrow ? pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint32_t, V, true>
-                             : pass_kernel<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, uint64_t, V, true>;
+  /* The first pass of an LSD run sorts by its digit whatever order keys of one digit take, so a
+   * sort of keys alone ranks it unstably (BlockRadixRank); with values every pass is stable. */
+  constexpr bool STABLE_FIRST = has_values<V> || ALL_STABLE;
+  const auto plain = pass_instance<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, V, false, true>(narrow);
+  const auto mapped = pass_instance<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, V, true, true>(narrow);
+  const auto plain_first =
+      pass_instance<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, V, false, STABLE_FIRST>(narrow);
+  const auto mapped_first =
+      pass_instance<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, V, true, STABLE_FIRST>(narrow);
   const size_t smem = narrow ? sizeof(typename Narrow::Storage) : sizeof(typename Wide::Storage);
   /* keys alone of 64 and 128 bits may take the top digits first (top_digits_pass) */
   constexpr bool TOP_DIGITS_FIRST = sizeof(K) >= 8 && !has_values<V>;
@@ -577,7 +602,7 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   K *src = keys, *dst = alt;
   V *vsrc = vals, *vdst = alt_vals;
   /* The nontrivial passes of digits [from, to], from src into dst and back: the first loads
-   * through pio's map, the last stores through it. */
+   * through pio's map (and ranks as plain_first / mapped_first do), the last stores through it. */
   const auto run_passes = [&](int from, int to, const KeyIO<K> &pio) {
     int rc = H5G_OK, begin, end;
     nontrivial_span(digits, from, to, &begin, &end);
@@ -585,10 +610,11 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
       if (digits[pass] == 1) continue;
       const KeyMap<K> load = pio.on_load(pass == begin), store = pio.on_store(pass == end);
       const bool maps = !load.identity() || !store.identity();
-      const auto kernel = maps ? mapped : plain;
+      const auto kernel = pass == begin ? (maps ? mapped_first : plain_first)
+                                        : (maps ? mapped : plain);
       const uint64_t *bins_in = s.bins + pass * RADIX;
       int p = 0;
-      if (maps)
+      if (maps) /* the plain ones are set up before the histogram's counts are read */
         CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)smem));
       for (size_t begin_key = 0; begin_key < n; begin_key += portion, ++p) {
@@ -641,6 +667,8 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
     CHECK_CUDA(cudaMemcpyAsync(stats.digits, s.stats->digits, PASSES * sizeof(uint32_t),
                                cudaMemcpyDeviceToHost, stream));
   CHECK_CUDA(cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  CHECK_CUDA(
+      cudaFuncSetAttribute(plain_first, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   nontrivial_span(digits, 0, PASSES - 1, &first, &last);
   if (first < 0) { /* one key value: the keys are sorted as they are */
