@@ -663,12 +663,17 @@ static bool bench_all_histograms(int max_log2, cudaStream_t stream) {
   return mismatch;
 }
 
+/* The title and column heads of a table of VariantBench rows. */
+static void variants_header(const char *title) {
+  printf("\n%s (ms; ratio = cub / ours)\n", title);
+  printf("%-8s %-5s %5s %5s %4s %-9s %-6s %9s %9s %7s\n", "type", "n", "block", "items", "minb", "match",
+         "index", "ours ms", "cub ms", "ratio");
+}
+
 static bool bench_all_variants(int max_log2, cudaStream_t stream) {
   using M = h5g::WarpMatch;
   bool mismatch = false;
-  printf("\npass-kernel variants vs cub::DeviceRadixSort::SortKeys (ms; ratio = cub / ours)\n");
-  printf("%-8s %-5s %5s %5s %4s %-9s %-6s %9s %9s %7s\n", "type", "n", "block", "items", "minb", "match",
-         "index", "ours ms", "cub ms", "ratio");
+  variants_header("pass-kernel variants vs cub::DeviceRadixSort::SortKeys");
   for (int log2n = 26; log2n <= std::min(max_log2, 28); ++log2n) {
     /* the shapes timed for tuning.cuh on the H200 and (issue 30) on the H100 */
     bench_variants<uint32_t>(log2n, log2n == 26, stream, &mismatch, [](auto &b) {
@@ -718,9 +723,7 @@ static bool bench_all_variants(int max_log2, cudaStream_t stream) {
 static bool bench_first_pass(int max_log2, cudaStream_t stream) {
   using M = h5g::WarpMatch;
   bool mismatch = false;
-  printf("\nunstable first pass vs stable (ms; ratio = cub / ours)\n");
-  printf("%-8s %-5s %5s %5s %4s %-9s %-6s %9s %9s %7s\n", "type", "n", "block", "items", "minb", "match",
-         "index", "ours ms", "cub ms", "ratio");
+  variants_header("unstable first pass vs stable");
   for (int log2n : {26, std::min(max_log2, 28)}) {
     bench_variants<uint32_t>(log2n, log2n == 26, stream, &mismatch, [](auto &b) {
       for (int round = 0; round < 2; ++round) {
