@@ -1,4 +1,5 @@
-/* Block primitive of the onesweep radix sort: stable rank of a tile's keys by one 8-bit digit.
+/* Block primitive of the onesweep radix sort: rank of a tile's keys by one 8-bit digit, stable
+ * (the match below) or not.
  *
  * Keys are held warp-striped (item i of lane l of warp w is tile key w*ITEMS*32 + i*32 + l).
  * Counts come first ("early counts", as in CUB's BlockRadixRankMatchEarlyCounts): each warp counts

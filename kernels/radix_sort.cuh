@@ -15,9 +15,9 @@
  *    the digit-sorted tile to the output in coalesced runs. The table is cleared once, with the
  *    histogram's counts: launches alternate an epoch bit in its entries instead, and the block
  *    that takes the last tile zeroes the tile counter for the next launch.
- * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back. The
- * first pass of a sort of keys alone ranks unstably (block_radix_rank.cuh: no warp match), the
- * others stably.
+ * Passes ping-pong between keys and alt; an odd count of passes ends with one copy back. A
+ * sort of keys alone of up to 4 bytes ranks the first pass it runs unstably
+ * (block_radix_rank.cuh: no warp match), the others stably.
  * Keys-only sorts of 64- and 128-bit keys take the top digits first when the histogram says
  * they could tell the keys apart (top_digits_pass: room for 16 times as many values as keys):
  * the passes of those digits alone, then sort_short_segments sorts each run of keys with equal
@@ -368,7 +368,8 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     else return k;
   };
   /* Warp-striped load; keys past the end are all ones (ordered bits, not mapped), so they rank
-   * last in digit 255 and land at tile positions >= valid, which are never written out. */
+   * last in digit 255 and land at tile positions >= valid, which are never written out (the
+   * unstable ranking does not rank them: they all take the tile's last position). */
   K keys[ITEMS];
   const uint32_t first = warp * ITEMS * 32 + lane;
   const K *src = in + tile_begin + first;
@@ -576,8 +577,10 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
   /* 32-bit output indices whenever they address every key. */
   const bool narrow = !WIDE_INDEX && n <= ((size_t)1 << 32);
   /* The first pass of an LSD run sorts by its digit whatever order keys of one digit take, so a
-   * sort of keys alone ranks it unstably (BlockRadixRank); with values every pass is stable. */
-  constexpr bool STABLE_FIRST = has_values<V> || ALL_STABLE;
+   * sort of keys alone ranks it unstably (BlockRadixRank); with values every pass is stable. So
+   * are those of 8 and 16-byte keys, whose passes the ranking does not bound (no gain measured:
+   * tuning.cuh) and whose top digits first counts on runs that come in order staying in order. */
+  constexpr bool STABLE_FIRST = has_values<V> || ALL_STABLE || sizeof(K) >= 8;
   const auto plain = pass_instance<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, V, false, true>(narrow);
   const auto mapped = pass_instance<K, BLOCK, ITEMS, MIN_BLOCKS, MATCH, V, true, true>(narrow);
   const auto plain_first =
@@ -667,8 +670,9 @@ int sort(void *temp, size_t *temp_bytes, K *keys, K *alt, size_t n, cudaStream_t
     CHECK_CUDA(cudaMemcpyAsync(stats.digits, s.stats->digits, PASSES * sizeof(uint32_t),
                                cudaMemcpyDeviceToHost, stream));
   CHECK_CUDA(cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  CHECK_CUDA(
-      cudaFuncSetAttribute(plain_first, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  if (!STABLE_FIRST)
+    CHECK_CUDA(
+        cudaFuncSetAttribute(plain_first, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   nontrivial_span(digits, 0, PASSES - 1, &first, &last);
   if (first < 0) { /* one key value: the keys are sorted as they are */

@@ -71,12 +71,13 @@ template <> struct OnesweepTuning<16> { static constexpr int BLOCK = 256, ITEMS 
 /* H100, 2^28 uint32 384x28/2 (bench/RESULTS.md, "Ranking variants for 32-bit keys"): ATOMIC_OR
  * 5.10-5.12 ms; one item in 2/3/4/7 by ballots 5.35/5.21/5.20/5.13, two mask buffers (one
  * __syncwarp fewer) 5.13, 2 or 4 items ranked at once 5.18/5.30: not kept. */
-/* The first pass of a sort of keys alone ranks with no match at all (block_radix_rank.cuh).
- * H100, 2026-11-27, `bench_local_sort 28 first`, 2^28 keys, ms, unstable / stable first pass:
- * uint32 4.906-4.912 / 5.006-5.007 (CUB 5.565); uint64 and uint128 equal within 0.1% (their
- * passes are not bound by the ranking). Threads of fewer registers for that pass, the same tile
- * placed in shared memory as it is ranked (768x14/2, 512x21/2 against 384x28/2): 4.930-4.949
- * against 4.921-4.923, not kept. */
+/* The first pass of a sort of keys alone of up to 4 bytes ranks with no match at all
+ * (block_radix_rank.cuh). H100, 2026-11-27, `bench_local_sort 28 first`, 2^28 keys, ms, unstable
+ * / stable first pass, three calls: uint32 4.905-4.916 / 5.006-5.019 (CUB 5.565-5.585); uint64
+ * 10.150 / 10.158, uint128 19.412 / 19.379 (their passes are not bound by the ranking: they keep
+ * it stable). Threads of fewer registers for that pass, the same tile placed in shared memory as
+ * it is ranked (768x14/2, 512x21/2 against 384x28/2): 4.930-4.949 against 4.921-4.923, not
+ * kept. */
 enum class WarpMatch { BALLOT, ATOMIC_OR };
 constexpr WarpMatch ONESWEEP_MATCH = WarpMatch::ATOMIC_OR;
 
