@@ -721,12 +721,12 @@ static bool bench_all_variants(int max_log2, cudaStream_t stream) {
 }
 
 /* The tuned 32-bit shape with the first pass ranked unstably (the build's sort of keys alone)
- * and stably (atomic_or/s), alternated, at 2^26 (edge cases checked) and 2^max_log2_n. */
+ * and stably (atomic_or/s), alternated, at 2^26 (edge cases checked) and 2^28, up to 2^max_log2_n. */
 static bool bench_first_pass(int max_log2, cudaStream_t stream) {
   using M = h5g::WarpMatch;
   bool mismatch = false;
   variants_header("unstable first pass vs stable");
-  for (int log2n : {26, std::min(max_log2, 28)}) {
+  for (int log2n = 26; log2n <= std::min(max_log2, 28); log2n += 2) {
     bench_variants<uint32_t>(log2n, log2n == 26, stream, &mismatch, [](auto &b) {
       for (int round = 0; round < 2; ++round) {
         b.template run<384, 28, 2, M::ATOMIC_OR>();
