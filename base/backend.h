@@ -27,7 +27,7 @@ typedef struct {
 
 struct h5g_backend {
   const char *name;       /* "cpu" or "cuda" */
-  char device_name[128];  /* e.g. "NVIDIA H200" or "host CPU" */
+  char device_name[128];  /* the CUDA device's name, or "host CPU" */
   uint64_t mem_budget;    /* bytes of working memory the backend may use */
   double h2d_seconds;     /* host->device and device->host copy time so far (GPU backends), */
   double d2h_seconds;     /* part of the transform, sort and merge phases of the report */
@@ -102,15 +102,6 @@ struct h5g_backend {
   int (*wait_copied)(h5g_backend *be, size_t count);
   int (*wait_loaded)(h5g_backend *be, size_t count);
   int (*copy_out)(h5g_backend *be, void *dst, size_t first, size_t count);
-  /* Optional (NULL in the CPU backend): the last copy back has been started and the process asks
-   * the GPU for nothing more (no MPI that may use it either: mpi/launch.h). A thread waits for
-   * the copies, then destroys the context (its device memory and the host memory it pinned go
-   * with it; unless it is to be handed over: h5g_cuda_hand_over_context) while the host writes
-   * what came back: the 0.06 s of h5g_cuda_release_context leave the path the user waits on.
-   * Afterwards the backend takes only wait_copied (which waits for that thread's copies), unpin
-   * (which waits for the release, and leaves the registration to it) and destroy. Calling it
-   * again does nothing. */
-  int (*retire)(h5g_backend *be);
   void (*destroy)(h5g_backend *be);
 };
 
@@ -118,52 +109,7 @@ struct h5g_backend {
  * (0 means no cap). */
 int h5g_backend_cpu_create(h5g_backend **out, uint64_t mem_budget);
 
-/* CUDA backend (kernels/). `local_rank` picks the GPU (local rank modulo device count);
- * mem_budget 0 means "most of the free device memory". Returns H5G_ERR_RUNTIME with a message
- * when the build has no CUDA or no GPU is visible. */
-int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budget);
-/* Sets the CUDA driver's settings this process wants where the user set none
- * (CUDA_DEVICE_MAX_CONNECTIONS: kernels/tuning.cuh, DEVICE_CONNECTIONS). Call before any thread
- * starts (setenv must not race a getenv) and before any CUDA call; nothing without CUDA. */
-void h5g_cuda_environment(void);
-/* The CUDA context of this rank's GPU, made in a background thread while the host does work that
- * needs no GPU (the pipeline: while rank 0 inspects the input). On the H200 machine under mpirun
- * it takes 0.13 s (0.24 s for each of 2 ranks on one GPU), of which the inspection of a small
- * file on a local disk hides only 0.01 s; a slower file system's metadata hides more. src/main.c
- * begins it before MPI_Init where it can, so that it is made while MPI starts.
- * start: the GPU is the one the backend picks for `local_rank`; *w is NULL where nothing was
- * started (no CUDA in this build, or no thread could be made: the backend then makes it).
- * finish: joins and frees it (safe with NULL); its error when `needed` (the run uses the GPU: a
- * context that cannot be made stops it), else H5G_OK; *seconds (unless NULL) is how long the
- * making took. */
-typedef struct h5g_cuda_warmup h5g_cuda_warmup;
-int h5g_cuda_warmup_start(int local_rank, h5g_cuda_warmup **w);
-int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);
-/* The local rank a warm-up was started for (its device: that rank modulo the devices); -1 for
- * none. */
-int h5g_cuda_warmup_rank(const h5g_cuda_warmup *w);
-/* Takes descriptors fds[0..count) of this process (the GPU driver's) and answers 1 when it took
- * them: whatever their last close releases is then released elsewhere, after this process's
- * exit (src/main.c: io/h5io.h, h5g_helper_hand_over). */
-typedef int (*h5g_descriptor_taker)(const int *fds, int count);
-/* Where `take` is given (before the pipeline, from the main thread), the context is not destroyed
- * by this process but handed over with the driver's descriptors (h5g_cuda_release_context), on a
- * device whose compute mode lets other processes make contexts meanwhile, and not under a tool
- * injected into CUDA (CUDA_INJECTION64_PATH); a backend's retire then leaves it as it is. NULL:
- * destroyed here. */
-void h5g_cuda_hand_over_context(h5g_descriptor_taker take);
-/* 1 when this process's context is made and will be handed over so (0 without CUDA). */
-int h5g_cuda_context_goes_to_taker(void);
-/* Releases the CUDA context this process made, as its exit otherwise would: hands it over (above),
- * or destroys it, or waits for the release a backend's retire began. Returns the seconds that
- * took here (0 without one): tear-down made visible. *behind_write (unless NULL): how long the
- * retire's thread took, 0 when there was none; *handed_over (unless NULL): 1 when handed over.
- * Call last, after MPI_Finalize; nothing may use CUDA after it. */
-double h5g_cuda_release_context(double *behind_write, int *handed_over);
-/* Number of visible CUDA devices (0 without CUDA support or without a GPU). */
-int h5g_cuda_device_count(void);
-/* Free memory of CUDA device `device` in bytes (0 without CUDA support or without a GPU). */
-uint64_t h5g_cuda_free_memory(int device);
+/* The CUDA backend and its context: kernels/cuda_backend.h. */
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,8 @@
 enum {
   PAGE = 4096, /* the smallest page: where a first touch must reach */
   HUGE_PAGE = 2 << 20,
-  /* Touch threads: 16 made 4 GiB resident at 26 GiB/s on the 16-core H200 machine, 4 at 12.5. */
+  /* Touch threads: 16 made a buffer resident much faster than 4
+   * (bench/RESULTS.md, "Host slice buffers"). */
   MAX_TOUCH_THREADS = 16
 };
 
@@ -63,8 +64,8 @@ static void touch_part(void *arg, int part, int parts) {
 
 /* Touch threads for one of `ranks_on_node` processes making buffers at once: its share of the
  * cores, or the CPUs it may run on when the launcher gave it fewer, less the one its reader (and
- * NCCL's set-up) runs on. With every core touching pages, NCCL's set-up beside the read took
- * 1.2 s to load its kernels instead of 0.3 (2 ranks, 32 cores). */
+ * NCCL's set-up) runs on. With every core touching pages, NCCL's set-up beside the read waited
+ * for cores to load its kernels (bench/RESULTS.md, "Third run: device-resident path"). */
 static long touch_threads(int ranks_on_node) {
   long share = h5g_cpus_online() / (ranks_on_node < 1 ? 1 : ranks_on_node), allowed = h5g_cpus_allowed();
   return (allowed < share ? allowed : share) - 1;
@@ -223,8 +224,9 @@ done:
 
 /* Pins every buffer, in order, in pieces of the pin piece as they become resident: each piece
  * starts at a multiple of it in the address space (the buffers are aligned to it), and an element
- * is pinned once the pieces it lies in are. The pinning (4 GiB: about 0.07 s) runs beside the
- * making resident, not after each piece of it. */
+ * is pinned once the pieces it lies in are. The pinning runs beside the making resident, not
+ * after each piece of it in the same thread, which made the read wait for both (bench/RESULTS.md,
+ * "Host buffers pinned in pieces"). */
 static int pin_all(h5g_buffer_set *set) {
   int rc = H5G_OK;
   const size_t piece = h5g_pin_piece_bytes();

@@ -1,8 +1,8 @@
 /* Host buffers that are resident before they are used: 2 MiB-aligned, advised to use transparent
  * huge pages, and first touched by several threads at once. A slice buffer of the pipeline is
  * written in full anyway (the read), so making it resident up front costs nothing extra, and done
- * this way it is cheap enough to pin afterwards (bench/host_buffers.cu, H200 machine, 4 GiB:
- * cudaMallocHost 1.40 s; this + cudaHostRegister 0.15 s). */
+ * this way it is cheap enough to pin afterwards: this and cudaHostRegister take a small part of
+ * what cudaMallocHost takes (bench/RESULTS.md, "Host slice buffers (bench/host_buffers.cu)"). */
 #ifndef H5G_HOST_MEMORY_H
 #define H5G_HOST_MEMORY_H
 
@@ -29,18 +29,20 @@ int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p);
 void h5g_resident_free(void *p, size_t bytes);
 
 /* Buffers made ready in a background thread, in order, so the pipeline reads into the first
- * pieces while the rest is still being made resident and pinned (16 GiB took 3.2 s on an H200
- * machine, as long as reading them). Buffer i holds bufs[i].n elements of bufs[i].elem_bytes.
+ * pieces while the rest is still being made resident and pinned (which takes about as long as
+ * reading them). Buffer i holds bufs[i].n elements of bufs[i].elem_bytes.
  * It is made resident in pieces of at most piece_bytes; with `pin` also pinned piece by piece, in
  * pieces of h5g_pin_piece_bytes() (one registration each, released by `unpin`), so that the GPU
  * copies of its first pieces run while the rest is still being made ready (pinned whole, 4 GiB
- * were pinned only as the read ended, and went up after it). */
+ * were pinned only as the read ended, and went up after it:
+ * bench/RESULTS.md, "Host buffers pinned in pieces"). */
 typedef struct {
   size_t n, elem_bytes;
   void *p; /* set by h5g_buffers_start (NULL for n == 0); not to be touched before it is ready */
   /* Its first writer (the read's threads) makes it resident as it goes: not touched ahead unless
-   * it is to be pinned. On the 2-core VM the touch thread beside two pread threads made the
-   * read of 1 GiB 0.18-0.20 s against 0.11-0.13 s for a raw pread into fresh memory. */
+   * it is to be pinned. With few cores a touch thread beside the read's threads made the read
+   * much slower than a raw pread into fresh memory
+   * (bench/RESULTS.md, "CPU backend read phase"). */
   int filled_in_place;
 } h5g_buffer_spec;
 typedef int (*h5g_pin_fn)(void *ctx, void *p, size_t bytes);
@@ -61,11 +63,10 @@ int h5g_buffers_wait_pinned(h5g_buffer_set *set, int which, size_t upto);
 int h5g_buffers_wait_all(h5g_buffer_set *set);
 /* Starts unpinning every buffer in a background thread, once no GPU copy is issued from or into
  * them any more (after h5g_buffers_wait_all; the unpin waits for copies under way): the memory
- * stays, to be read and written. On the H200 machine unpinning 4 GiB takes 0.07 s and 16 GiB
- * 0.25 s, and leaving the buffers pinned to the process's exit (or _exit) costs the exit as much.
- * Behind the write of the output it took 0.17 / 0.68 s, none of it waited for, and slowed the
- * write by 0.07 / 0.2 s: whole runs 0.02 / 0.29 s shorter (1 rank, u4, medians of 3). Safe with
- * NULL. */
+ * stays, to be read and written. Unpinning large buffers takes a while, and leaving them pinned
+ * to the process's exit (or _exit) costs the exit as much. Behind the write of the output none
+ * of it is waited for; it slows the write a little, and whole runs end sooner
+ * (bench/RESULTS.md, "Start-up and tear-down"). Safe with NULL. */
 void h5g_buffers_unpin_start(h5g_buffer_set *set);
 /* Waits for that; returns how long the unpinning took (0 when none ran). Safe with NULL. */
 double h5g_buffers_unpin_wait(h5g_buffer_set *set);

@@ -22,10 +22,9 @@ typedef struct {
 
 /* Workers are kept between calls, idle ones in a list, and a call takes as many as it needs
  * (making new ones only when none is idle), so calls from several threads at once (the buffers'
- * first touch beside a read) each get their own. A thread started per part per call cost about
- * 1 ms a call of 16 parts: h5gsort on 4 GiB of u4 in 8 MiB pieces (H5GSORT_IO_PIECE_BYTES), read
- * phase 0.60-0.69 s with a thread per part, 0.26-0.32 s with kept workers; in the default
- * 128 MiB pieces 0.21-0.25 s against 0.20 (H100 machine, bench/RESULTS.md). */
+ * first touch beside a read) each get their own. A thread started per part per call cost a
+ * direct transfer a large part of its read in small pieces (H5GSORT_IO_PIECE_BYTES), and some
+ * at the default piece too (bench/RESULTS.md, "Worker threads kept between calls"). */
 typedef struct worker {
   pthread_mutex_t lock;
   pthread_cond_t wake;

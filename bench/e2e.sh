@@ -8,10 +8,8 @@
 # without HDF5, MPI or a sort (bench_staged_io: through a slice-sized pinned buffer, h5gsort's
 # way, and through a small pinned ring), h5gsort launched as the README says (every rank given its
 # cores, mpirun --bind-to none, Open MPI's session directory in /dev/shm, hwloc's GPU components
-# left out of mpirun's start; on one node h5gsort takes
-# Open MPI's shared-memory transport itself), the same with the session directory left in /tmp,
-# the same with the pml left to Open MPI (`--mca btl self,vader,tcp` named: the start-up before
-# mpi/launch.c), h5gsort with mpirun's default binding (one core when P <= 2), h5py + numpy.sort
+# left out of mpirun's start, the one-node transport named with --mca), the same with only
+# --bind-to none, h5gsort with mpirun's default binding (one core when P <= 2), h5py + numpy.sort
 # and h5py + cupy.sort (the 4 GiB and f8 sets). Medians of REPEATS runs after a warm-up, files in
 # the page cache, printed as a Markdown table; in-process phases below it, the whole process of
 # each h5gsort row broken down from launcher start to launcher exit (issue 30: rank 0's
@@ -63,12 +61,11 @@ h5gsort_run() { # launch in out [h5gsort options]: whole-process seconds; the ru
   rm -f "$out" "$work/timeline.txt"
   local launch=("${mpirun[@]}" -np 1 -x H5GSORT_TIMELINE) program=${H5GSORT:-$bin/h5gsort}
   [ "$binding" = default ] || launch+=(--bind-to none)
-  # Open MPI's session directory in memory (the README's advice), not under /tmp on the disk
+  # the README's launch: Open MPI's session directory in memory, not under /tmp on the disk;
+  # hwloc's GPU discovery left out of mpirun's start; the one-node transport named
   [ "$binding" = readme ] &&
-    launch=(env TMPDIR=/dev/shm HWLOC_COMPONENTS=-cuda,-nvml,-opencl,-rsmi,-levelzero "${launch[@]}")
-  # h5gsort's btls named, so it leaves the pml to Open MPI (its probe of UCX and cm: the
-  # start-up before mpi/launch.c)
-  [ "$binding" = ompi ] && launch+=(--mca btl self,vader,tcp)
+    launch=(env TMPDIR=/dev/shm HWLOC_COMPONENTS=-cuda,-nvml,-opencl,-rsmi,-levelzero "${launch[@]}"
+            --mca pml ob1 --mca btl self,vader,tcp)
   H5GSORT_TIMELINE=$work/timeline.txt \
     wall "${launch[@]}" "$program" "$in" "$out" -d /keys "$@" -q --report "$work/report.json"
   [ -e "$work/timeline.txt" ] || return 0
@@ -119,19 +116,17 @@ label, columns = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
 # goes to NAME) fill the gap between gpu_context_ready and report_written
 EDGES = [("launcher start -> main(): launcher, exec, loader", "launch_start", "main"),
          ("MPI_Init (from main())", "main", "mpi_init_done"),
-         ("-> GPU context ready: options, validate, plan (the context begun before MPI_Init or behind validate)",
+         ("-> GPU context ready: options, validate, plan (the context made behind validate)",
           "mpi_init_done", "gpu_context_ready"),
          None,
          ("report written -> commit done: input re-checked, rename (in place: fsyncs)", "report_written",
           "commit_done"),
          ("-> pipeline returned: host buffers freed, backend, transport", "commit_done",
           "pipeline_done"),
-         ("-> MPI_Finalize: report freed, H5close", "pipeline_done", "mpi_finalize"),
-         ("MPI_Finalize", "mpi_finalize", "mpi_finalize_done"),
-         ("-> exit: GPU context released (or handed to the helper process)", "mpi_finalize_done",
-          "exit"),
-         ("exit -> launcher exit: timeline written, process exit, launcher's exit", "exit",
-          "launch_end")]
+         ("-> MPI_Finalize: report freed", "pipeline_done", "mpi_finalize"),
+         ("MPI_Finalize (HDF5 closed with it)", "mpi_finalize", "mpi_finalize_done"),
+         ("exit -> launcher exit: timeline written, process exit (GPU context released), "
+          "launcher's exit", "exit", "launch_end")]
 def median_run(path): # the runs after the warm-up; the middle one by wall time (lower for even)
     blocks = [sorted(((l.split()[0], float(l.split()[1])) for l in b.splitlines()),
                      key=lambda mark: mark[1]) for b in open(path).read().strip().split("\n\n")]
@@ -221,11 +216,10 @@ for spec in $sets; do
     done
   fi
   timelines=()
-  for binding in readme none ompi default; do
+  for binding in readme none default; do
     case $binding in
-      readme) what="h5gsort, HWLOC_COMPONENTS=-cuda,... TMPDIR=/dev/shm mpirun -np 1 --bind-to none (the README's launch)" ;;
-      none) what="h5gsort, mpirun -np 1 --bind-to none" ;;
-      ompi) what="h5gsort, mpirun -np 1 --bind-to none --mca btl self,vader,tcp (pml: Open MPI's pick)" ;;
+      readme) what="h5gsort, HWLOC_COMPONENTS=-cuda,... TMPDIR=/dev/shm mpirun -np 1 --bind-to none --mca pml ob1 --mca btl self,vader,tcp (the README's launch)" ;;
+      none) what="h5gsort, mpirun -np 1 --bind-to none (transport: Open MPI's pick)" ;;
       default) what="h5gsort, mpirun -np 1 (default binding)" ;;
     esac
     : >"$work/timelines.txt"
@@ -257,9 +251,8 @@ sed 's/^/    /' "$work/phases.txt"
 echo
 echo "Whole process, launcher start to launcher exit, rank 0's H5GSORT_TIMELINE between \`date\`"
 echo "stamps around the launcher; columns: the h5gsort rows above (readme: --bind-to none, Open MPI's"
-echo "session directory in /dev/shm, hwloc's GPU components left out of mpirun's start; none:"
-echo "--bind-to none alone, ompi: the same with Open MPI's own"
-echo "pick named, its start-up before h5gsort chose the one-node transport, default: mpirun's"
+echo "session directory in /dev/shm, hwloc's GPU components left out of mpirun's start, the one-node"
+echo "transport named; none: --bind-to none alone, the transport Open MPI's pick; default: mpirun's"
 echo "default binding)."
 cat "$work/breakdown.md"
 target() { # what numerator-key denominator-key limit (ratio <= limit; a negative limit: >= -limit)
@@ -271,8 +264,8 @@ ok = r <= lim if lim > 0 else r >= -lim
 print('- %s: %.2fx (target %s %.2fx): %s' % (sys.argv[1], r, '<=' if lim > 0 else '>=', abs(lim), 'met' if ok else 'MISSED'))" "$1" "$a" "$b" "$4"
 }
 echo
-echo "Targets (issue 15), h5gsort launched as the README says [readme], --bind-to none alone [none], with Open MPI's own pick [ompi]:"
-for launch in readme none ompi; do
+echo "Targets (issue 15), h5gsort launched as the README says [readme], --bind-to none alone [none]:"
+for launch in readme none; do
   target "16 GiB u4 / raw bound [$launch]" "32 u4  $launch" "32 u4  raw" 1.15
   target "16 GiB u4 / cp [$launch]" "32 u4  $launch" "32 u4  cp" 1.0
   # not the issue's: its 1.15x held to the fastest raw copy, a bound that moved with our writes
@@ -283,8 +276,8 @@ for launch in readme none ompi; do
   target "4 GiB u4 at --device-memory 512M / in core [$launch]" "30 u4 ooc $launch" "30 u4 py $launch" 1.25
 done
 echo
-echo "Targets (issue 30), whole process / fastest raw copy, 1 GPU [readme, none, ompi as above]:"
-for launch in readme none ompi; do
+echo "Targets (issue 30), whole process / fastest raw copy, 1 GPU [readme, none as above]:"
+for launch in readme none; do
   target "16 GiB u4 / fastest raw [$launch]" "32 u4  $launch" "32 u4  mapped" 1.35
   target "4 GiB u4 / fastest raw [$launch]" "30 u4 py $launch" "30 u4 py mapped" 1.6
   target "f8 2^28 / fastest raw [$launch]" "28 f8 py $launch" "28 f8 py mapped" 1.6

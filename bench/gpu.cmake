@@ -9,14 +9,6 @@ target_link_libraries(bench_host_buffers PRIVATE CUDA::cudart h5g_base h5g_test_
 # ring instead (bench/e2e.sh's rows beside the fastest raw copy).
 add_executable(bench_staged_io ${CMAKE_CURRENT_SOURCE_DIR}/staged_io.cu)
 target_link_libraries(bench_staged_io PRIVATE CUDA::cudart h5g_base h5g_test_support)
-# bench_context_beside: the GPU context's making beside page-cache work on the other cores.
-add_executable(bench_context_beside ${CMAKE_CURRENT_SOURCE_DIR}/context_beside.cu)
-target_link_libraries(bench_context_beside PRIVATE CUDA::cudart)
-# bench_context_start: the GPU context's making split into cuInit and the primary context.
-if(TARGET CUDA::cuda_driver) # the driver library, or the toolkit's stub of it
-  add_executable(bench_context_start ${CMAKE_CURRENT_SOURCE_DIR}/context_start.cu)
-  target_link_libraries(bench_context_start PRIVATE CUDA::cuda_driver CUDA::cudart)
-endif()
 # bench_nccl_alltoall: NCCL's all-to-all between the GPUs, the bound for h5gsort's exchange.
 if(H5G_HAVE_NCCL)
   add_executable(bench_nccl_alltoall ${CMAKE_CURRENT_SOURCE_DIR}/nccl_alltoall.cu)

@@ -3,8 +3,7 @@
 # wall seconds (launcher included) of `mpirun /bin/true` and of h5gsort on a small file with the
 # CPU and the CUDA backend, at 1 and 2 ranks; then the same h5gsort runs with -v and --report,
 # split into MPI_Init, the GPU context (made in the background; what setup waited for), the
-# in-process phases, the tear-down after the report (the -v line printed after MPI_Finalize) and
-# the rest (launcher, process start and exit). Medians of REPEATS runs after a warm-up, files in
+# in-process phases and the rest (launcher, process start, tear-down and exit). Medians of REPEATS runs after a warm-up, files in
 # the page cache, printed as Markdown tables. Without a GPU the CUDA rows say "skipped". ENVS adds
 # rows to the first table with the launcher and the ranks under other settings: each entry is
 # VAR=VALUE assignments joined by '+', e.g. (the H200 machine, Open MPI 4.1.6: MPI_Init 0.24 s with
@@ -49,7 +48,7 @@ sort_run() { # ranks backend in [options]: one h5gsort run, its wall seconds
   rm -f "$work/out.h5"
   wall launch -np "$ranks" "$bin/h5gsort" "$in" "$work/out.h5" -d /keys --backend "$backend" "$@"
 }
-# One -v run: "wall mpi_init context context_waited validate setup read write total teardown"
+# One -v run: "wall mpi_init context context_waited validate setup read write total"
 verbose_run() { # ranks backend in
   local t
   t=$(sort_run "$1" "$2" "$3" -v --report "$work/report.json")
@@ -57,10 +56,8 @@ verbose_run() { # ranks backend in
 import json, re, sys
 wall, report, log = float(sys.argv[1]), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
 s, up = report["seconds"], report["startup_seconds"]
-m = re.search(r"^h5gsort: teardown ([0-9.]+) s", log, re.M)
-down = float(m.group(1)) if m else float("nan")
 print(wall, up["mpi_init"], up["gpu_context"], up["gpu_context_waited"], s["validate"], s["setup"],
-      s["read"], s["write"], s["total"], down)
+      s["read"], s["write"], s["total"])
 PY
 }
 verbose_medians() { # ranks backend in -> the medians of verbose_run's columns over REPEATS runs
@@ -69,10 +66,10 @@ verbose_medians() { # ranks backend in -> the medians of verbose_run's columns o
 import statistics, sys
 rows = [list(map(float, line.split())) for line in sys.stdin]
 cols = [statistics.median(c) for c in zip(*rows)]
-wall, mpi_init, ctx, waited, validate, setup, read, write, total, down = cols
-rest = wall - mpi_init - total - down
-print("| %.3f | %.3f | %.3f (%.3f) | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
-    wall, mpi_init, ctx, waited, validate, setup, read, write, total, down, rest))'
+wall, mpi_init, ctx, waited, validate, setup, read, write, total = cols
+rest = wall - mpi_init - total
+print("| %.3f | %.3f | %.3f (%.3f) | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
+    wall, mpi_init, ctx, waited, validate, setup, read, write, total, rest))'
 }
 
 echo "# bench/startup.sh on $gpu_name x $gpus, $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -114,16 +111,16 @@ exports=()
 echo
 echo "The same with -v --report, medians of $repeats: MPI_Init (from main's first line), the GPU"
 echo "context made in the background (in parentheses: what setup waited for), in-process phases"
-echo "(slowest rank), the tear-down after the report (rank 0's -v line after MPI_Finalize) and the"
-echo "rest: wall - MPI_Init - total - tear-down (launcher, process start and exit)."
+echo "(slowest rank) and the rest: wall - MPI_Init - total (launcher, process start, tear-down and"
+echo "exit)."
 echo
-echo "| run | wall | MPI_Init | GPU context (waited) | validate | setup | read | write | total | teardown | rest |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| run | wall | MPI_Init | GPU context (waited) | validate | setup | read | write | total | rest |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for count in $counts; do
   for backend in cpu cuda; do
     for ranks in $ranks_list; do
       what="$count keys, $backend, $ranks rank(s)"
-      if [ "$backend" = cuda ] && [ "$gpus" -eq 0 ]; then echo "| $what | skipped | | | | | | | | | |"; continue; fi
+      if [ "$backend" = cuda ] && [ "$gpus" -eq 0 ]; then echo "| $what | skipped | | | | | | | | |"; continue; fi
       echo "| $what $(verbose_medians "$ranks" "$backend" "$work/in_$count.h5")"
     done
   done

@@ -9,15 +9,11 @@
 
 #include "cpu/pingpong.h"
 
-/* Tuning, measured with a 10^7-key uniform random sort on the 2-core dev machine (Intel Xeon VM,
- * one core, M keys/s, noisy: other builds were running):
- *   digit bits:       8     11     16        prefetch bytes (4-byte keys, 8-bit digits):
- *   2-byte keys:    226    180    147          none 42, 64: 74, 128: 76, 256: 76, 512: 50
- *   4-byte keys:     74     70     59
- *   8-byte keys:     32     32     34
- * Wider digits save passes but every pass got slower, so 8 bits (a 2 KiB histogram per digit
+/* Tuning, with a 10^7-key uniform random sort on one core (bench/RESULTS.md, "CPU local sort"):
+ * wider digits save passes but every pass got slower, so 8 bits (a 2 KiB histogram per digit
  * that stays in L1) for every width. Prefetching the bucket's write position ahead matters
- * most: without it each new destination cache line stalls on a read-for-ownership miss. */
+ * most: without it each new destination cache line stalls on a read-for-ownership miss; 128
+ * bytes ahead did as well as 256, and better than nearer or farther. */
 enum {
   RADIX_DIGIT_BITS = 8,       /* bits per LSD pass */
   RADIX_PREFETCH_BYTES = 128, /* how far ahead of a bucket's write position to prefetch */
@@ -63,11 +59,11 @@ enum {
         dst[at] = key;                                                                            \
         if (MOVE_VALUES) dst_values[at] = src_values[i];                                          \
         /* fetch this bucket's next cache lines before they are written: without it every new */ \
-        /* line stalls on a read-for-ownership miss (a pass ran 3x slower) */                    \
+        /* line stalls on a read-for-ownership miss (bench/RESULTS.md, "CPU local sort") */      \
         const size_t ahead = at + prefetch_keys < n ? at + prefetch_keys : at;                    \
         __builtin_prefetch(dst + ahead, 1);                                                       \
-        /* values too, the same number of elements ahead: without it 10^7 pairs sorted at */      \
-        /* half the speed (4-byte keys: 20 instead of 40 M pairs/s) */                            \
+        /* values too, the same number of elements ahead: without it the pairs sort stalls */     \
+        /* the same way on the values' lines (bench/RESULTS.md, "CPU local sort") */              \
         if (MOVE_VALUES) __builtin_prefetch(dst_values + ahead, 1);                               \
       }                                                                                           \
       H5G_PINGPONG_SWAP(T, src, dst, src_values, dst_values);                                     \

@@ -158,9 +158,10 @@ static int map_for_writing(int fd, off_t offset, size_t bytes, file_mapping *m) 
     return errno == ENOSPC || errno == EFBIG || errno == EDQUOT || errno == EIO ? errno : 0;
   void *p = mmap(NULL, m->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, m->begin);
   if (p == MAP_FAILED) return 0;
-  /* Large page-cache folios: copied in 128 MiB pieces, 16 threads faulted 4 GiB in one 4 KiB
-   * page at a time (935 000 faults, 2.1 s); with this advice 3 500 faults, 0.38 s (H200
-   * machine, ext4, Linux 6.18). Advice only: where it is refused the copy still works. */
+  /* Large page-cache folios: copied in 128 MiB pieces, threads fault a mapping in one 4 KiB
+   * page at a time without this advice, many times slower
+   * (bench/RESULTS.md, "How to write the output"). Advice only: where it is refused the copy
+   * still works. */
   (void)madvise(p, m->bytes, MADV_HUGEPAGE);
   m->start = p;
   return 0;

@@ -1,7 +1,7 @@
 /* Direct transfers (internal to io/): the bytes of a contiguous dataset moved with pread/pwrite
- * by several threads, piece by piece, beside HDF5's own file handle. On the H200 machine one
- * rank's collective MPI-IO read of 4 GiB moved 3.3 GB/s, 16 threads of pread 40 GB/s
- * (shared/gpu/README.md). */
+ * by several threads, piece by piece, beside HDF5's own file handle: one rank's collective
+ * MPI-IO read moves a fraction of what the rank's threads of pread move (bench/RESULTS.md,
+ * "Fourth run: what users wait for"). */
 #ifndef H5G_IO_DIRECT_H
 #define H5G_IO_DIRECT_H
 
@@ -12,14 +12,15 @@
 #include "io/h5io.h"
 
 /* Bytes per direct piece: small enough that the GPU copy of one piece runs while the next is
- * read, large enough that the per-piece thread start (~20 us per thread) is noise. */
+ * read, large enough that handing each piece to the I/O threads is noise (bench/RESULTS.md,
+ * "Worker threads kept between calls"). */
 #define H5G_DIRECT_PIECE_BYTES ((size_t)128 << 20)
 
 /* How a direct transfer moves the bytes. Writes go through a shared mapping of the file by
- * default: on the H200 machine (ext4, page cache) 16 threads copying into a mapping wrote 4 GiB
- * in 0.39 s and 16 GiB in 1.2-1.4 s, against 1.2 s and 4.5-4.7 s for 1 to 16 threads of pwrite
- * (buffered writes to one file go one at a time) and 1.7-2.0 s / 6.1-7.1 s for O_DIRECT
- * (bench_raw_io, bench/RESULTS.md). H5GSORT_IO=pwrite forces pwrite. SHARED writes a file that
+ * default: threads copying into a mapping scale where threads of buffered pwrite do not
+ * (buffered writes to one file go one at a time), and O_DIRECT is slower still (bench_raw_io:
+ * bench/RESULTS.md, "How to write the output"). H5GSORT_IO=pwrite forces pwrite. SHARED writes
+ * a file that
  * ranks on other nodes write too (README "Several nodes"): pwrite, never a mapping (not coherent
  * between NFS clients), in pieces aligned to units of h5g_direct_shared_unit (so no two writers
  * share a file system block but at the ends of a rank's range), then fdatasync, so the rank's

@@ -280,8 +280,8 @@ int h5g_files_commit(const char *tmp, const char *output, int durable) {
              strerror(errno), output);
   if (durable) {
     /* the rename durable too. Not without `durable`: on ext4 this fsync waits on the journal
-     * while the output is being written back (16 GiB u4: 0.13-0.25 s, H100 machine,
-     * bench/RESULTS.md) */
+     * while the output is being written back
+     * (bench/RESULTS.md, "Open MPI's session directory in memory") */
     directory_of(output, dir, sizeof dir);
     fd = open(dir, O_RDONLY);
     if (fd >= 0) fsync(fd); /* a failure loses nothing already renamed */

@@ -2,7 +2,7 @@
  * deflate and fletcher32 both ways (H5Zshuffle.c, H5Zdeflate.c, H5Zfletcher32.c, H5checksum.c);
  * scale-offset, n-bit and szip decoded only (io/filter_codecs.h); bzip2 and lz4 decoded only, by
  * their plugins (io/filter_plugin.h). Deflate decodes through libdeflate
- * (2-3x faster than zlib) and encodes through zlib's compress2, HDF5's own call: a chunk encoded
+ * (faster than zlib) and encodes through zlib's compress2, HDF5's own call: a chunk encoded
  * here is the chunk HDF5 writes, byte for byte, so an output does not depend on which of the two
  * wrote it. */
 #include "io/filters.h"

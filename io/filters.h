@@ -6,7 +6,7 @@
  * HDF5 would load (io/filter_plugin.h).
  * HDF5 is not thread-safe and runs its filters on one thread per rank; these functions touch no
  * HDF5 state (but h5g_filters_from_dcpl), so several threads decode or encode chunks at once.
- * Deflate decodes through libdeflate (HDF5's zlib streams, 2-3x faster than zlib) and encodes
+ * Deflate decodes through libdeflate (HDF5's zlib streams, faster than zlib) and encodes
  * through zlib as HDF5 does, so encoded chunks are HDF5's own, byte for byte. Anything else
  * (scale-offset of other floats, n-bit of compounds and arrays, szip without libsz, other
  * plugins) is left to HDF5. */

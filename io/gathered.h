@@ -3,9 +3,9 @@
  * writer, rank 0, reopens the file on its own and stores every rank's encoded chunks with
  * H5Dwrite_chunk, in order; a chunk whose rows several ranks hold reaches it as raw rows and is
  * encoded there. HDF5 1.10 writes filtered data in parallel only collectively, each rank
- * filtering its chunks on one thread: 4 GiB u4 gzip=1 took 35.8 s that way against 4.5 s for 16
- * threads of one rank (issue 29). The chunks are the ones HDF5 would write, byte for byte, since
- * io/filters.h encodes as HDF5 does. */
+ * filtering its chunks on one thread, many times slower than one rank's threads (issue 29;
+ * bench/RESULTS.md, "Chunked datasets read and written by threads"). The chunks are the ones
+ * HDF5 would write, byte for byte, since io/filters.h encodes as HDF5 does. */
 #ifndef H5G_IO_GATHERED_H
 #define H5G_IO_GATHERED_H
 

@@ -176,45 +176,6 @@ int h5g_io_configure(int threads, int one_node, h5g_io_policy *policy);
  * rank calls it for the same dataset); checkers and --verify keep reading through HDF5. */
 void h5g_io_allow_direct(h5g_dset *d);
 
-/* The helper (io/populate.c, tuning and measurements in io/populate.h): a process of the rank's
- * own that makes a file's pages in the page cache ahead of the write, beside the GPU context's
- * making, and holds descriptors handed to it until the rank has ended, so that what their last
- * close releases (the GPU context: src/main.c) is released after the rank's exit, not in it.
- * Advice only: nothing here fails; where the helper cannot be made or told, the write makes the
- * pages and the rank's exit closes its descriptors. */
-/* Forks the helper; call while the process has one thread (before MPI_Init). It waits for one
- * range to populate (h5g_populate_start) and for descriptors (h5g_helper_hand_over), and ends
- * when this process ends (or h5g_helper_end). 1 when forked; 0 (nothing done) where a helper
- * runs already, the fork fails or the process already runs several threads. */
-int h5g_helper_fork(void);
-/* 1 while the helper waits for its range (forked, told neither a range nor to stop). */
-int h5g_populate_ready(void);
-/* The helper allocates bytes [offset, offset + bytes) of the file at `path` (fallocate, as the
- * write's mapping does: io/direct.c) and makes their pages with up to `workers` workers. Returns
- * 1 when it was told, 0 when there is none. */
-int h5g_populate_start(const char *path, off_t offset, uint64_t bytes, int workers);
-/* Tells the helper to stop populating (within a step of each worker; the pages it made stay in
- * the page cache), or to take no range. */
-void h5g_populate_stop(void);
-/* h5g_populate_stop, then waits until the helper has stopped: it touches the file no more. */
-void h5g_populate_finish(void);
-/* Hands descriptors fds[0..count) (1 to 256) to the helper, which closes them once this process
- * has ended, and puts at each of their numbers here an eventfd that never reads as ready (so
- * that a call on one before the exit reaches no other file, and a thread polling one sleeps);
- * returns 1 when handed over, 0 (nothing changed) when there is no helper or it could not take
- * them. After it, the helper is not waited for: h5g_helper_end
- * returns at once. */
-int h5g_helper_hand_over(const int *fds, int count);
-/* Ends the helper and waits for it, unless it holds descriptors (then it ends after this
- * process). Safe without one. */
-void h5g_helper_end(void);
-
-/* Rows [row, row + rows) of a dataset about to be written (h5g_io_allow_direct given) whose
- * write will copy into a mapping of the file (contiguous, this node's policy): the helper
- * (above) makes their pages with up to `workers` workers while the caller goes on.
- * Returns 1 when it was told, 0 when that write will not map the file or there is no helper
- * (nothing to do: advice only). */
-int h5g_io_populate_rows(h5g_dset *d, uint64_t row, uint64_t rows, int workers);
 /* Bytes of one row in memory. */
 size_t h5g_io_row_bytes(const h5g_dset *d);
 /* Of a compound dataset opened as raw rows: where field `name` lies in a row (*offset), and its

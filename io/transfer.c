@@ -392,17 +392,3 @@ int h5g_io_write_each(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf,
                       h5g_io_piece_fn each, void *ctx) {
   return transfer(d, row, rows, (void *)buf, 1, each, ctx);
 }
-
-int h5g_io_populate_rows(h5g_dset *d, uint64_t row, uint64_t rows, int workers) {
-  route rt;
-  size_t row_bytes = h5g_io_row_bytes(d);
-  if (rows == 0 || row_bytes == 0 || workers < 1 || !h5g_populate_ready()) return 0;
-  find_route(d, 1, &rt);
-  if (rt.offset < 0 || h5g_io_config_internal.write != H5G_DIRECT_MAPPED) return 0;
-  int told = h5g_populate_start(d->file->path, rt.offset + (off_t)(row * row_bytes),
-                                rows * row_bytes, workers);
-  if (told && getenv("H5GSORT_IO_TRACE"))
-    fprintf(stderr, "h5gsort: io: populate %s: %llu bytes by %d workers of a process\n", d->where,
-            (unsigned long long)(rows * row_bytes), workers);
-  return told;
-}

@@ -66,7 +66,6 @@ struct CudaBackend {
   size_t copy_back_total; /* keys (and values) the last one moves in all */
   StreamOp *ops;          /* timed stream work not yet waited for, in stream order */
   size_t nops, ops_capacity;
-  bool retired; /* cuda_retire's thread owns the GPU: no CUDA call is made here any more */
 };
 
 inline CudaBackend *impl_of(h5g_backend *be) { return (CudaBackend *)be->impl; }
@@ -107,11 +106,6 @@ int cuda_merge(h5g_backend *be, void *keys, uint64_t *values, size_t n, unsigned
 int cuda_merge_stream(h5g_backend *be, const void *keys, const uint64_t *values, unsigned width,
                       const uint64_t *cuts, size_t nruns, size_t nchunks, void *out,
                       uint64_t *out_values);
-
-/* backend_context.cu: a retired backend's waits (cuda_retire): for the copies back, which
- * returns their error (the wait counts in be->waited_seconds), and for the whole release. */
-int wait_retired_copies(h5g_backend *be);
-void wait_retired_release();
 
 /* backend_resident.cu */
 int cuda_load(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,

@@ -9,8 +9,8 @@ namespace detail {
 
 /* Forward or inverse key transform on the GPU, in chunks that fit the budget. Chosen over the
  * host loop of base/keys.c because the transform is memory-bound: on the host it runs at one
- * core's bandwidth (a few GB/s), while upload + kernel + download moves the keys at the
- * pinned-copy rate (~55 GB/s each way, shared/gpu/README.md). */
+ * core's bandwidth, while upload + kernel + download moves the keys at the pinned-copy rate,
+ * many times that (bench/RESULTS.md, "Host slice buffers (bench/host_buffers.cu)"). */
 int cuda_transform(h5g_backend *be, void *keys, size_t n, const h5g_keyspec *ks, int inverse) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);

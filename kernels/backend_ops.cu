@@ -45,8 +45,6 @@ done:
 
 int op_begin(CudaBackend *cb, OpKind kind, size_t *index, cudaStream_t stream) {
   int rc = H5G_OK;
-  /* after a reset the runtime would quietly make a context of its own for it */
-  if (cb->retired) H5G_FAIL(H5G_ERR_RUNTIME, "internal error: GPU work asked of a retired backend");
   if (cb->nops == cb->ops_capacity) {
     const size_t grown = cb->ops_capacity ? 2 * cb->ops_capacity : 64;
     StreamOp *ops = (StreamOp *)realloc(cb->ops, grown * sizeof *ops);

@@ -89,9 +89,9 @@ size_t cuda_merge_chunk(h5g_backend *be, unsigned width, int with_values) {
   return keys_that_fit(be, width, with_values != 0, 2);
 }
 
-/* Host memory made resident beforehand (base/host_memory.h) registers 9x faster than
- * cudaMallocHost allocates (4 GiB: 0.15 vs 1.40 s, bench/host_buffers.cu). Called from the
- * pipeline's buffer thread: the device is per thread. */
+/* Host memory made resident beforehand (base/host_memory.h) registers far faster than
+ * cudaMallocHost allocates (bench/RESULTS.md, "Host slice buffers (bench/host_buffers.cu)").
+ * Called from the pipeline's buffer thread: the device is per thread. */
 int cuda_pin(h5g_backend *be, void *p, size_t bytes) {
   int rc = H5G_OK;
   CHECK_CUDA(cudaSetDevice(impl_of(be)->device));
@@ -101,16 +101,8 @@ done:
 }
 
 /* The streams are drained first: after a failure, copies into or out of the buffer may still be
- * under way when the pipeline releases it. A retired backend's buffer stays until its context is
- * gone, so that its memory is never unmapped while the driver still holds it; unless the context
- * is left for the helper process (h5g_cuda_hand_over_context): then its pages stay pinned,
- * unmapped, until the helper's release, and no GPU work is asked for any more that could reach
- * the addresses they leave. */
+ * under way when the pipeline releases it. */
 void cuda_unpin(h5g_backend *be, void *p) {
-  if (impl_of(be)->retired) { /* the registration goes with the context */
-    wait_retired_release();
-    return;
-  }
   cudaSetDevice(impl_of(be)->device); /* the unpinning thread's device is 0 until told */
   cudaStreamSynchronize(impl_of(be)->stream);
   cudaStreamSynchronize(impl_of(be)->side_stream);

@@ -164,10 +164,7 @@ int cuda_wait_copied(h5g_backend *be, size_t count) {
   if (count > cb->copy_back_total)
     H5G_FAIL(H5G_ERR_RUNTIME, "internal error: waiting for %zu keys, %zu are being copied back",
              count, cb->copy_back_total);
-  if (cb->retired)
-    CHECK(wait_retired_copies(be));
-  else
-    CHECK(count ? wait_through(be, OP_D2H, count) : H5G_OK);
+  CHECK(count ? wait_through(be, OP_D2H, count) : H5G_OK);
 done:
   return rc;
 }

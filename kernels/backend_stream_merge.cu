@@ -53,8 +53,8 @@ done:
 
 /* Chunks alternate between two streams and two sets of buffers: chunk c + 1's pieces go up
  * while chunk c is merged and comes back (the copy engines of the two directions work at once).
- * H200 machine, 4 GiB of u4 at --device-memory 512M: the merge phase took 0.29 s with a pack on
- * the host and one synchronous call per chunk, 0.115 s so (bench/RESULTS.md). */
+ * It replaced a pack on the host and one synchronous call per chunk, a much slower merge phase
+ * (bench/RESULTS.md, "Out of core: the streamed chunk merge"). */
 int cuda_merge_stream(h5g_backend *be, const void *keys, const uint64_t *values, unsigned width,
                       const uint64_t *cuts, size_t nruns, size_t nchunks, void *out,
                       uint64_t *out_values) {

@@ -158,8 +158,8 @@ extern "C" int h5g_nccl_exchange_device(h5g_nccl *c, const void *send, const uin
     const char *out = (const char *)send + send_at * elem_size;
     char *in = (char *)recv + recv_at * elem_size;
     /* The local block too goes through NCCL, inside the group: a copy on the stream before it
-     * would not overlap the transfers (2 H200s, 2^31 keys each: 1.6x the all-to-all's time with
-     * the copy first). NCCL counts are size_t: any 64-bit block in one call. */
+     * would not overlap the transfers, and made the all-to-all much slower. NCCL counts are
+     * size_t: any 64-bit block in one call. */
     if (send_counts[p]) CHECK_NCCL(ncclSend(out, send_counts[p] * elem_size, ncclUint8, p, c->comm, c->stream));
     if (recv_counts[p]) CHECK_NCCL(ncclRecv(in, recv_counts[p] * elem_size, ncclUint8, p, c->comm, c->stream));
     send_at += send_counts[p];

@@ -1,44 +1,36 @@
+/* What the process sets up around MPI_Init (src/main.c): the few process-wide settings that must
+ * precede any thread, each only where the user has set nothing, and the workarounds for one MPI
+ * library, applied where that library runs (asked at run time, never decided at build time). */
 #ifndef H5G_MPI_LAUNCH_H
 #define H5G_MPI_LAUNCH_H
 
-/* Before MPI_Init, before any other thread runs (it sets environment variables): when Open
- * MPI's launcher put every rank on this node and neither the command line (`--mca pml`, `--mca
- * btl`) nor the environment names a transport, asks Open MPI for pml ob1 with btl self, vader
- * (sm in Open MPI 5) and tcp behind it for a node where vader cannot make its shared-memory
- * file. MPI_Init then takes 0.04 s against 0.25 s when Open MPI probes its network transports
- * (UCX, cm) first (H100 machine, bench/RESULTS.md). */
-void h5g_mpi_choose_transport(void);
+#include <stddef.h>
 
-/* Before MPI_Init, before any other thread runs (it sets an environment variable): unless the
- * environment says otherwise, hwloc, which Open MPI asks for the node's topology, leaves out its
- * GPU components (HWLOC_COMPONENTS=H5G_HWLOC_NO_GPU). Those start the CUDA driver and NVML to
- * list the GPUs, which Open MPI's placement of ranks does not use and h5gsort asks CUDA for
- * itself: on the H100 machine `mpirun -np 1 /bin/true` takes 0.31-0.34 s with them, 0.04 s
- * without (bench/RESULTS.md). This covers what the rank discovers itself (a singleton, srun);
- * mpirun's own discovery needs the variable in mpirun's environment (README, "Usage"). */
+/* hwloc's GPU components, left out of the topology MPI asks hwloc for: they start the CUDA
+ * driver and NVML to list GPUs that the placement of ranks does not use (h5gsort asks CUDA
+ * itself), which costs each rank's start (bench/RESULTS.md, "Start-up and tear-down"). */
 #define H5G_HWLOC_NO_GPU "-cuda,-nvml,-opencl,-rsmi,-levelzero"
-void h5g_mpi_skip_gpu_topology(void);
 
-/* 1 when h5g_mpi_choose_transport turned Open MPI's memory patcher off: MPI_Init and
- * MPI_Finalize then rewrite no code of munmap and its kin, which another thread (the GPU
- * context's, begun before MPI_Init: src/main.c) may be running. */
-int h5g_mpi_patcher_off(void);
+/* 1 when the MPI library this process runs is Open MPI (MPI_Get_library_version, which may be
+ * called before MPI_Init). */
+int h5g_mpi_is_open_mpi(void);
 
-/* What MPI runs on, for -v and --report: "shared memory (one node)" where
- * h5g_mpi_choose_transport chose, else "as launched". */
-const char *h5g_mpi_transport(void);
+/* Before MPI_Init, while the process has one thread (setenv must not race a getenv): unless the
+ * environment says otherwise, HWLOC_COMPONENTS=H5G_HWLOC_NO_GPU; and under Open MPI its
+ * sharedfp components are left out (OMPI_MCA_sharedfp=^lockedfile,sm: h5gsort uses no shared
+ * file pointers, and those components, reached from MPI_File_open, overflow a fixed buffer on
+ * long paths). Returns 0, or -1 when a setting the run needs could not be made (out of memory):
+ * the caller reports it once every rank runs MPI. */
+int h5g_mpi_before_init(void);
 
-/* After MPI_Init: 1 when MPI may touch what a thread destroying the CUDA context uses: a
- * transport h5gsort did not choose (UCX may carry GPU memory), Open MPI's memory patcher left on
- * (its close rewrites munmap's code), or an Open MPI built CUDA-aware. 0 lets a streamed run's
- * context go in a thread behind its write, while MPI still runs (src/plan.c, retire_gpu). */
-int h5g_mpi_may_use_gpu(void);
-
-/* After MPI_Init: the connection to the PMIx server of Open MPI's launcher sends each message at
- * once (TCP_NODELAY). PMIx leaves Nagle's algorithm on, so a message written behind one the
- * server has not acknowledged waits for its delayed ACK: 40 ms of every MPI_Finalize (0.047 ->
- * 0.004 s, 1 rank on the 2-core VM). Returns the connections set so (0 with no PMIx server on
- * TCP: another launcher, a singleton). */
+/* After MPI_Init, under Open MPI's launcher: the rank's connection to the launcher's PMIx server
+ * sends each message at once (TCP_NODELAY). PMIx leaves Nagle's algorithm on, so a message
+ * written behind one the server has not acknowledged waits for its delayed ACK, in every
+ * MPI_Finalize. Returns the connections set so (0 with no PMIx server on TCP). */
 int h5g_mpi_pmix_nodelay(void);
+
+/* The first line of the MPI library's version string (e.g. "Open MPI v4.1.4, ..."), for -v,
+ * --version and --report. */
+void h5g_mpi_library(char *buf, size_t size);
 
 #endif

@@ -1,14 +1,9 @@
 /* Test hooks for tests/faults, so tests can prove that a failing run never costs data:
  * H5GSORT_TEST_KILL=<point>[:<rank>] sends SIGKILL to that rank (every rank when none is named)
- * on reaching <point>, a phase name, "write-create" (the temporary output about to be made:
- * before the read where src/pipeline.c makes it early), "write-data" (output created, data not
- * yet written) or "write-retired" (a streamed run's backend retiring, its context released in a
- * thread);
+ * on reaching <point>, a phase name, "write-create" (the temporary output about to be made) or
+ * "write-data" (output created, data not yet written);
  * H5GSORT_TEST_SLEEP=<point>:<seconds> stops every rank there a while, so a test can change the
- * file system under a running job (each rank says so on stderr first: a test can wait for it);
- * H5GSORT_TEST_EARLY_OUTPUT set makes the output before the read where a GPU context is being
- * made (src/pipeline.c), also on a machine without a GPU (--backend auto, which forks the
- * helper; --backend cpu does not), so that CI tests that path. */
+ * file system under a running job (each rank says so on stderr first: a test can wait for it). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,5 +31,3 @@ void h5g_fault_point(const h5g_run *r, const char *point) {
   if (hook_names("H5GSORT_TEST_KILL", point, &arg) && (!arg[0] || atoi(arg) == r->rank))
     raise(SIGKILL);
 }
-
-int h5g_test_early_output(void) { return getenv("H5GSORT_TEST_EARLY_OUTPUT") != NULL; }

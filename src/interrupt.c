@@ -104,8 +104,8 @@ static void on_signal(int sig) {
     if (write(STDERR_FILENO, line, len) < 0) _exit(1);
   } else {
     /* mpirun ends the ranks left once one exits: the others give rank 0 time to report first
-     * (it exits at once, and mpirun then ends them). Without the wait about 1 in 50 SIGTERMs at
-     * "read" (4 ranks on 2 cores, ASan build) ended with no line; with it none in 88. */
+     * (it exits at once, and mpirun then ends them). Without the wait a SIGTERM at "read" now
+     * and then ended with no line where many ranks shared few cores. */
     struct timespec rank0_first = {2, 0};
     nanosleep(&rank0_first, NULL);
   }

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/backend.h"
+#include "kernels/cuda_backend.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/launch.h"
@@ -24,34 +24,14 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* -v: start-up, and the tear-down that came before the report. */
-static void print_edges(const h5g_report *rep) {
+/* -v: the start-up outside the phases. */
+static void print_startup(const h5g_report *rep) {
   const h5g_startup *up = &rep->startup;
-  const h5g_teardown *down = &rep->teardown;
   printf("  (start-up: MPI_Init %.3f s", up->mpi_init);
   if (strcmp(rep->backend, "cuda") == 0)
-    printf("; GPU context %.3f s, %s, %.3f s of it waited for in setup", up->context,
-           up->context_early ? "begun before MPI_Init" : "made behind validate",
-           up->context_waited);
-  printf(")\n  (tear-down in write: input closed %.3f s", down->input_close);
-  if (down->unpin > 0)
-    printf("; host buffers unpinned %.3f s behind the write, %.3f s of it waited for",
-           down->unpin, down->unpin_waited);
+    printf("; GPU context %.3f s, made behind validate, %.3f s of it waited for in setup",
+           up->context, up->context_waited);
   printf(")\n");
-}
-
-/* -v, rank 0, once MPI is finalized: the tear-down after the report, as rank 0 saw it. */
-static void print_teardown(const h5g_teardown *t) {
-  double total = t->buffers + t->backend + t->transport + t->hdf5 + t->mpi_finalize + t->context;
-  printf("h5gsort: teardown %.3f s on rank 0 (buffers %.3f, backend %.3f, transport %.3f, "
-         "H5close %.3f, MPI_Finalize %.3f, GPU context %.3f", total, t->buffers, t->backend,
-         t->transport, t->hdf5, t->mpi_finalize, t->context);
-  if (t->context_handed_over)
-    printf(", handed to the helper process, which releases it after this process's exit");
-  else if (t->context_behind_write > 0)
-    printf(", after %.3f s of its release behind the write", t->context_behind_write);
-  printf("); not counted: the process's exit, in which the OS unmaps its memory\n");
-  fflush(stdout);
 }
 
 static void print_summary(const h5g_options *opt, const h5g_report *rep) {
@@ -74,10 +54,11 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
       printf("  (streamed: the keys went to the GPU and came back through %d pinned slots of "
              "%.4g MiB, no slice-sized host buffer)\n", rep->ring_slots,
              (double)rep->slot_bytes / 1048576.0);
-    char nodes[512];
+    char nodes[512], library[128];
     h5g_report_nodes(rep, nodes, sizeof nodes);
-    printf("  %d node%s: %s\n  I/O policy: %s\n  MPI transport: %s\n", rep->nodes,
-           rep->nodes == 1 ? "" : "s", nodes, rep->io_policy, h5g_mpi_transport());
+    h5g_mpi_library(library, sizeof library);
+    printf("  %d node%s: %s\n  I/O policy: %s\n  MPI: %s\n", rep->nodes,
+           rep->nodes == 1 ? "" : "s", nodes, rep->io_policy, library);
     for (int r = 0; rep->rank_info && r < rep->ranks && r < 16; r++) {
       const h5g_rank_info *info = &rep->rank_info[r];
       printf("  rank %d on %s: CPUs %s (%d of %d), %d I/O threads\n", r, info->host,
@@ -92,66 +73,35 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
       printf("  (GPU work within those: h2d %.3f s, d2h %.3f s, kernels %.3f s; %.3f s of it "
              "hidden behind file I/O)\n", rep->h2d_seconds, rep->d2h_seconds, rep->kernel_seconds,
              rep->hidden_seconds);
-    print_edges(rep);
+    print_startup(rep);
   }
   fflush(stdout);
 }
 
-/* Whether the command line may make a GPU context (not --backend cpu, and a sort or its plan:
- * not --help, --version or --check). */
-static int may_use_gpu(const h5g_options *opt) {
-  return !opt->help && !opt->version && !opt->check && opt->backend != H5G_BACKEND_CPU;
-}
-
-/* A GPU context takes 0.19 s to make on the H100 machine, longer than MPI_Init (0.04 s with the
- * one-node transport): begun before MPI_Init, in a thread, it is made meanwhile. The device is the
- * one the plan picks, from Open MPI's local rank (the pipeline checks it against MPI's and makes
- * another where they differ); none where the command line wants no GPU or no sort. Only where
- * MPI_Init patches no code the thread runs (h5g_mpi_patcher_off: Open MPI's launcher, which names
- * the local rank); the environment MPI_Init changes meanwhile is safe to read (src/environment.c).
- * Elsewhere the pipeline makes the context after MPI_Init, behind the input's validation. */
-static h5g_cuda_warmup *early_context(const h5g_options *opt) {
-  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  h5g_cuda_warmup *w = NULL;
-  if (!h5g_mpi_patcher_off() || !local || !*local || !may_use_gpu(opt) || opt->plan) return NULL;
-  if (h5g_cuda_warmup_start(atoi(local), &w) != H5G_OK) h5g_error_clear(); /* the pipeline's */
-  return w;
-}
-
+/* One life cycle under every launcher (mpiexec, srun, a singleton) and every MPI: signal handlers;
+ * the process-wide settings that must precede any thread; the command line; MPI_Init; the run
+ * (whose GPU context is made in a thread behind the input's validation); MPI_Finalize. */
 int main(int argc, char **argv) {
   h5g_timeline_mark("main");
   double start = now_seconds(); /* MPI_Init's time counts from here */
-  int rank = 0, rc = H5G_OK, sorted = 0;
+  int rank = 0, rc = H5G_OK;
   h5g_options opt;
   h5g_report rep = {0};
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
   signal(SIGXFSZ, SIG_IGN);
-  /* h5gsort uses no shared file pointers, and Open MPI's sharedfp components (lockedfile, sm),
-   * reached from MPI_File_open, overflow a fixed buffer on long paths. A user's setting wins. */
-  int sharedfp_set = setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0) == 0;
   /* SIGINT/SIGTERM from the start (a job cancelled while MPI starts ends with its error line):
    * the rank as the launcher gives it until MPI_Init tells */
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
   /* before any thread starts, so that no reader sees a setting half made */
-  h5g_mpi_choose_transport();
-  h5g_mpi_skip_gpu_topology();
+  int settings_made = h5g_mpi_before_init() == 0;
   h5g_cuda_environment();
   /* the command line as given, for the report: before getopt permutes argv and the option
    * parser splits lists (--carry, --order, ...) in place */
   char **command = calloc((size_t)argc + 1, sizeof *command);
   for (int i = 0; command && i < argc; i++) command[i] = strdup(argv[i]);
-  /* before MPI_Init, which it does not need (same argv everywhere: every rank agrees), so the
-   * early context knows what the run wants; its error is told by rank 0 once MPI runs */
-  rc = h5g_options_parse(argc, argv, &opt);
+  rc = h5g_options_parse(argc, argv, &opt); /* every rank parses the same argv alike */
   if (command) opt.argv = (const char *const *)command;
-  /* the helper process (io/h5io.h), which may make the output's pages beside the GPU context and
-   * takes the context's release past this process's exit: forked now, while this process is
-   * small and has one thread, and before MPI, whose transports may not tolerate a fork once
-   * started */
-  if (rc == H5G_OK && may_use_gpu(&opt) && h5g_helper_fork())
-    h5g_cuda_hand_over_context(h5g_helper_hand_over);
-  h5g_cuda_warmup *warmup = rc == H5G_OK ? early_context(&opt) : NULL; /* after the fork */
-  int thread_level = 0; /* helper threads (NCCL set-up, page touching) never call MPI */
+  int thread_level = 0; /* helper threads (NCCL set-up, the GPU context, I/O) never call MPI */
   h5g_timeline_mark("mpi_init");
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   h5g_timeline_mark("mpi_init_done");
@@ -164,9 +114,9 @@ int main(int argc, char **argv) {
    * rank's alike) */
   if (rc == H5G_OK)
     rc = h5g_agree(MPI_COMM_WORLD,
-                   sharedfp_set ? H5G_OK
-                                : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                                "out of host memory setting OMPI_MCA_sharedfp"));
+                   settings_made ? H5G_OK
+                                 : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                 "out of host memory setting OMPI_MCA_sharedfp"));
 
   if (rc == H5G_OK && opt.help) {
     if (rank == 0) h5g_options_usage(stdout);
@@ -175,13 +125,10 @@ int main(int argc, char **argv) {
   } else if (rc == H5G_OK && opt.check) {
     rc = h5g_check_run(MPI_COMM_WORLD, &opt);
   } else if (rc == H5G_OK) {
-    rc = h5g_pipeline_run(MPI_COMM_WORLD, &opt, warmup, &rep);
-    warmup = NULL; /* the pipeline's */
+    rc = h5g_pipeline_run(MPI_COMM_WORLD, &opt, &rep);
     h5g_timeline_mark("pipeline_done");
-    sorted = rc == H5G_OK;
-    if (sorted && rank == 0 && !opt.plan) print_summary(&opt, &rep);
+    if (rc == H5G_OK && rank == 0 && !opt.plan) print_summary(&opt, &rep);
   }
-  h5g_cuda_warmup_finish(warmup, 0, NULL); /* --help, --check, a bad command line */
   /* Test hook (tests/faults): with H5GSORT_TEST_LEAKS set, an HDF5 object left open on any
    * path, success or failure, fails the run. */
   long open_objects = h5g_io_open_objects();
@@ -189,7 +136,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "h5gsort: rank %d leaked %ld HDF5 objects\n", rank, open_objects);
     if (rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   }
-  h5g_populate_finish(); /* the pipeline let it go, or never ran */
   h5g_interrupt_finished(rc);
   if (rc != H5G_OK && rank == 0) {
     fputs("h5gsort: error: ", stderr);
@@ -203,22 +149,9 @@ int main(int argc, char **argv) {
   h5g_report_free(&rep);
   for (int i = 0; command && command[i]; i++) free(command[i]); /* argc may have changed since */
   free(command);
-  /* What MPI_Finalize and the exit would do anyway, one by one and timed: HDF5 (which parallel
-   * HDF5 closes as MPI finalizes), MPI, then the GPU context (the exit would destroy it). */
-  start = now_seconds();
-  H5close();
-  rep.teardown.hdf5 = now_seconds() - start;
   h5g_timeline_mark("mpi_finalize");
-  start = now_seconds();
   MPI_Finalize();
-  rep.teardown.mpi_finalize = now_seconds() - start;
   h5g_timeline_mark("mpi_finalize_done");
-  /* after MPI_Finalize, not in a thread beside it: MPI_Finalize takes 0.003-0.005 s (the PMIx
-   * connection without delay), which such a thread would hide little of */
-  rep.teardown.context = h5g_cuda_release_context(&rep.teardown.context_behind_write,
-                                                  &rep.teardown.context_handed_over);
-  h5g_helper_end(); /* unless it holds the context's descriptors: it ends after this process */
-  if (sorted && rank == 0 && opt.verbose && !opt.quiet) print_teardown(&rep.teardown);
   h5g_timeline_mark("exit");
   if (rank == 0) h5g_timeline_write(opt.input, opt.output);
   return rc;

@@ -67,16 +67,10 @@ int h5g_step_end(h5g_run *r, h5g_phase phase, int status) {
 /* This rank's GPU context (of the GPU its place on the node picks) starts being made in the
  * background, so that it is ready when "setup" needs it; meanwhile rank 0 inspects the input and
  * the plan is made. Not with --backend cpu; with auto it may be made on a GPU that the plan then
- * leaves unused. One begun before MPI_Init (src/main.c) is kept where it was begun for this
- * local rank, else joined unused and begun again. */
+ * leaves unused. */
 static int start_context(h5g_run *r, int local_rank) {
-  const int wanted = r->opt->backend != H5G_BACKEND_CPU;
-  if (r->warmup && (!wanted || h5g_cuda_warmup_rank(r->warmup) != local_rank)) {
-    h5g_cuda_warmup_finish(r->warmup, 0, NULL);
-    r->warmup = NULL;
-  }
-  r->metrics.startup.context_early = r->warmup != NULL;
-  return wanted && !r->warmup ? h5g_cuda_warmup_start(local_rank, &r->warmup) : H5G_OK;
+  return r->opt->backend != H5G_BACKEND_CPU ? h5g_cuda_warmup_start(local_rank, &r->warmup)
+                                            : H5G_OK;
 }
 
 /* The GPU context is made (or could not be: an error only when the plan uses the GPU). */
@@ -96,7 +90,7 @@ static int read_and_sort(h5g_run *r, run_state *s, int word, int first_pass) {
   int rc = H5G_OK;
   const h5g_plan *plan = &s->plan;
   const h5g_data *d = &s->data;
-  if (first_pass && !r->in_file) { /* else opened for the output made early */
+  if (first_pass) {
     STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
     STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r, &s->verdict));
   }
@@ -200,10 +194,10 @@ static int write_and_commit(h5g_run *r, const run_state *s, double start, h5g_re
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, d->sorted, e->out_n, &plan->ks, 1));
   /* No GPU copy is issued from or into the host buffers after this (the resident path has issued
    * its copies back): they are unpinned behind the write, not in the tear-down. A streamed run's
-   * ring takes its copies back during the write: unpinned in the tear-down (4 slots: 0.01 s). */
+   * ring takes its copies back during the write: unpinned in the tear-down, where its few slots
+   * take little time (bench/RESULTS.md, "Streamed runs: a ring of pinned slots"). */
   if (!plan->streamed) h5g_buffers_unpin_start(d->set);
-  if (!r->out_file) /* else made before the read (make_output_early); its steps agreed */
-    CHECK(h5g_write_start(r, v, plan, e, H5G_PHASE_WRITE));
+  CHECK(h5g_write_start(r, v, plan, e)); /* its steps agreed */
   CHECK(h5g_agree(r->comm, h5g_write_keys(r, v, plan, e, d)));
   CHECK(h5g_agree(r->comm, h5g_carry_all(r, v, plan, e, d)));
   STEP(r, H5G_PHASE_WRITE, h5g_write_close(r, v));
@@ -225,53 +219,17 @@ done:
   return rc;
 }
 
-/* After the report: the host buffers (unpinned by now, unless the run failed), the backend and
- * the transport, each timed for -v, then the rest of the run's state. */
-static void tear_down(h5g_run *r, run_state *s, h5g_teardown *t) {
-  double start = MPI_Wtime();
+/* After the report: the host buffers (unpinned by now, unless the run failed), the backend, the
+ * transport, then the rest of the run's state. */
+static void tear_down(h5g_run *r, run_state *s) {
   h5g_buffers_free(s->data.set);
   s->data.set = NULL;
-  t->buffers = MPI_Wtime() - start;
-  start = MPI_Wtime();
   if (r->be) r->be->destroy(r->be);
   r->be = NULL;
-  t->backend = MPI_Wtime() - start;
-  start = MPI_Wtime();
   h5g_transport_close(r->transport);
   r->transport = NULL;
-  t->transport = MPI_Wtime() - start;
   h5g_data_free(&s->data);
   h5g_plan_free(&s->plan);
-}
-
-/* Whether this rank's GPU context is being made on a node with NVIDIA's devices: known before the
- * driver has started (h5g_plan_devices waits for that), which is when the pages are worth making.
- * Where the driver then finds no GPU, the sort runs on the CPU into the output made early. */
-static int context_coming(const h5g_run *r) {
-  return r->warmup && access("/dev/nvidiactl", F_OK) == 0;
-}
-
-/* Collective: where every rank is making a GPU context, on one node (the write maps the output:
- * io/direct.h), with a CPU to spare, and the options allow it (src/write.h), the output and its
- * key dataset are made now, and their pages while the driver starts and the context is made, so
- * that the write copies into pages made (io/h5io.h: the helper); else the helper is told to take
- * no range. */
-static int make_output_early(h5g_run *r, run_state *s) {
-  int rc = H5G_OK, mine, every;
-  int test = h5g_test_early_output();
-  mine = h5g_write_populates(r->opt) && (context_coming(r) || test) && !s->verdict.in_place &&
-         s->plan.io_policy == H5G_IO_ONE_NODE && (s->plan.cpus >= 2 || test) &&
-         h5g_populate_ready();
-  CHECK_MPI(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, r->comm));
-  if (!every) {
-    h5g_populate_stop();
-    goto done;
-  }
-  STEP(r, H5G_PHASE_SETUP, h5g_read_open_file(r));
-  STEP(r, H5G_PHASE_SETUP, h5g_read_open_keys(r, &s->verdict));
-  CHECK(h5g_agree(r->comm, h5g_write_early(r, &s->verdict, &s->plan, &s->extent)));
-done:
-  return rc;
 }
 
 /* The verdict, the plan and the tables, up to the host buffers (--plan stops before them). */
@@ -286,11 +244,9 @@ static int make_plan(h5g_run *r, run_state *s) {
   h5g_plan_share(r, &s->verdict, &s->plan);
   set_phase_bytes(r, s);
   STEP(r, H5G_PHASE_SETUP, h5g_plan_node(r, &s->plan));
-  CHECK(h5g_agree(r->comm, make_output_early(r, s)));
   STEP(r, H5G_PHASE_SETUP, h5g_plan_devices(r, &s->plan));
   STEP(r, H5G_PHASE_CONNECT, h5g_plan_transport(r, &s->plan));
   STEP(r, H5G_PHASE_SETUP, join_context(r, &s->plan));
-  h5g_populate_stop(); /* what it made by now stays made */
   STEP(r, H5G_PHASE_SETUP, h5g_plan_backend(r, &s->plan));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_runs(r, &s->verdict, &s->plan));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_tables(r, &s->plan, &s->data));
@@ -298,14 +254,12 @@ done:
   return rc;
 }
 
-int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_cuda_warmup *warmup,
-                     h5g_report *rep) {
+int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   int rc = H5G_OK;
   h5g_run run, *r = &run;
   run_state state, *s = &state;
   memset(r, 0, sizeof *r);
   memset(s, 0, sizeof *s);
-  r->warmup = warmup;
   r->comm = comm;
   r->opt = opt;
   MPI_Comm_rank(comm, &r->rank);
@@ -331,8 +285,6 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_cuda_warmup *war
   h5g_progress_finish(&r->progress, r->metrics.seconds);
 done:
   /* every rank is here together (rc was agreed), so the collective closes match */
-  h5g_populate_finish(); /* it touches the output no more */
-  h5g_io_close(r->out_keys);
   h5g_io_close_file(r->out_file);
   if (r->tmp_created && r->rank == 0) unlink(s->verdict.tmp_path);
   h5g_interrupt_temp(NULL, 0);
@@ -340,6 +292,6 @@ done:
   h5g_keyset_close(r->keys_in);
   h5g_io_close_file(r->in_file);
   h5g_cuda_warmup_finish(r->warmup, 0, NULL); /* a run that stopped before "setup" */
-  tear_down(r, s, &rep->teardown);
+  tear_down(r, s);
   return rc;
 }

@@ -5,14 +5,11 @@
 
 #include <mpi.h>
 
-#include "base/backend.h"
 #include "src/options.h"
 #include "src/report.h"
 
 /* Collective. Returns the status every rank agreed on; on failure the agreed message is in
- * h5g_error_message() on every rank, OUTPUT is absent (or unchanged) and no temp file is left.
- * `warmup` (NULL: none): a GPU context begun before MPI_Init, taken over and joined. */
-int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_cuda_warmup *warmup,
-                     h5g_report *rep);
+ * h5g_error_message() on every rank, OUTPUT is absent (or unchanged) and no temp file is left. */
+int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep);
 
 #endif

@@ -9,17 +9,15 @@
 #include "base/error.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
-#include "mpi/launch.h"
 #include "mpi/topology.h"
 #include "src/plan.h"
 #include "src/top.h"
 
 /* The floor of --device-memory: a smaller cap is raised to it (a warning on rank 0). The runs
- * cost more the more there are, and a cap of a few bytes made one run per key or two. CPU backend,
- * 1 rank, u8 keys: 20k keys took 15 s at 1 byte (issue 32), 3.1 s at 256 bytes, 0.75 s at 1 KiB;
- * 1M keys > 100 s at 4 KiB (3,900 runs), 1.26 s at 64 KiB (244 runs), 0.66 s at 1 MiB and at
- * 16 MiB (one run). 64 KiB keeps a run to 4,096 8-byte keys or more, and the tests' tiny caps
- * (4K on 20k-100k keys) still sort out of core, in 3 to 25 runs. */
+ * cost more the more there are, and a cap of a few bytes made one run per key or two (issue 32):
+ * thousands of runs took many times as long as a few hundred. 64 KiB keeps a run to 4,096 8-byte
+ * keys or more, and the tests' tiny caps (4K on 20k-100k keys) still sort out of core, in 3 to 25
+ * runs. */
 #define H5G_DEVICE_MEMORY_MIN ((uint64_t)64 << 10)
 
 /* --device-memory with its floor; 0: not given. */
@@ -80,9 +78,9 @@ done:
 
 /* Collective: the exchange transport, before the CUDA backend sizes itself from the free device
  * memory (NCCL takes its own first). Keys may stay on the GPUs, which `auto` does only across
- * nodes: on one node (2 H200s, 2^30 uint32 keys) the host exchange through MPI took 2.88 s end
- * to end and NCCL between the GPUs 3.62 s, its connection set-up (1.0-1.6 s) not hidden behind
- * the read (bench/RESULTS.md). */
+ * nodes: on one node the host exchange through MPI was faster end to end than NCCL between the
+ * GPUs, whose connection set-up the read did not hide
+ * (bench/RESULTS.md, "Third run: device-resident path"). */
 int h5g_plan_transport(h5g_run *r, const h5g_plan *plan) {
   int across_nodes = plan->ranks_on_node < r->size;
   return h5g_transport_open(r->comm, r->opt->exchange, plan->gpu_per_rank, across_nodes,
@@ -146,8 +144,6 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
                    o->storage.compress == H5G_COMPRESS_KEEP && !o->verify &&
                    !o->unique && o->top < 0 && !o->counts && !o->index_out &&
                    plan->n > h5g_ring_elems(plan);
-  plan->retire_gpu = plan->streamed && r->be->retire && !h5g_mpi_may_use_gpu();
-  plan->context_to_helper = plan->use_cuda && h5g_cuda_context_goes_to_taker();
 done:
   return rc;
 }

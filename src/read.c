@@ -149,8 +149,8 @@ done:
 /* The device paths: runs [handed_runs, upto), read, go to the GPU in order, each loaded (what its
  * read did not load yet) and its sort started. A copy from or into a host buffer needs it pinned
  * that far: without `wait` a run not yet pinned is left for later, and the next runs are read
- * meanwhile (out of core, run 0 waited 0.25 s for 4 GiB to be pinned and every later run's read
- * behind it). */
+ * meanwhile (out of core, run 0 would wait for the whole slice buffer to be pinned, and every
+ * later run's read behind it). */
 static int hand_runs(read_state *s, size_t upto, int wait) {
   int rc = H5G_OK;
   const h5g_plan *plan = s->plan;

@@ -99,8 +99,10 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
   put_json_string(f, rep->exchange);
   fputs(",\n  \"io_policy\": ", f);
   put_json_string(f, rep->io_policy);
-  fputs(",\n  \"mpi_transport\": ", f);
-  put_json_string(f, h5g_mpi_transport());
+  char library[128];
+  h5g_mpi_library(library, sizeof library);
+  fputs(",\n  \"mpi_library\": ", f);
+  put_json_string(f, library);
   fputs(",\n  \"devices\": ", f);
   put_json_string(f, rep->devices);
   fputs(",\n  \"type\": ", f);
@@ -221,8 +223,7 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
                      down->unpin_waited},
          slowest_edges[6] = {0, 0, 0, 0, 0, 0};
   CHECK_MPI(MPI_Reduce(edges, slowest_edges, 6, MPI_DOUBLE, MPI_MAX, 0, r->comm));
-  rep->startup = (h5g_startup){slowest_edges[0], slowest_edges[1], slowest_edges[2],
-                               up->context_early};
+  rep->startup = (h5g_startup){slowest_edges[0], slowest_edges[1], slowest_edges[2]};
   rep->teardown.input_close = slowest_edges[3];
   rep->teardown.unpin = slowest_edges[4];
   rep->teardown.unpin_waited = slowest_edges[5];

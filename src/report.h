@@ -39,20 +39,12 @@ typedef struct {
   double mpi_init;       /* main's first line to MPI_Init's return (main sets it on every rank) */
   double context;        /* the GPU context, made in the background (0: none was) */
   double context_waited; /* what of it "setup" waited for */
-  int context_early;     /* this rank's context was begun before MPI_Init (-v: rank 0's) */
 } h5g_startup;
 
-/* Tear-down. Before the report (slowest rank; --report "teardown_seconds", -v), inside "write":
- * the input closed, the host buffers unpinned behind the write. After it (this rank's own;
- * -v prints rank 0's once MPI is finalized): the rest. The process's exit, in which the OS
- * unmaps its memory, comes after all of it and is not counted. */
+/* Tear-down before the report (slowest rank; --report "teardown_seconds"), inside "write": the
+ * input closed, the host buffers unpinned behind the write. */
 typedef struct {
   double input_close, unpin, unpin_waited;
-  double buffers, backend, transport; /* src/pipeline.c, after the report */
-  double hdf5, mpi_finalize, context; /* src/main.c: H5close, MPI_Finalize, the GPU context */
-  double context_behind_write; /* the release the backend's retire began during the write took
-                                * this long there (0: none); `context` is what was left of it */
-  int context_handed_over;     /* the context went to the helper process, released after the exit */
 } h5g_teardown;
 
 typedef struct {

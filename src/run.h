@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "base/backend.h"
+#include "kernels/cuda_backend.h"
 #include "base/host_memory.h"
 #include "base/keys.h"
 #include "io/h5io.h"
@@ -68,15 +69,9 @@ typedef struct {
   int sort_is_output;     /* one rank, one run on the GPU: the sorted run comes back as output */
   /* The sorted run is the output and only its keys move: the slice goes up and comes back
    * through a ring of pinned slots (src/read.c, src/write.c) instead of a slice-sized host
-   * buffer, which to make resident, pin and unpin cost 0.27 s of 4 GiB (bench_staged_io). */
+   * buffer, which costs its making resident, pinning and unpinning (bench_staged_io:
+   * bench/RESULTS.md, "Streamed runs: a ring of pinned slots"). */
   int streamed;
-  /* streamed, and nothing else in the process asks the GPU for work (nor MPI: mpi/launch.h):
-   * once the last copy back is started the backend retires, its context released in a thread
-   * while the last slots are written (base/backend.h, retire). */
-  int retire_gpu;
-  /* the GPU context goes to the helper process with the driver's descriptors, released after the
-   * exit (base/backend.h, h5g_cuda_hand_over_context): a retire then releases nothing */
-  int context_to_helper;
   uint64_t slot_elems;    /* streamed: keys a slot holds (a pin piece); the ring holds
                            * H5G_RING_SLOTS of them */
   h5g_keyspec ks;
@@ -168,9 +163,6 @@ typedef struct {
   h5g_cuda_warmup *warmup; /* the GPU context being made, until "setup" joins it */
   h5g_transport *transport; /* opened by src/plan.c */
   h5g_file *in_file, *out_file; /* opened by src/read.c and src/write.c */
-  /* the output's key dataset when made before the read (src/write.h: h5g_write_early), until
-   * the write takes it */
-  h5g_dset *out_keys;
   h5g_dset *keys_in[H5G_MAX_KEYS]; /* the key dataset; composed: the keys' (src/keyset.h) */
   int tmp_created;    /* the temporary output may exist (rank 0 removes it on failure) */
   double step_start;
@@ -178,8 +170,6 @@ typedef struct {
 
 /* Test hooks (src/faults.c): H5GSORT_TEST_KILL=<point>[:<rank>] and H5GSORT_TEST_SLEEP. */
 void h5g_fault_point(const h5g_run *r, const char *point);
-/* H5GSORT_TEST_EARLY_OUTPUT is set (src/faults.c). */
-int h5g_test_early_output(void);
 
 /* One step of `phase` on every rank (src/pipeline.c): announced (--progress, fault hooks),
  * timed, and its status agreed. A call may fail on one rank only where it makes no collective

@@ -17,7 +17,7 @@
 #include "src/write.h"
 
 /* Host memory of a rank beyond its buffers: the MPI, HDF5 and C libraries, the code, the
- * threads' stacks. A CPU rank sorting 1000 keys peaks at 27 MB resident (2-core VM, Open MPI
+ * threads' stacks: a CPU rank sorting 1000 keys peaks well under RANK_BASE_BYTES (Open MPI
  * 4.1, /usr/bin/time -v); a CUDA rank adds the driver's and runtime's host allocations, taken
  * at 512 MiB (not measured: a bound, not a figure). */
 #define RANK_BASE_BYTES ((uint64_t)64 << 20)
@@ -27,9 +27,9 @@
  * (a message holds one rank's chunks). */
 #define GATHER_RANK0_BYTES ((uint64_t)256 << 20)
 
-/* Whole-process rate for the time estimate: bytes of input per second per node, from the
- * README's tables (H100 machine, 16 cores, page cache: 16 GiB u4 in 5.7-6.2 s with one GPU;
- * 2-core VM, CPU backend: 64 MB u4 in 1.0 s, most of it start-up). A guide, not a promise. */
+/* Whole-process rate for the time estimate: bytes of input per second per node, rounded from
+ * whole runs of one GPU node (a large file in the page cache) and of the CPU backend (a small
+ * one, most of it start-up). A guide, not a promise. */
 #define GPU_NODE_BYTES_PER_S 2.8e9
 #define CPU_CORE_BYTES_PER_S 0.2e9
 
@@ -156,14 +156,11 @@ static int write_plan_json(const h5g_run *r, const h5g_verdict *v, const plan_li
   fprintf(f, "{\n  \"plan\": true,\n  \"fits\": %s,\n  \"rows\": %" PRIu64
           ",\n  \"ranks\": %d,\n  \"memory_bound\": \"%s\",\n  \"disk_bytes\": %" PRIu64
           ",\n  \"disk_free_bytes\": %" PRIu64 ",\n  \"exchange\": \"%s\",\n"
-          "  \"io_policy\": \"%s\",\n  \"streamed\": %s,\n  \"context_released_in_write\": %s,\n"
-          "  \"context_released_after_exit\": %s,\n  \"estimate_seconds\": %.1f,\n"
+          "  \"io_policy\": \"%s\",\n  \"streamed\": %s,\n  \"estimate_seconds\": %.1f,\n"
           "  \"per_rank\": [\n",
           fits ? "true" : "false", v->info.n, r->size, bound, disk, free_bytes,
           h5g_transport_name(r->transport), h5g_io_policy_name(plan->io_policy),
-          plan->streamed ? "true" : "false",
-          plan->retire_gpu && !plan->context_to_helper ? "true" : "false",
-          plan->context_to_helper ? "true" : "false", estimate);
+          plan->streamed ? "true" : "false", estimate);
   for (int i = 0; i < r->size; i++)
     fprintf(f, "    {\"rank\": %d, \"host\": \"%s\", \"rows\": %" PRIu64 ", \"runs\": %" PRIu64
             ", \"path\": \"%s\", \"host_bytes\": %" PRIu64 ", \"host_available_bytes\": %" PRIu64
@@ -209,11 +206,6 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   if (plan->streamed) /* one rank: its slice needs no host buffer of its size (host GiB above) */
     printf("streamed: the slice goes to the GPU and back through %d pinned slots of %.4g MiB\n",
            H5G_RING_SLOTS, (double)plan->slot_elems * plan->ks.width / 1048576.0);
-  if (gpus)
-    printf("GPU context: %s\n",
-           plan->context_to_helper ? "handed to the helper process, released after the exit"
-           : plan->retire_gpu      ? "released behind the write"
-                                   : "released at the end");
   printf("estimate: %.1f s (README's rates: %s)\n", estimate,
          gpus ? "2.8 GB/s per GPU node" : "0.2 GB/s per CPU rank");
   fflush(stdout);

@@ -36,8 +36,9 @@ static void *connect_in_background(void *arg) {
 }
 
 /* Rank 0 makes the NCCL id, every rank receives it and starts joining the communicator in a
- * background thread: NCCL's set-up (2.0 s on 2 H200s, bench/RESULTS.md) then overlaps the
- * reading of the slice. It uses no MPI; h5g_transport_wait collects its status. */
+ * background thread: NCCL's set-up, long next to the read
+ * (bench/RESULTS.md, "Third run: device-resident path"), then overlaps the reading of the slice.
+ * It uses no MPI; h5g_transport_wait collects its status. */
 static int connect_nccl(h5g_transport *t, int device, uint64_t staging_bytes) {
   int rc = H5G_OK;
   MPI_Comm_rank(t->comm, &t->rank);
@@ -82,9 +83,9 @@ int h5g_transport_open(MPI_Comm comm, h5g_exchange_choice choice, int gpu_per_ra
     H5G_FAIL(H5G_ERR_USAGE, "--exchange nccl needs the CUDA backend on every rank, each rank on a "
              "GPU of its own");
   /* auto: NCCL for keys that stay on the GPUs (the pipeline asks for it across nodes), MPI for
-   * host buffers, which NCCL would stage through the GPUs (2^30 uint32 keys on 2 H200s: 1.44 s
-   * staged through NCCL, 0.44 s with MPI, bench/RESULTS.md). One rank exchanges nothing: no
-   * communicator to build. */
+   * host buffers, which NCCL would stage through the GPUs, slower than MPI on one node
+   * (bench/RESULTS.md, "End to end (bench/e2e.sh)": its first run, 2026-11-22). One rank
+   * exchanges nothing: no communicator to build. */
   t->host_via_nccl = choice == H5G_EXCHANGE_NCCL;
   if (size > 1 && (choice == H5G_EXCHANGE_NCCL ||
                    (choice == H5G_EXCHANGE_AUTO && gpu_per_rank && device_buffers)))

@@ -55,7 +55,8 @@ static uint64_t group_length(const sorted_keys *k, uint64_t begin, uint64_t n) {
  * `width` bytes, word 0 of k; `values` moved with them unless NULL) and writes each group's count
  * (the sum of its `weights`, or its length when NULL) to counts[kept] unless NULL (counts may be
  * values: it then takes the count). Returns the new `kept`. Typed loops for one word: a call per
- * comparison took 4 s per 2^29 keys on the H200 host. */
+ * comparison made this packing the slowest step of --unique
+ * (bench/RESULTS.md, "--top and --unique on 2^30 u4"). */
 #define PACK_GROUPS(T, SAME)                                                                      \
   do {                                                                                            \
     T *keys_ = (T *)k->word[0];                                                                   \

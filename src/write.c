@@ -73,43 +73,23 @@ static int write_reserve(const h5g_run *r, const h5g_verdict *v, const h5g_plan 
   return h5g_files_reserve(v->tmp_path, h5g_write_output_bytes(r, v, plan, e));
 }
 
-int h5g_write_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, const h5g_extent *e,
-                    h5g_phase phase) {
+int h5g_write_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                    const h5g_extent *e) {
   int rc = H5G_OK;
-  STEP(r, phase, write_prepare(r, v, plan, e));
-  STEP(r, phase, write_open(r, v));
-  STEP(r, phase, write_reserve(r, v, plan, e));
+  STEP(r, H5G_PHASE_WRITE, write_prepare(r, v, plan, e));
+  STEP(r, H5G_PHASE_WRITE, write_open(r, v));
+  STEP(r, H5G_PHASE_WRITE, write_reserve(r, v, plan, e));
 done:
   return rc;
 }
 
 /* Collective: the dataset of n keys at `path` in OUTPUT, made like `like`, which the rank's
- * threads may write directly (a step of `phase`). */
+ * threads may write directly. */
 static int make_key_dataset(h5g_run *r, const h5g_extent *e, const char *path,
-                            const h5g_dset *like, h5g_phase phase, h5g_dset **out) {
+                            const h5g_dset *like, h5g_dset **out) {
   int rc = H5G_OK;
-  STEP(r, phase, h5g_io_create_like(r->out_file, path, like, e->out_total, &r->opt->storage, out));
+  STEP(r, H5G_PHASE_WRITE, h5g_io_create_like(r->out_file, path, like, e->out_total, &r->opt->storage, out));
   h5g_io_allow_direct(*out);
-done:
-  return rc;
-}
-
-int h5g_write_populates(const h5g_options *opt) {
-  return opt->backend != H5G_BACKEND_CPU && !opt->plan && !opt->check && opt->top < 0 &&
-         !opt->unique && !h5g_options_composed(opt) && !opt->key_field && !opt->nkey_columns &&
-         !opt->whole_file;
-}
-
-int h5g_write_early(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                    const h5g_extent *e) {
-  int rc = H5G_OK;
-  CHECK(h5g_write_start(r, v, plan, e, H5G_PHASE_SETUP)); /* its steps agreed */
-  CHECK(make_key_dataset(r, e, r->opt->output_dataset, r->keys_in[0], H5G_PHASE_SETUP,
-                         &r->out_keys));
-  /* half the rank's CPUs, shared with the node's other ranks (each may see them all: --bind-to
-   * none): the drivers make the contexts meanwhile */
-  int workers = plan->cpus / (2 * (plan->ranks_on_node > 0 ? plan->ranks_on_node : 1));
-  (void)h5g_io_populate_rows(r->out_keys, e->out_offset, e->out_n, workers > 1 ? workers : 1);
 done:
   return rc;
 }
@@ -154,10 +134,6 @@ static int write_streamed(h5g_run *r, const h5g_plan *plan, const h5g_extent *e,
     h5g_progress_bytes(&r->progress, (first + count) * w, n * w);
     uint64_t ahead = first + h5g_ring_elems(plan);
     CHECK(copy_out_slot(r, plan, ring, ahead, n));
-    if (plan->retire_gpu && ahead < n && ahead + slot >= n) { /* the last copy back is started */
-      CHECK(r->be->retire(r->be));
-      h5g_fault_point(r, "write-retired");
-    }
   }
 done:
   return rc;
@@ -182,9 +158,8 @@ static int write_key_dataset(h5g_run *r, const h5g_plan *plan, const h5g_extent 
                              const char *path, const h5g_dset *like, void *keys, unsigned width,
                              keys_source source) {
   int rc = H5G_OK;
-  h5g_dset *out = r->out_keys; /* made before the read (h5g_write_early), or now */
-  r->out_keys = NULL;
-  if (!out) CHECK(make_key_dataset(r, e, path, like, H5G_PHASE_WRITE, &out));
+  h5g_dset *out = NULL;
+  CHECK(make_key_dataset(r, e, path, like, &out));
   h5g_fault_point(r, "write-data");
   if (source == KEYS_ON_DEVICE) {
     STEP(r, H5G_PHASE_WRITE, write_streamed(r, plan, e, out, keys));

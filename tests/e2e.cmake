@@ -19,7 +19,7 @@ endif()
 set(H5G_E2E_CASES
     bigendian dists sizes layouts groups descending force inplace attrs verify_report out_of_core
     small_messages backend gen_ranks checker io_paths progress_report device_memory_floor
-    io_multinode io_multinode_chunked io_policy timeline mpi_transport early_output)
+    io_multinode io_multinode_chunked io_policy timeline mpi_settings failed_runs)
 foreach(type u1 u2 u4 u8 i1 i2 i4 i8 f4 f8)
   add_test(NAME e2e.type_${type}
            COMMAND bash ${H5G_E2E_DIR}/e2e.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" type ${type})

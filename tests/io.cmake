@@ -24,14 +24,6 @@ target_link_libraries(test_direct PRIVATE h5g_io h5g_base h5g_test_support)
 add_test(NAME io.direct COMMAND $<TARGET_FILE:test_direct> ${CMAKE_CURRENT_BINARY_DIR}/io_direct)
 set_tests_properties(io.direct PROPERTIES LABELS io TIMEOUT 300)
 
-# io/populate.c: the forked helper makes the pages of the range it is told and stops when told,
-# and closes descriptors handed to it only once the process that handed them has ended
-# (tests/io/test_populate.c). Argument: a path prefix for its file.
-add_executable(test_populate ${CMAKE_CURRENT_SOURCE_DIR}/io/test_populate.c)
-target_link_libraries(test_populate PRIVATE h5g_io h5g_base h5g_test_support)
-add_test(NAME io.populate COMMAND $<TARGET_FILE:test_populate> ${CMAKE_CURRENT_BINARY_DIR}/io_populate)
-set_tests_properties(io.populate PROPERTIES LABELS io TIMEOUT 120)
-
 # io/filter_scaleoffset.c, io/filter_nbit.c and io/convert.c against serial HDF5's own reads
 # (tests/io/test_filter_codecs.c). Argument: a path prefix for its file, removed at the end.
 add_executable(test_filter_codecs ${CMAKE_CURRENT_SOURCE_DIR}/io/test_filter_codecs.c)

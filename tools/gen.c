@@ -23,6 +23,7 @@
 #include "base/error.h"
 #include "mpi/topology.h"
 #include "io/h5io.h"
+#include "mpi/launch.h"
 #include "mpi/agree.h"
 #include "gen.h"
 
@@ -101,8 +102,7 @@ done:
 int main(int argc, char **argv) {
   gen_options o;
   int rank = 0, nranks = 1, help = 0;
-  /* as in h5gsort: no shared file pointers, whose Open MPI components break on long paths */
-  setenv("OMPI_MCA_sharedfp", "^lockedfile,sm", 0);
+  h5g_mpi_before_init(); /* as h5gsort does (a setting it could not make changes no result) */
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -8,6 +8,7 @@
  * signed, float and descending keys of every width there, special values among them
  * (typed_keys.hpp: NaN payloads, -0.0, infinities, extremes), against base/keys.c + std::sort. */
 #include "base/backend.h"
+#include "kernels/cuda_backend.h"
 #include "base/host_memory.h"
 #include "kernels/kernels.h"
 #include "tests/support/check_cuda.h"

@@ -14,6 +14,7 @@
  * "small" on the command line: sizes up to 8193 and two distributions only (compute-sanitizer
  * runs). */
 #include "base/backend.h"
+#include "kernels/cuda_backend.h"
 #include "kernels/kernels.h"
 #include "tests/support/check_cuda.h"
 #include "tests/support/device_pairs.hpp"
