@@ -64,14 +64,19 @@ esac
 
 # run K: PROG on RANKS ranks, the K-th allocation of rank FAIL_RANK failing (0: count only).
 # Each rank records its pid and exit code; mpiexec itself sees only the wrappers, so it never
-# kills the other ranks for us: a rank left waiting in a collective shows up as a hang.
+# kills the other ranks for us: a rank left waiting in a collective shows up as a hang. The rank
+# is the launcher's: OMPI_COMM_WORLD_RANK (Open MPI), PMI_RANK (MPICH's hydra), PMIX_RANK; the
+# shim, which knows ranks by OMPI_COMM_WORLD_RANK, is given it under the others, and goes
+# before whatever the launcher preloads (tests/CMakeLists.txt: MPICH's yield shim).
 run() {
   local k=$1
   rm -rf "$W/run" "$W/out"
   mkdir -p "$W/run" "$W/out"
   H5G_FAIL_ALLOC=$k H5G_FAIL_ALLOC_RANK=$FAIL_RANK H5G_FAIL_ALLOC_REPORT=$W/run/alloc \
     H5G_SHIM=$SHIM timeout -k 5 "$RUN_TIMEOUT" $MPIEXEC "$RANKS" bash -c \
-    'echo $$ > "$0/pid.$OMPI_COMM_WORLD_RANK"; LD_PRELOAD=$H5G_SHIM "$@"; echo $? > "$0/rc.$OMPI_COMM_WORLD_RANK"' \
+    'r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-$PMIX_RANK}}; echo $$ > "$0/pid.$r"
+     OMPI_COMM_WORLD_RANK=$r LD_PRELOAD=$H5G_SHIM${LD_PRELOAD:+:$LD_PRELOAD} "$@"
+     echo $? > "$0/rc.$r"' \
     "$W/run" "$PROG" "${ARGS[@]}" >"$W/run/log" 2>&1
   local status=$?
   if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then # timeout: end what is left, by pid
