@@ -1,5 +1,5 @@
 /* Block primitive: bitonic sorting network over a power-of-two count of keys in shared memory,
- * by every thread of a block (bitonic_sort.cu's small sorts, radix_sort.cuh's sample). */
+ * by every thread of a block (bitonic_sort.cu's small sorts, onesweep_sample.cuh's sample). */
 #ifndef H5G_BLOCK_BITONIC_CUH
 #define H5G_BLOCK_BITONIC_CUH
 

@@ -1,6 +1,6 @@
 /* h5g_cuda_radix_sort: the onesweep radix sort (radix_sort.cuh) at the tile shapes of tuning.cuh,
- * keys alone or with uint64 values moved every pass (measured faster than moving a 32-bit index
- * and gathering the values afterwards, at every width: tuning.cuh, OnesweepPairsTuning).
+ * keys alone or with uint64 values moved every pass (faster than moving a 32-bit index and
+ * gathering the values afterwards: bench/RESULTS.md, section "GPU record sort").
  * h5g_cuda_radix_sort_typed: the same sort of keys of any class, raw keys mapped to ordered bits
  * and back inside its kernels (key_map.cuh). */
 #include "kernels/kernels.h"
