@@ -11,6 +11,7 @@
 #include "io/h5check.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
+#include "mpi/exchange.h"
 
 /* Bytes a sender puts in one message (consecutive kept entries, or one larger entry): large
  * enough that a message costs its bytes, small enough that rank 0 writes one while it receives
@@ -381,7 +382,7 @@ static int gather_dataset(MPI_Comm comm, hid_t file_id, const char *file, const 
   for (size_t i = 0; i < n; i++)
     CHECK_MPI(MPI_Isend(s->data + list[i].at, (int)list[i].bytes, MPI_BYTE, 0, TAG, comm,
                         &sends[i]));
-  CHECK_MPI(MPI_Waitall((int)n, sends, MPI_STATUSES_IGNORE));
+  CHECK_MPI(h5g_wait_all((int)n, sends));
 done:
   *status = w.status;
   CLOSE_ID(H5Dclose, w.dset);

@@ -20,4 +20,7 @@ int h5g_exchange(MPI_Comm comm, const void *sendbuf, const uint64_t *send_counts
  * many messages). */
 uint64_t h5g_max_message_elems(void);
 
+/* MPI_Waitall of requests[0..count) with the statuses ignored. */
+int h5g_wait_all(int count, MPI_Request *requests);
+
 #endif
