@@ -17,7 +17,7 @@ namespace onesweep {
 constexpr int MAX_PASSES = 16;
 /* Look-back entry: an epoch bit and 2 status bits over a 29-bit digit count. Launches of a sort
  * alternate epochs, so an entry of the launch before reads as not yet published and the table is
- * cleared once per sort, not before every launch (radix_sort.cuh: Driver::run_passes). */
+ * cleared once per sort, not before every launch (radix_sort.cuh: Driver::run_pass). */
 constexpr uint32_t LOOKBACK_AGGREGATE = 1u << 29;
 constexpr uint32_t LOOKBACK_INCLUSIVE = 2u << 29;
 constexpr uint32_t LOOKBACK_EPOCH = 4u << 29;

@@ -29,8 +29,8 @@ int h5g_mpi_before_init(void);
  * MPI_Finalize. Returns the connections set so (0 with no PMIx server on TCP). */
 int h5g_mpi_pmix_nodelay(void);
 
-/* The first line of the MPI library's version string (e.g. "Open MPI v4.1.4, ..."), for -v,
- * --version and --report. */
+/* The first line of the MPI library's version string (e.g. "Open MPI v4.1.4, ..."), for -v and
+ * --report. */
 void h5g_mpi_library(char *buf, size_t size);
 
 #endif
