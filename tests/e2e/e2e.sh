@@ -97,13 +97,20 @@ case_io_paths() {
   cmp "$W/direct_1.h5" "$W/direct_3.h5" || die "1- and 3-rank outputs differ"
 }
 
-# Runs that fail: the host-memory check refuses the job, a file size limit stops the write (the
-# output's space is checked), a rank killed during the read (SIGKILL: nothing cleans up); each
-# leaves no OUTPUT, no temporary file and no process behind, with no HDF5 object left open
-# (H5GSORT_TEST_LEAKS), and a rerun succeeds.
+# No HDF5 object left open (H5GSORT_TEST_LEAKS) by runs that succeed, with carried data and the
+# index, on 1 and 3 ranks, or that fail: the host-memory check refuses the job, a file size
+# limit stops the write (the output's space is checked), a rank killed during the read (SIGKILL:
+# nothing cleans up); a failed run leaves no OUTPUT, no temporary file and no process behind,
+# and a rerun succeeds.
 case_failed_runs() {
   gen 2 "$W/in.h5" -d /keys --count 300007 --type u8 --dist uniform --seed 5
+  gen 1 "$W/in.h5" -d /pay --count 300007 --type f4 --dist uniform --append
   export H5GSORT_TEST_LEAKS=1
+  for p in 1 3; do
+    sort_check "$p" "$W/in.h5" /keys "$W/ok_$p.h5" /keys --carry /pay --index-out /idx
+  done
+  cmp "$(dataset_bytes "$W/ok_1.h5" /pay)" "$(dataset_bytes "$W/ok_3.h5" /pay)" ||
+    die "the carried data differ between 1 and 3 ranks"
   local rc=0
   mpirun 3 "$BIN/h5gsort" "$W/in.h5" "$W/refused.h5" -d /keys --host-memory 1M >"$W/log" 2>&1 ||
     rc=$?

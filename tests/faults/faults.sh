@@ -66,7 +66,7 @@ write)
   expect "file size limit: no temp file" no_temp
   # The output directory turns read-only (immutable: root too is refused) while the job runs,
   # after its checks passed and before the output is created (the ranks sleep where they are
-  # about to make it: after the sort, or before the read where a GPU run makes it early).
+  # about to make it, after the sort).
   if command -v chattr >/dev/null && mkdir "$work/ro" && chattr +i "$work/ro" 2>/dev/null &&
      ! touch "$work/ro/probe" 2>/dev/null; then
     chattr -i "$work/ro"
@@ -177,8 +177,7 @@ interrupt)
     launcher=$!
     # wait until the ranks sleep at the point: rank 0 prints each phase it moved past, after an
     # agreement of every rank (--progress: "buffers" comes before "read"), and each rank says
-    # when it sleeps at write-data (the temporary file may exist long before: made before the
-    # read on the GPU, src/pipeline.c)
+    # when it sleeps at write-data
     reached=0
     for _ in $(seq 600); do
       if [ "$point" = write-data ]; then grep -q "test hook: rank 0 sleeps .* at write-data" "$work/log" && reached=1
