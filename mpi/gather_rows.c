@@ -3,30 +3,58 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
+#include "base/host_memory.h"
+#include "base/parallel.h"
 #include "mpi/agree.h"
 #include "mpi/exchange.h"
 #include "mpi/topology.h"
-#include "base/error.h"
-#include "base/parallel.h"
 
 enum {
-  /* Row copies a thread takes at least: fewer are not worth starting a thread for. */
+  /* Row copies (or indices grouped) a thread takes at least: fewer are not worth a thread. */
   MIN_COPIES_PER_THREAD = 1 << 16,
   /* How many copies ahead the source (and a scattered destination) row is prefetched: the copies
    * are random reads of a table larger than the caches, bound by memory latency, not bandwidth. */
   PREFETCH_AHEAD = 16
 };
 
-/* Row copies dst[to[k]] = src[from[k] - first] for k < n, by several threads. `from` NULL: k;
- * `to` NULL: k. A source row outside src's `rows` is another rank's: skipped, or with
- * `outside_is_bad` an error, recorded in `bad`. */
+struct h5g_row_route {
+  MPI_Comm comm;
+  int size, threads, ranks_on_node;
+  const uint64_t *src_index;
+  uint64_t n_out, first, mine;           /* this rank holds table rows [first, first + mine) */
+  uint64_t *tables;       /* 3 size + 1: each rank's first table row (then n_total), the counts */
+  uint64_t *fetch_counts, *serve_counts; /* [size] each: rows fetched from, served to, each rank */
+  uint64_t n_fetch, n_serve;
+  uint64_t *fetch_positions; /* n_fetch: the output row of each row fetched, grouped by owner */
+  uint64_t *serve_rows;      /* n_serve: the local rows served, grouped by the rank served */
+  char *moving;              /* a move's rows served, then those fetched */
+  size_t moving_bytes;
+};
+
+/* The route's large buffers are made resident by the rank's threads (base/host_memory.h): left
+ * to MPI and the copies, their pages are made one by one as first written. */
+static int big_alloc(size_t bytes, int ranks_on_node, void *p) {
+  int had_error = h5g_error_code() != H5G_OK;
+  int made = h5g_resident_alloc(bytes, ranks_on_node, (void **)p) == H5G_OK;
+  if (!made && !had_error) h5g_error_clear(); /* the caller agrees on it */
+  return made;
+}
+
+static int parts_for(uint64_t n, int threads) {
+  uint64_t most = n / MIN_COPIES_PER_THREAD;
+  if (most > H5G_MAX_PARTS) most = H5G_MAX_PARTS;
+  return most < 1 ? 1 : (uint64_t)threads < most ? (threads > 1 ? threads : 1) : (int)most;
+}
+
+/* Row copies dst[to[k]] = src[from[k] - first] for k < n. `from` NULL: k; `to` NULL: k. A
+ * source row outside src's `rows` is another rank's: skipped. */
 typedef struct {
   const char *src;
   char *dst;
   size_t row_bytes;
   const uint64_t *from, *to;
   uint64_t first, rows, n;
-  int outside_is_bad, bad;
 } row_copies;
 
 static void copy_rows_part(void *arg, int part, int parts) {
@@ -40,111 +68,202 @@ static void copy_rows_part(void *arg, int part, int parts) {
       if (c->to) __builtin_prefetch(c->dst + c->to[k + PREFETCH_AHEAD] * c->row_bytes, 1);
     }
     uint64_t row = c->from ? c->from[k] - c->first : k; /* below first: wraps, so outside */
-    if (row >= c->rows) {
-      if (c->outside_is_bad) __atomic_store_n(&c->bad, 1, __ATOMIC_RELAXED);
-      continue;
-    }
+    if (row >= c->rows) continue;
     memcpy(c->dst + (c->to ? c->to[k] : k) * c->row_bytes, c->src + row * c->row_bytes,
            c->row_bytes);
   }
 }
 
-/* Runs the copies on up to `threads` threads; returns whether a source row was bad. */
-static int copy_rows(row_copies *c, int threads) {
-  if ((uint64_t)threads > c->n / MIN_COPIES_PER_THREAD)
-    threads = (int)(c->n / MIN_COPIES_PER_THREAD);
-  h5g_parallel(threads > 1 ? threads : 1, copy_rows_part, c);
-  return c->bad;
+static void copy_rows(row_copies *c, int threads) {
+  h5g_parallel(parts_for(c->n, threads), copy_rows_part, c);
 }
 
-/* The rank whose share holds global row `index`. */
-static int owner_of(uint64_t index, uint64_t n_total, int size) {
-  int r = (int)((double)index / (double)n_total * size);
-  if (r >= size) r = size - 1;
-  while (r > 0 && h5g_share_begin((uint64_t)r, n_total, (uint64_t)size) > index) r--;
-  while (r + 1 < size && h5g_share_begin((uint64_t)r + 1, n_total, (uint64_t)size) <= index) r++;
+/* The rank whose share holds global row `index`: a guess from the even spread, mended against
+ * the shares' first rows (an index past the table goes to the last rank, which refuses it). */
+typedef struct {
+  const uint64_t *begin; /* size + 1: each rank's first table row, then n_total */
+  double scale;          /* size / n_total */
+  int size;
+} owners;
+
+static int owner_of(const owners *o, uint64_t index) {
+  int r = (int)((double)index * o->scale);
+  if (r >= o->size) r = o->size - 1;
+  while (r > 0 && o->begin[r] > index) r--;
+  while (r + 1 < o->size && o->begin[r + 1] <= index) r++;
   return r;
 }
 
-static uint64_t n_sent_total(const uint64_t *want, int size) {
-  uint64_t n = 0;
-  for (int r = 0; r < size; r++) n += want[r];
-  return n;
+/* The requests to other ranks grouped by owner, in output order within a group, by several
+ * parts: a first pass counts each part's requests to each rank (`requests` NULL), a second one,
+ * from each part's cursors, fills them in. */
+typedef struct {
+  const h5g_row_route *route;
+  const owners *owners;
+  uint64_t *counts; /* [parts][size]: each part's requests to each rank, then its cursors */
+  uint64_t *requests, *positions;
+} grouping;
+
+static void group_part(void *arg, int part, int parts) {
+  grouping *g = arg;
+  const h5g_row_route *rt = g->route;
+  uint64_t *mine = g->counts + (size_t)part * (size_t)rt->size;
+  size_t begin, end;
+  h5g_share(rt->n_out, part, parts, &begin, &end);
+  for (size_t i = begin; i < end; i++) {
+    uint64_t index = rt->src_index[i];
+    if (index - rt->first < rt->mine) continue; /* copied in place */
+    uint64_t slot = mine[owner_of(g->owners, index)]++;
+    if (g->requests) {
+      g->requests[slot] = index;
+      g->positions[slot] = i;
+    }
+  }
 }
 
+/* The requests received made rows of this rank's share (from `first`); a row outside it is an
+ * internal error, counted in `bad`. */
 typedef struct {
-  uint64_t *counts;    /* [4P]: requests sent to / received from each rank, and cursors */
-  uint64_t *requests;  /* n_out indices, grouped by owner */
-  uint64_t *positions; /* n_out: where in `out` each grouped request's row goes */
-  uint64_t *asked;     /* indices other ranks ask this rank for */
-  char *answer, *rows; /* rows sent back, rows received */
-} gather_buffers;
+  uint64_t *rows, n, first, mine;
+  int bad;
+} localizing;
 
-static int allocate(gather_buffers *b, int size, uint64_t n_out, uint64_t n_asked, size_t row_bytes) {
-  int rc = H5G_OK;
-  size_t sizes[] = {4 * (size_t)size * sizeof(uint64_t), n_out * sizeof(uint64_t),
-                    n_out * sizeof(uint64_t), n_asked * sizeof(uint64_t), n_asked * row_bytes,
-                    n_out * row_bytes};
-  void **slots[] = {(void **)&b->counts, (void **)&b->requests, (void **)&b->positions,
-                    (void **)&b->asked, (void **)&b->answer, (void **)&b->rows};
-  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-    *slots[i] = malloc(sizes[i] ? sizes[i] : 1);
-    CHECK_ALLOC(*slots[i], sizes[i]);
+static void localize_part(void *arg, int part, int parts) {
+  localizing *l = arg;
+  size_t begin, end;
+  h5g_share(l->n, part, parts, &begin, &end);
+  for (size_t k = begin; k < end; k++) {
+    l->rows[k] -= l->first;
+    if (l->rows[k] >= l->mine) __atomic_store_n(&l->bad, 1, __ATOMIC_RELAXED);
   }
+}
+
+/* Counts the requests of each part to each rank, then makes the counts cursors. */
+static void count_requests(h5g_row_route *rt, grouping *g, int parts) {
+  size_t size = (size_t)rt->size;
+  h5g_parallel(parts, group_part, g);
+  for (size_t owner = 0, at = 0; owner < size; owner++) {
+    for (int p = 0; p < parts; p++) {
+      uint64_t count = g->counts[(size_t)p * size + owner];
+      g->counts[(size_t)p * size + owner] = at;
+      at += count;
+      rt->fetch_counts[owner] += count;
+    }
+  }
+  for (size_t owner = 0; owner < size; owner++) rt->n_fetch += rt->fetch_counts[owner];
+}
+
+int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
+                       uint64_t n_total, int threads, int ranks_on_node, h5g_row_route **route) {
+  int rc = H5G_OK, rank, size;
+  h5g_row_route *rt = calloc(1, sizeof *rt);
+  uint64_t *begin = NULL, *counts = NULL, *requests = NULL;
+  size_t fetch_bytes = 0;
+  *route = NULL;
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  int parts = parts_for(n_out, threads);
+  size_t table_bytes = (3 * (size_t)size + 1) * sizeof(uint64_t);
+  begin = calloc(3 * (size_t)size + 1, sizeof(uint64_t));
+  counts = calloc((size_t)parts * (size_t)size, sizeof(uint64_t));
+  CHECK(h5g_agree_alloc(comm, rt && begin && counts,
+                        table_bytes + (size_t)parts * (size_t)size * sizeof(uint64_t)));
+  for (int r = 0; r <= size; r++)
+    begin[r] = h5g_share_begin((uint64_t)r, n_total, (uint64_t)size);
+  rt->comm = comm;
+  rt->size = size;
+  rt->threads = threads;
+  rt->ranks_on_node = ranks_on_node;
+  rt->src_index = src_index;
+  rt->n_out = n_out;
+  rt->first = begin[rank];
+  rt->mine = begin[rank + 1] - begin[rank];
+  rt->tables = begin;
+  begin = NULL;
+  rt->fetch_counts = rt->tables + size + 1;
+  rt->serve_counts = rt->fetch_counts + size;
+  owners own = {rt->tables, n_total ? (double)size / (double)n_total : 0, size};
+  grouping g = {rt, &own, counts, NULL, NULL};
+  count_requests(rt, &g, parts);
+  CHECK(h5g_exchange_counts(comm, rt->fetch_counts, rt->serve_counts, 1));
+  for (int r = 0; r < size; r++) rt->n_serve += rt->serve_counts[r];
+  fetch_bytes = rt->n_fetch * sizeof(uint64_t);
+  size_t serve_bytes = rt->n_serve * sizeof(uint64_t);
+  int made = big_alloc(fetch_bytes, ranks_on_node, &requests) &&
+             big_alloc(fetch_bytes, ranks_on_node, &rt->fetch_positions) &&
+             big_alloc(serve_bytes, ranks_on_node, &rt->serve_rows);
+  CHECK(h5g_agree_alloc(comm, made, 2 * fetch_bytes + serve_bytes));
+  g.requests = requests;
+  g.positions = rt->fetch_positions;
+  h5g_parallel(parts, group_part, &g);
+  CHECK(h5g_exchange(comm, requests, rt->fetch_counts, rt->serve_rows, rt->serve_counts,
+                     sizeof(uint64_t)));
+  localizing l = {rt->serve_rows, rt->n_serve, rt->first, rt->mine, 0};
+  h5g_parallel(parts_for(rt->n_serve, threads), localize_part, &l);
+  CHECK(h5g_agree(comm, l.bad ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                              "internal error: a row was asked of the wrong rank")
+                              : H5G_OK));
+  *route = rt;
+  rt = NULL;
+done:
+  h5g_row_route_free(rt);
+  free(begin);
+  free(counts);
+  h5g_resident_free(requests, fetch_bytes);
+  return rc;
+}
+
+int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_bytes, void *out) {
+  int rc = H5G_OK;
+  if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
+  row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
+                      rt->n_out};
+  copy_rows(&local, rt->threads);
+  if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
+  size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
+  int made = 1;
+  if (bytes > rt->moving_bytes) {
+    h5g_resident_free(rt->moving, rt->moving_bytes);
+    rt->moving = NULL;
+    made = big_alloc(bytes, rt->ranks_on_node, &rt->moving);
+    rt->moving_bytes = made ? bytes : 0;
+  }
+  CHECK(h5g_agree_alloc(rt->comm, made, bytes));
+  char *served = rt->moving, *fetched = rt->moving + rt->n_serve * row_bytes;
+  row_copies serve = {local_rows, served, row_bytes, rt->serve_rows, NULL, 0, rt->mine,
+                      rt->n_serve};
+  copy_rows(&serve, rt->threads);
+  CHECK(h5g_exchange(rt->comm, served, rt->serve_counts, fetched, rt->fetch_counts, row_bytes));
+  row_copies place = {fetched, out, row_bytes, NULL, rt->fetch_positions, 0, rt->n_fetch,
+                      rt->n_fetch};
+  copy_rows(&place, rt->threads);
 done:
   return rc;
 }
 
+uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t row_bytes) {
+  if (size == 1) return 0;
+  uint64_t requests = n_out * sizeof(uint64_t), moving = (n_local + n_out) * row_bytes;
+  return (n_local + n_out) * sizeof(uint64_t) + (requests > moving ? requests : moving);
+}
+
+void h5g_row_route_free(h5g_row_route *rt) {
+  if (!rt) return;
+  free(rt->tables);
+  h5g_resident_free(rt->fetch_positions, rt->n_fetch * sizeof(uint64_t));
+  h5g_resident_free(rt->serve_rows, rt->n_serve * sizeof(uint64_t));
+  h5g_resident_free(rt->moving, rt->moving_bytes);
+  free(rt);
+}
+
 int h5g_gather_rows(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                     const void *local_rows, uint64_t n_total, size_t row_bytes, void *out,
-                    int threads) {
-  int rc = H5G_OK, rank, size;
-  gather_buffers b;
-  uint64_t *want = NULL;
-  memset(&b, 0, sizeof b);
-  if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
-  CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  CHECK_MPI(MPI_Comm_size(comm, &size));
-  want = calloc(2 * (size_t)size, sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(comm, want != NULL, 2 * (size_t)size * sizeof(uint64_t)));
-  uint64_t *asked_counts = want + size;
-  uint64_t first = h5g_share_begin((uint64_t)rank, n_total, (uint64_t)size);
-  uint64_t mine = h5g_share_begin((uint64_t)rank + 1, n_total, (uint64_t)size) - first;
-  /* rows this rank holds are copied here; only the others travel */
-  row_copies local = {local_rows, out, row_bytes, src_index, NULL, first, mine, n_out, 0, 0};
-  copy_rows(&local, threads);
-  for (uint64_t i = 0; i < n_out; i++)
-    if (src_index[i] - first >= mine) want[owner_of(src_index[i], n_total, size)]++;
-  CHECK(h5g_exchange_counts(comm, want, asked_counts, 1));
-  uint64_t n_asked = 0;
-  for (int r = 0; r < size; r++) n_asked += asked_counts[r];
-  CHECK(h5g_agree(comm, allocate(&b, size, n_sent_total(want, size), n_asked, row_bytes)));
-  /* group the requests by owner, keeping output order within each group */
-  uint64_t *cursor = b.counts;
-  for (uint64_t r = 0, at = 0; r < (uint64_t)size; at += want[r], r++) cursor[r] = at;
-  uint64_t n_sent = n_sent_total(want, size);
-  for (uint64_t i = 0; i < n_out && n_sent; i++) {
-    if (src_index[i] - first < mine) continue; /* copied above */
-    uint64_t slot = cursor[owner_of(src_index[i], n_total, size)]++;
-    b.requests[slot] = src_index[i];
-    b.positions[slot] = i;
-  }
-  CHECK(h5g_exchange(comm, b.requests, want, b.asked, asked_counts, sizeof(uint64_t)));
-  row_copies answer = {local_rows, b.answer, row_bytes, b.asked, NULL, first, mine, n_asked, 1, 0};
-  CHECK(h5g_agree(comm, copy_rows(&answer, threads)
-                            ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                            "internal error: a row was asked of the wrong rank")
-                            : H5G_OK));
-  CHECK(h5g_exchange(comm, b.answer, asked_counts, b.rows, want, row_bytes));
-  row_copies received = {b.rows, out, row_bytes, NULL, b.positions, 0, n_sent, n_sent, 0, 0};
-  copy_rows(&received, threads);
+                    int threads, int ranks_on_node) {
+  int rc = H5G_OK;
+  h5g_row_route *route = NULL;
+  CHECK(h5g_row_route_make(comm, src_index, n_out, n_total, threads, ranks_on_node, &route));
+  CHECK(h5g_row_route_move(route, local_rows, row_bytes, out));
 done:
-  free(want);
-  free(b.counts);
-  free(b.requests);
-  free(b.positions);
-  free(b.asked);
-  free(b.answer);
-  free(b.rows);
+  h5g_row_route_free(route);
   return rc;
 }

@@ -1,58 +1,133 @@
 /* Phase "carry": datasets permuted with the keys (--carry), and with --key-field the compound
  * table itself. Each is opened at both ends, this rank's rows are read, the rows of the sorted
- * order are fetched from their owners by source index (mpi/gather_rows.h), and written. */
+ * order fetched from their owners by source index along one route for all of them
+ * (mpi/gather_rows.h), and written; narrow carried datasets travel together. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/host_memory.h"
+#include "base/parallel.h"
+#include "mpi/agree.h"
 #include "mpi/gather_rows.h"
 #include "src/carry.h"
+#include "src/timeline.h"
 
+int h5g_carry_batch(const uint64_t *row_bytes, int count, int first) {
+  uint64_t bytes = row_bytes[first];
+  int n = 1;
+  while (first + n < count && bytes + row_bytes[first + n] <= H5G_CARRY_BATCH_BYTES)
+    bytes += row_bytes[first + n++];
+  return n;
+}
+
+/* What every carried dataset of the run shares: the route its rows take (made once); the
+ * buffers of its rows as read and of the rows of this rank's sorted share, for the widest row
+ * moved (v->moved_row_bytes), and where a batch's datasets are read and written one by one
+ * (v->staged_row_bytes), used by each dataset or batch in turn. */
 typedef struct {
-  h5g_dset *src, *dst;
-  void *rows, *out; /* this rank's rows as read; the rows of its sorted share */
-} carried;
+  h5g_row_route *route;
+  void *rows, *out, *staged;
+  size_t rows_bytes, out_bytes, staged_bytes;
+} carrying;
 
-static int carry_allocate(const h5g_plan *plan, const h5g_extent *e, carried *c) {
+/* The buffers are on huge pages where the system has them: the copies by source index are
+ * random accesses, which small pages make TLB misses. Made resident by the rank's threads. */
+static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                       const h5g_extent *e, const h5g_data *d, carrying *c) {
   int rc = H5G_OK;
-  size_t bytes = plan->n * h5g_io_row_bytes(c->src);
-  size_t out_bytes = e->out_n * h5g_io_row_bytes(c->src);
-  c->rows = malloc(bytes ? bytes : 1);
-  c->out = malloc(out_bytes ? out_bytes : 1);
-  CHECK_ALLOC(c->rows, bytes);
-  CHECK_ALLOC(c->out, out_bytes);
+  c->rows_bytes = plan->n * v->moved_row_bytes;
+  c->out_bytes = e->out_n * v->moved_row_bytes;
+  c->staged_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->staged_row_bytes;
+  int made = h5g_resident_alloc(c->rows_bytes, plan->ranks_on_node, &c->rows) == H5G_OK &&
+             h5g_resident_alloc(c->out_bytes, plan->ranks_on_node, &c->out) == H5G_OK &&
+             h5g_resident_alloc(c->staged_bytes, plan->ranks_on_node, &c->staged) == H5G_OK;
+  CHECK(h5g_agree_alloc(r->comm, made, c->rows_bytes + c->out_bytes + c->staged_bytes));
+  CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
+                           plan->ranks_on_node, &c->route));
 done:
   return rc;
 }
 
-/* Collective: one carried dataset, step by step (every step agreed, so the closes at the end
- * meet on every rank). `keys_read`: the dataset the keys were read from when they come from src's
- * rows (a table, a 2-D dataset, a float key), else NULL: src is read the same way, so that a
+/* Rows of `width` bytes copied between a dataset's own rows and their place, at `offset`, in the
+ * batch's rows of `stride` bytes (to_batch 1: into the batch), by several parts. */
+typedef struct {
+  char *own, *batch;
+  size_t width, stride;
+  uint64_t n;
+  int to_batch;
+} strided_copy;
+
+static void strided_part(void *arg, int part, int parts) {
+  const strided_copy *c = arg;
+  size_t begin, end;
+  h5g_share(c->n, part, parts, &begin, &end);
+  for (size_t i = begin; i < end; i++) {
+    char *own = c->own + i * c->width, *batch = c->batch + i * c->stride;
+    if (c->to_batch)
+      memcpy(batch, own, c->width);
+    else
+      memcpy(own, batch, c->width);
+  }
+}
+
+static void copy_strided(void *own, void *batch, size_t width, size_t stride, uint64_t n,
+                         int to_batch, int threads) {
+  strided_copy c = {own, batch, width, stride, n, to_batch};
+  uint64_t most = n >> 16; /* a part takes 2^16 rows at least */
+  if (width) h5g_parallel(most < (uint64_t)threads ? (int)(most ? most : 1) : threads,
+                          strided_part, &c);
+}
+
+/* Collective: `count` datasets carried together, step by step (every step agreed, so the closes
+ * at the end meet on every rank). One alone is read into the rows and written from the sorted
+ * rows; several are read one by one and interleaved, moved as one row, and written one by one.
+ * `keys_read`: the dataset the keys were read from when they come from src's rows (a table, a
+ * 2-D dataset, a float key), else NULL. A source is read by the rank's threads where its storage
+ * allows, but with keys read through HDF5's conversion it is read the same way, so that a
  * damaged file gives the keys and the rows one view. */
-static int carry_dataset(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                         const h5g_extent *e, const h5g_data *d, const char *src, const char *dst,
-                         const h5g_dset *keys_read) {
+static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                          const h5g_extent *e, const carrying *c, const char *const *src,
+                          const char *const *dst, int count, const h5g_dset *keys_read) {
   int rc = H5G_OK;
-  carried c = {0};
-  STEP(r, H5G_PHASE_CARRY, h5g_io_open_rows(r->in_file, src, &c.src));
-  STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst, c.src, e->out_total,
-                                              &r->opt->storage, &c.dst));
-  /* written directly; read through HDF5 unless the keys came from its rows without conversion
-   * (and so were read directly where that is allowed) */
-  h5g_io_allow_direct(c.dst);
-  if (keys_read && h5g_io_unconverted(keys_read)) h5g_io_allow_direct(c.src);
-  STEP(r, H5G_PHASE_CARRY, carry_allocate(plan, e, &c));
-  STEP(r, H5G_PHASE_CARRY, h5g_io_read(c.src, plan->offset, plan->n, c.rows));
-  STEP(r, H5G_PHASE_CARRY, h5g_gather_rows(r->comm, d->sorted_values, e->out_n, c.rows,
-                                           v->info.n, h5g_io_row_bytes(c.src), c.out,
-                                           plan->io_threads));
-  STEP(r, H5G_PHASE_CARRY, h5g_io_write(c.dst, e->out_offset, e->out_n, c.out));
+  h5g_dset *in[H5G_MAX_CARRY] = {0}, *out[H5G_MAX_CARRY] = {0};
+  size_t offset[H5G_MAX_CARRY + 1] = {0}, widest = 0;
+  for (int j = 0; j < count; j++) {
+    STEP(r, H5G_PHASE_CARRY, h5g_io_open_rows(r->in_file, src[j], &in[j]));
+    STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst[j], in[j], e->out_total,
+                                                &r->opt->storage, &out[j]));
+    h5g_io_allow_direct(out[j]);
+    if (!keys_read || h5g_io_unconverted(keys_read)) h5g_io_allow_direct(in[j]);
+    size_t width = h5g_io_row_bytes(in[j]);
+    offset[j + 1] = offset[j] + width;
+    if (width > widest) widest = width;
+  }
+  if (offset[count] > v->moved_row_bytes || (count > 1 && widest > v->staged_row_bytes))
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: carried rows wider than inspected (%s)", src[0]);
+  for (int j = 0; j < count; j++) {
+    STEP(r, H5G_PHASE_CARRY, h5g_io_read(in[j], plan->offset, plan->n,
+                                         count > 1 ? c->staged : c->rows));
+    if (count > 1)
+      copy_strided(c->staged, (char *)c->rows + offset[j], offset[j + 1] - offset[j],
+                   offset[count], plan->n, 1, plan->io_threads);
+  }
+  h5g_timeline_mark("carry_read");
+  STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, offset[count], c->out));
+  h5g_timeline_mark("carry_moved");
+  for (int j = 0; j < count; j++) {
+    if (count > 1)
+      copy_strided(c->staged, (char *)c->out + offset[j], offset[j + 1] - offset[j],
+                   offset[count], e->out_n, 0, plan->io_threads);
+    STEP(r, H5G_PHASE_CARRY, h5g_io_write(out[j], e->out_offset, e->out_n,
+                                          count > 1 ? c->staged : c->out));
+  }
+  h5g_timeline_mark("carry_written");
 done:
-  if (h5g_io_close(c.dst) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
-  if (h5g_io_close(c.src) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
-  free(c.rows);
-  free(c.out);
+  for (int j = 0; j < count; j++) {
+    if (h5g_io_close(out[j]) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+    if (h5g_io_close(in[j]) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  }
   return rc;
 }
 
@@ -60,23 +135,35 @@ int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                   const h5g_extent *e, const h5g_data *d) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
-  char *target = NULL;
   const h5g_key_layout *layout = &v->layout;
-  if (opt->key_field || opt->nkey_columns)
-    CHECK(carry_dataset(r, v, plan, e, d, opt->dataset, opt->output_dataset,
-                        r->keys_in[1] ? NULL : r->keys_in[0]));
-  for (int i = 0; v->composed && !opt->key_field && !opt->nkey_columns && i < layout->count;
-       i++)
-    if (h5g_keyset_fetched(layout, i)) /* src/write.c writes the others */
-      CHECK(carry_dataset(r, v, plan, e, d, h5g_options_key(opt, i).dataset,
-                          h5g_options_key_output(opt, i), r->keys_in[i]));
+  char *targets[H5G_MAX_CARRY] = {0};
+  carrying c = {0};
+  int whole_rows = opt->key_field || opt->nkey_columns;
+  if (!whole_rows && !opt->ncarry && !(v->composed && h5g_keyset_by_index(layout)))
+    goto done; /* nothing moves by source index */
+  STEP(r, H5G_PHASE_CARRY, carry_start(r, v, plan, e, d, &c));
+  if (whole_rows)
+    CHECK(carry_together(r, v, plan, e, &c, &opt->dataset, &opt->output_dataset, 1,
+                         r->keys_in[1] ? NULL : r->keys_in[0]));
+  for (int i = 0; v->composed && !whole_rows && i < layout->count; i++) {
+    if (!h5g_keyset_fetched(layout, i)) continue; /* src/write.c writes the others */
+    const char *key = h5g_options_key(opt, i).dataset, *target = h5g_options_key_output(opt, i);
+    CHECK(carry_together(r, v, plan, e, &c, &key, &target, 1, r->keys_in[i]));
+  }
   for (int i = 0; i < opt->ncarry; i++) {
-    free(target);
-    target = h5g_options_carry_target(opt, opt->carry[i]);
-    CHECK_ALLOC(target, strlen(opt->carry[i]) + strlen(opt->output_dataset) + 1);
-    CHECK(carry_dataset(r, v, plan, e, d, opt->carry[i], target, NULL));
+    targets[i] = h5g_options_carry_target(opt, opt->carry[i]);
+    CHECK_ALLOC(targets[i], strlen(opt->carry[i]) + strlen(opt->output_dataset) + 1);
+  }
+  for (int i = 0, n; i < opt->ncarry; i += n) {
+    n = h5g_carry_batch(v->carried_row_bytes, opt->ncarry, i);
+    CHECK(carry_together(r, v, plan, e, &c, opt->carry + i, (const char *const *)targets + i, n,
+                         NULL));
   }
 done:
-  free(target);
+  for (int i = 0; i < opt->ncarry; i++) free(targets[i]);
+  h5g_row_route_free(c.route);
+  h5g_resident_free(c.rows, c.rows_bytes);
+  h5g_resident_free(c.out, c.out_bytes);
+  h5g_resident_free(c.staged, c.staged_bytes);
   return rc;
 }

@@ -5,6 +5,14 @@
 
 #include "src/run.h"
 
+/* Carried datasets (--carry) move in batches: consecutive ones whose rows together take at most
+ * H5G_CARRY_BATCH_BYTES are interleaved into one row, so that a row moved by source index costs
+ * one random access for all of them, not one each (bench/RESULTS.md, "Carried columns and
+ * tables"). Returns how many datasets (rows of row_bytes[0..count)) the batch from `first`
+ * takes. */
+enum { H5G_CARRY_BATCH_BYTES = 64 };
+int h5g_carry_batch(const uint64_t *row_bytes, int count, int first);
+
 int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                   const h5g_extent *extent, const h5g_data *d);
 

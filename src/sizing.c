@@ -11,6 +11,7 @@
 #include "base/memory_limits.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
+#include "mpi/gather_rows.h"
 #include "src/sizing.h"
 
 #include "src/plan.h"
@@ -58,7 +59,12 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
     uint64_t run = plan->nruns ? (plan->n + plan->nruns - 1) / plan->nruns : plan->n;
     need->scratch = run * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));
   }
-  need->moved = v->moved_row_bytes * (plan->n + most);
+  /* rows as read and as sorted, a batch's rows one dataset at a time, and what the route
+   * between the ranks takes (src/carry.c, mpi/gather_rows.h) */
+  need->moved = v->moved_row_bytes * (plan->n + most) +
+                v->staged_row_bytes * (plan->n > most ? plan->n : most) +
+                (v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, r->size,
+                                                          v->moved_row_bytes) : 0);
   if (v->composed && v->layout.words > 1) need->passes = 24 * plan->n;
   /* the encoded rows of this rank's share of every filtered output (about their raw bytes),
    * and rank 0's buffers to receive and store the others' */

@@ -12,6 +12,7 @@
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/topology.h"
+#include "src/carry.h"
 #include "src/validate.h"
 
 void h5g_input_stamp(const struct stat *st, h5g_verdict *v) {
@@ -98,12 +99,19 @@ int h5g_validate(const h5g_run *r, h5g_verdict *v) {
     for (int i = 0; i < v->layout.count; i++)
       if (h5g_keyset_fetched(&v->layout, i) && v->layout.key[i].width > v->moved_row_bytes)
         v->moved_row_bytes = v->layout.key[i].width;
-  uint64_t carried_row_bytes[H5G_MAX_CARRY] = {0};
-  for (int i = 0; i < opt->ncarry; i++) {
-    CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n, &carried_row_bytes[i]));
-    if (carried_row_bytes[i] > v->moved_row_bytes) v->moved_row_bytes = carried_row_bytes[i];
+  for (int i = 0; i < opt->ncarry; i++)
+    CHECK(h5g_io_inspect_rows(opt->input, opt->carry[i], v->info.n, &v->carried_row_bytes[i]));
+  for (int i = 0, n; i < opt->ncarry; i += n) { /* the batches src/carry.c moves them in */
+    uint64_t bytes = 0;
+    n = h5g_carry_batch(v->carried_row_bytes, opt->ncarry, i);
+    for (int j = i; j < i + n; j++) {
+      bytes += v->carried_row_bytes[j];
+      if (n > 1 && v->carried_row_bytes[j] > v->staged_row_bytes)
+        v->staged_row_bytes = v->carried_row_bytes[j];
+    }
+    if (bytes > v->moved_row_bytes) v->moved_row_bytes = bytes;
   }
-  CHECK(check_storage(opt, carried_row_bytes, v));
+  CHECK(check_storage(opt, v->carried_row_bytes, v));
   CHECK(check_sources(opt, v));
   /* whole records move as bytes: into a new OUTPUT only where they hold no references */
   if ((opt->key_field || opt->nkey_columns) && !v->in_place && !opt->whole_file)

@@ -18,7 +18,7 @@ foreach(spec i4:few:tick f8:special:energy)
   set_tests_properties(records.table_${name} PROPERTIES LABELS records TIMEOUT 300)
 endforeach()
 foreach(case stable sizes descending index output_dataset inplace out_of_core small_messages gen_ranks
-             checker)
+             checker batches)
   add_test(NAME records.${case}
            COMMAND bash ${H5G_RECORDS_DIR}/records.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
   set_tests_properties(records.${case} PROPERTIES LABELS records TIMEOUT 300)

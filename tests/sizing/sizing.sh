@@ -13,6 +13,7 @@ mkdir -p "$WORK/out"
 N=4000000
 mpirun 1 "$BIN/h5gsort-gen" "$IN" -d /keys --count $N --type u4 --dist uniform --seed 3 >/dev/null
 mpirun 1 "$BIN/h5gsort-gen" "$IN" --append -d /vals --count $N --type f8 --dist uniform --seed 4 >/dev/null
+mpirun 1 "$BIN/h5gsort-gen" "$IN" --append -d /small --count $N --type u4 --dist uniform --seed 5 >/dev/null
 
 # json FILE KEY: the first number of "KEY": in FILE
 json() { grep -o "\"$2\": [0-9]*" "$1" | head -1 | grep -o '[0-9]*$'; }
@@ -78,11 +79,19 @@ case_plan() {
     # out of core: runs of what 2 MiB of working memory holds (keys + scratch: 8 bytes a key)
     plan_vs_run $p --device-memory 2M
     [ "$PLANNED_RUNS" -gt 1 ] || die "$p ranks out of core: $PLANNED_RUNS runs"
-    # records: values (8 bytes a key) and their scratch, the carried f8 rows in and out
+    # records: values (8 bytes a key) and their scratch, the carried f8 rows in and out, and
+    # with several ranks their route (mpi/gather_rows.h): a request index and a position per
+    # row, the rows served and fetched (the requests, freed before, take no more)
     plan_vs_run $p --carry /vals
-    local spare=$((p > 1 ? 12 * n1 : 0))
-    expect=$((12 * n1 + spare + 12 * n1 + 8 * (n1 + most) + BASE))
+    local spare=$((p > 1 ? 12 * n1 : 0)) route=$((p > 1 ? 16 * (n1 + most) : 0))
+    expect=$((12 * n1 + spare + 12 * n1 + 8 * (n1 + most) + route + BASE))
     [ "$HOST_BYTES" = "$expect" ] || die "$p ranks records: $HOST_BYTES bytes planned, $expect expected"
+    # two carried datasets moved as one row of 8 + 4 bytes (src/carry.c), each read and written
+    # through a buffer of the wider one's rows; the route moves the 12-byte rows
+    plan_vs_run $p --carry /vals,/small
+    route=$((p > 1 ? 20 * (n1 + most) : 0))
+    expect=$((12 * n1 + spare + 12 * n1 + 12 * (n1 + most) + 8 * most + route + BASE))
+    [ "$HOST_BYTES" = "$expect" ] || die "$p ranks, a batch: $HOST_BYTES bytes planned, $expect expected"
   done
   # a plan that does not fit says so and exits as the run would
   rc=0

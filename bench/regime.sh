@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The jobs the tool exists for, as whole processes (launcher included) on the machine that runs
+# it, beside the fastest raw copy of the same file (bench_raw_io: threads pread straight into a
+# shared mapping of the output). Carried columns and tables (issue 52): a particle file of
+# 2^LOG2 rows, u8 /particles/id (uniform) with f4 /particles/x, y, z, sorted by id with the three
+# carried, the same rows as one compound table {id u8, x, y, z f4} (packed, 20 bytes) sorted by
+# --key-field id, the keys alone and with --index-out; on 1 rank and on RANKS ranks sharing the
+# node (cores split, --map-by slot:PE=cores/RANKS). Files made by h5py, in the page cache.
+# Each row: median of REPEATS after one untimed run, then one more run for its phases (--report);
+# with BASE (another h5gsort binary, e.g. the commit before), its runs alternate with the current
+# one's on the same file (BASE_REPEATS each, no warm-up) and the table has their ratio. PY=1 adds
+# h5py + numpy's stable argsort + take + write of the particle file (one run). Prints a Markdown
+# table.
+#   bench/regime.sh [WORKDIR]   env: BIN (build/bin), LOG2 (28), RANKS (4), REPEATS (3),
+#                               BASE (none), BASE_REPEATS (1), ROWS (all: the rows to run), PY (0)
+set -euo pipefail
+work=${1:-/tmp/h5gsort-regime}
+bin=${BIN:-build/bin}
+log2=${LOG2:-28}
+ranks=${RANKS:-4}
+repeats=${REPEATS:-3}
+base_repeats=${BASE_REPEATS:-1}
+rows=" ${ROWS:-carry carry_np table table_np keys index keys_np} "
+cores=$(nproc)
+mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
+one=("${mpirun[@]}" -np 1 --bind-to none)
+many=("${mpirun[@]}" -np "$ranks" --map-by "slot:PE=$((cores / ranks))" --bind-to core)
+mkdir -p "$work"
+particles=$work/particles_$log2.h5 table=$work/table_$log2.h5 out=$work/out.h5
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+timed() { # COMMAND...: wall seconds of the whole command; its output to $work/last.txt
+  local start end
+  rm -f "$out"
+  start=$(date +%s.%N)
+  "$@" >"$work/last.txt" 2>&1 || { echo "failed: $*" >&2; cat "$work/last.txt" >&2; return 1; }
+  end=$(date +%s.%N)
+  echo "$start $end" | awk '{printf "%.3f\n", $2 - $1}'
+}
+raw_copy() { # FILE: the fastest raw copy of its bytes
+  local s
+  s=$(timed "$bin/bench_raw_io" "$1" 0 "$(stat -c %s "$1")" "$work/raw.out" "$cores" mmap)
+  rm -f "$work/raw.out"
+  echo "$s"
+}
+
+[ -e "$particles" ] && [ -e "$table" ] || python3 - "$particles" "$table" "$log2" <<'EOF'
+import sys, h5py, numpy as np
+particles, table, log2 = sys.argv[1], sys.argv[2], int(sys.argv[3])
+n, rng = 1 << log2, np.random.default_rng(42)
+rec = np.empty(n, dtype=[("id", "<u8"), ("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
+rec["id"] = rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
+for c in "xyz":
+    rec[c] = rng.random(n, dtype=np.float32)
+with h5py.File(particles, "w") as f:
+    for c in ("id", "x", "y", "z"):
+        f.create_dataset("particles/" + c, data=rec[c])
+with h5py.File(table, "w") as f:
+    f.create_dataset("particles", data=rec)
+EOF
+cat "$particles" "$table" >/dev/null # into the page cache
+
+# ROW -> "LABEL|FILE|LAUNCH|OPTIONS" (LAUNCH: one or many)
+spec() {
+  local carry="-d /particles/id --carry /particles/x,/particles/y,/particles/z"
+  case $1 in
+    carry) echo "id + x, y, z carried, 1 rank|$particles|one|$carry" ;;
+    carry_np) echo "id + x, y, z carried, $ranks ranks|$particles|many|$carry" ;;
+    table) echo "table by --key-field id, 1 rank|$table|one|-d /particles --key-field id" ;;
+    table_np) echo "table by --key-field id, $ranks ranks|$table|many|-d /particles --key-field id" ;;
+    keys) echo "u8 id alone, 1 rank|$particles|one|-d /particles/id" ;;
+    index) echo "u8 id --index-out, 1 rank|$particles|one|-d /particles/id --index-out /index" ;;
+    keys_np) echo "u8 id alone, $ranks ranks|$particles|many|-d /particles/id" ;;
+  esac
+}
+run_sort() { # BINARY LAUNCH FILE OPTIONS
+  local launch=("${one[@]}")
+  [ "$2" = one ] || launch=("${many[@]}")
+  # shellcheck disable=SC2086
+  timed "${launch[@]}" "$1" "$3" "$out" $4 --force
+}
+
+echo "# bench/regime.sh on $( (nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo "no GPU") | head -1), $cores cores, $(date -u '+%Y-%m-%d %H:%M UTC'), 2^$log2 rows"
+echo
+echo "Whole processes, seconds: median of $repeats after a warm-up${BASE:+; base \`$BASE\` $base_repeats run(s) alternated}."
+echo "Fastest raw copy: of the whole input file. Particle file $(du -h "$particles" | cut -f1), table $(du -h "$table" | cut -f1)."
+echo
+echo "| job | input | raw copy | h5gsort | x raw |${BASE:+ base | base / h5gsort |} runs | phases (\`--report\`, one more run, s) |"
+echo "|---|---:|---:|---:|---:|${BASE:+---:|---:|}---|---|"
+for row in $rows; do
+  IFS='|' read -r label file launch options <<<"$(spec "$row")"
+  raw=() now=() base=()
+  raw_copy "$file" >/dev/null
+  run_sort "$bin/h5gsort" "$launch" "$file" "$options" >/dev/null
+  for i in $(seq "$repeats"); do
+    raw+=("$(raw_copy "$file")")
+    now+=("$(run_sort "$bin/h5gsort" "$launch" "$file" "$options")")
+    if [ -n "${BASE:-}" ] && [ "$i" -le "$base_repeats" ]; then
+      base+=("$(run_sort "$BASE" "$launch" "$file" "$options")")
+    fi
+  done
+  mr=$(printf '%s\n' "${raw[@]}" | median) mn=$(printf '%s\n' "${now[@]}" | median)
+  line=$(printf '| %s | %s | %.3f | %.3f | %.2f |' "$label" "$(du -h "$file" | cut -f1)" "$mr" "$mn" \
+    "$(echo "$mn $mr" | awk '{print $1 / $2}')")
+  if [ -n "${BASE:-}" ]; then
+    mb=$(printf '%s\n' "${base[@]}" | median)
+    line+=$(printf ' %.3f | %.2f |' "$mb" "$(echo "$mb $mn" | awk '{print $1 / $2}')")
+  fi
+  run_sort "$bin/h5gsort" "$launch" "$file" "$options --report $work/report.json" >/dev/null
+  phases=$(python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["seconds"]
+print(", ".join("%s %.2f" % (k, v) for k, v in s.items() if k != "total" and v >= 0.05))' "$work/report.json")
+  echo "$line ${now[*]}${BASE:+ / ${base[*]}} | $phases |"
+done
+if [ "${PY:-0}" = 1 ]; then
+  py=$(timed python3 - "$particles" "$out" <<'EOF'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f, h5py.File(sys.argv[2], "w") as o:
+    order = np.argsort(f["particles/id"][...], kind="stable")
+    for c in ("id", "x", "y", "z"):
+        o.create_dataset("particles/" + c, data=f["particles/" + c][...][order])
+EOF
+)
+  echo
+  echo "h5py + numpy stable argsort + take + write of the particle file, 1 process: $py s"
+fi
+rm -f "$out"
