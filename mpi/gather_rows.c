@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "base/host_memory.h"
 #include "base/parallel.h"
 #include "mpi/agree.h"
 #include "mpi/exchange.h"
@@ -20,7 +19,7 @@ enum {
 
 struct h5g_row_route {
   MPI_Comm comm;
-  int size, threads, ranks_on_node;
+  int size, threads;
   const uint64_t *src_index;
   uint64_t n_out, first, mine;           /* this rank holds table rows [first, first + mine) */
   uint64_t *tables;       /* 3 size + 1: each rank's first table row (then n_total), the counts */
@@ -31,15 +30,6 @@ struct h5g_row_route {
   char *moving;              /* a move's rows served, then those fetched */
   size_t moving_bytes;
 };
-
-/* The route's large buffers are made resident by the rank's threads (base/host_memory.h): left
- * to MPI and the copies, their pages are made one by one as first written. */
-static int big_alloc(size_t bytes, int ranks_on_node, void *p) {
-  int had_error = h5g_error_code() != H5G_OK;
-  int made = h5g_resident_alloc(bytes, ranks_on_node, (void **)p) == H5G_OK;
-  if (!made && !had_error) h5g_error_clear(); /* the caller agrees on it */
-  return made;
-}
 
 static int parts_for(uint64_t n, int threads) {
   uint64_t most = n / MIN_COPIES_PER_THREAD;
@@ -87,8 +77,8 @@ typedef struct {
 } owners;
 
 static int owner_of(const owners *o, uint64_t index) {
-  int r = (int)((double)index * o->scale);
-  if (r >= o->size) r = o->size - 1;
+  double guess = (double)index * o->scale;
+  int r = guess < (double)o->size ? (int)guess : o->size - 1;
   while (r > 0 && o->begin[r] > index) r--;
   while (r + 1 < o->size && o->begin[r + 1] <= index) r++;
   return r;
@@ -154,7 +144,7 @@ static void count_requests(h5g_row_route *rt, grouping *g, int parts) {
 }
 
 int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
-                       uint64_t n_total, int threads, int ranks_on_node, h5g_row_route **route) {
+                       uint64_t n_total, int threads, h5g_row_route **route) {
   int rc = H5G_OK, rank, size;
   h5g_row_route *rt = calloc(1, sizeof *rt);
   uint64_t *begin = NULL, *counts = NULL, *requests = NULL;
@@ -173,7 +163,6 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   rt->comm = comm;
   rt->size = size;
   rt->threads = threads;
-  rt->ranks_on_node = ranks_on_node;
   rt->src_index = src_index;
   rt->n_out = n_out;
   rt->first = begin[rank];
@@ -189,10 +178,11 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   for (int r = 0; r < size; r++) rt->n_serve += rt->serve_counts[r];
   fetch_bytes = rt->n_fetch * sizeof(uint64_t);
   size_t serve_bytes = rt->n_serve * sizeof(uint64_t);
-  int made = big_alloc(fetch_bytes, ranks_on_node, &requests) &&
-             big_alloc(fetch_bytes, ranks_on_node, &rt->fetch_positions) &&
-             big_alloc(serve_bytes, ranks_on_node, &rt->serve_rows);
-  CHECK(h5g_agree_alloc(comm, made, 2 * fetch_bytes + serve_bytes));
+  requests = malloc(fetch_bytes ? fetch_bytes : 1);
+  rt->fetch_positions = malloc(fetch_bytes ? fetch_bytes : 1);
+  rt->serve_rows = malloc(serve_bytes ? serve_bytes : 1);
+  CHECK(h5g_agree_alloc(comm, requests && rt->fetch_positions && rt->serve_rows,
+                        2 * fetch_bytes + serve_bytes));
   g.requests = requests;
   g.positions = rt->fetch_positions;
   h5g_parallel(parts, group_part, &g);
@@ -209,7 +199,7 @@ done:
   h5g_row_route_free(rt);
   free(begin);
   free(counts);
-  h5g_resident_free(requests, fetch_bytes);
+  free(requests);
   return rc;
 }
 
@@ -221,14 +211,12 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   copy_rows(&local, rt->threads);
   if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
   size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
-  int made = 1;
-  if (bytes > rt->moving_bytes) {
-    h5g_resident_free(rt->moving, rt->moving_bytes);
-    rt->moving = NULL;
-    made = big_alloc(bytes, rt->ranks_on_node, &rt->moving);
-    rt->moving_bytes = made ? bytes : 0;
+  if (!rt->moving || bytes > rt->moving_bytes) {
+    free(rt->moving);
+    rt->moving = malloc(bytes ? bytes : 1);
+    rt->moving_bytes = rt->moving ? bytes : 0;
   }
-  CHECK(h5g_agree_alloc(rt->comm, made, bytes));
+  CHECK(h5g_agree_alloc(rt->comm, rt->moving != NULL, bytes));
   char *served = rt->moving, *fetched = rt->moving + rt->n_serve * row_bytes;
   row_copies serve = {local_rows, served, row_bytes, rt->serve_rows, NULL, 0, rt->mine,
                       rt->n_serve};
@@ -250,18 +238,18 @@ uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t 
 void h5g_row_route_free(h5g_row_route *rt) {
   if (!rt) return;
   free(rt->tables);
-  h5g_resident_free(rt->fetch_positions, rt->n_fetch * sizeof(uint64_t));
-  h5g_resident_free(rt->serve_rows, rt->n_serve * sizeof(uint64_t));
-  h5g_resident_free(rt->moving, rt->moving_bytes);
+  free(rt->fetch_positions);
+  free(rt->serve_rows);
+  free(rt->moving);
   free(rt);
 }
 
 int h5g_gather_rows(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                     const void *local_rows, uint64_t n_total, size_t row_bytes, void *out,
-                    int threads, int ranks_on_node) {
+                    int threads) {
   int rc = H5G_OK;
   h5g_row_route *route = NULL;
-  CHECK(h5g_row_route_make(comm, src_index, n_out, n_total, threads, ranks_on_node, &route));
+  CHECK(h5g_row_route_make(comm, src_index, n_out, n_total, threads, &route));
   CHECK(h5g_row_route_move(route, local_rows, row_bytes, out));
 done:
   h5g_row_route_free(route);

@@ -14,11 +14,9 @@
 typedef struct h5g_row_route h5g_row_route;
 
 /* Collective. `src_index` is borrowed: it must stay unchanged while the route lives. The copies
- * and the grouping of requests take up to `threads` threads, the caller's one of them; its
- * buffers are made resident by this rank's share of the cores of a node where `ranks_on_node`
- * ranks run. */
+ * and the grouping of requests take up to `threads` threads, the caller's one of them. */
 int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
-                       uint64_t n_total, int threads, int ranks_on_node, h5g_row_route **route);
+                       uint64_t n_total, int threads, h5g_row_route **route);
 /* Collective: row i of `out` (i < n_out) receives row src_index[i] of the table whose rows this
  * rank holds in `local_rows` (row_bytes each, the same on every rank). */
 int h5g_row_route_move(h5g_row_route *route, const void *local_rows, size_t row_bytes, void *out);
@@ -30,6 +28,6 @@ void h5g_row_route_free(h5g_row_route *route);
 /* Collective: the route made, one table moved, the route freed. */
 int h5g_gather_rows(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                     const void *local_rows, uint64_t n_total, size_t row_bytes, void *out,
-                    int threads, int ranks_on_node);
+                    int threads);
 
 #endif

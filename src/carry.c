@@ -45,7 +45,7 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
              h5g_resident_alloc(c->staged_bytes, plan->ranks_on_node, &c->staged) == H5G_OK;
   CHECK(h5g_agree_alloc(r->comm, made, c->rows_bytes + c->out_bytes + c->staged_bytes));
   CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
-                           plan->ranks_on_node, &c->route));
+                           &c->route));
 done:
   return rc;
 }

@@ -33,7 +33,7 @@ int h5g_passes_word_in_order(h5g_run *r, const h5g_verdict *v, const h5g_plan *p
                                           NULL, 0));
   if (checksum) *checksum += h5g_keys_checksum(slice, plan->n, w);
   STEP(r, H5G_PHASE_EXCHANGE, h5g_gather_rows(r->comm, src_index, count, slice, v->info.n,
-                                              w, out, plan->io_threads, plan->ranks_on_node));
+                                              w, out, plan->io_threads));
 done:
   free(slice);
   return rc;
@@ -49,8 +49,7 @@ static int follow_order(const h5g_run *r, const h5g_verdict *v, const h5g_plan *
   CHECK(h5g_agree_alloc(r->comm, next != NULL, bytes));
   if (d->order)
     CHECK(h5g_gather_rows(r->comm, d->sorted_values, count, d->order, v->info.n,
-                          sizeof(uint64_t), next, plan->io_threads,
-                          plan->ranks_on_node));
+                          sizeof(uint64_t), next, plan->io_threads));
   else if (count)
     memcpy(next, d->sorted_values, count * sizeof(uint64_t));
   free(d->order);

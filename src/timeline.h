@@ -1,7 +1,7 @@
 /* H5GSORT_TIMELINE=FILE: the whole process as rank 0 saw it, for bench/e2e.sh. Wall-clock
  * instants (CLOCK_REALTIME, comparable with `date +%s.%N` around the launcher) at fixed points of
- * src/main.c and src/pipeline.c, kept in a fixed array on every rank; at the end rank 0 appends
- * them to FILE as `name epoch_seconds` lines in one write. Names: main, mpi_init,
+ * src/main.c, src/pipeline.c and src/carry.c, kept in a fixed array on every rank; at the end
+ * rank 0 appends them to FILE as `name epoch_seconds` lines in one write. Names: main, mpi_init,
  * mpi_init_done, phase:<phase> (the pipeline enters a phase other than the one it was in, as
  * h5g_step_begin announces it), gpu_context_ready, carry_read, carry_moved and carry_written
  * (each carried dataset), report_written, commit_done, pipeline_done, mpi_finalize,
