@@ -153,3 +153,31 @@ void h5g_parallel_copy(const h5g_copy_segment *segments, size_t count, int threa
   int parts = threads < 1 ? 1 : (size_t)threads > most ? (int)(most ? most : 1) : threads;
   h5g_parallel(parts, copy_part, &c);
 }
+
+typedef struct {
+  char *dst;
+  const char *src;
+  size_t dst_stride, src_stride, width, n;
+  int swap;
+} strided_copy;
+
+static void strided_part(void *arg, int part, int parts) {
+  const strided_copy *c = arg;
+  size_t begin, end;
+  h5g_share(c->n, part, parts, &begin, &end);
+  for (size_t i = begin; i < end; i++) {
+    char *e = c->dst + i * c->dst_stride;
+    memcpy(e, c->src + i * c->src_stride, c->width);
+    for (size_t b = 0; c->swap && b < c->width / 2; b++) {
+      char t = e[b];
+      e[b] = e[c->width - 1 - b];
+      e[c->width - 1 - b] = t;
+    }
+  }
+}
+
+void h5g_parallel_strided(void *dst, size_t dst_stride, const void *src, size_t src_stride,
+                          size_t width, size_t n, int swap, int threads) {
+  strided_copy c = {dst, src, dst_stride, src_stride, width, n, swap};
+  if (width) h5g_parallel(h5g_parts(n, 1 << 16, threads), strided_part, &c);
+}

@@ -24,6 +24,16 @@ static inline void h5g_share(size_t n, int part, int parts, size_t *begin, size_
   *end = n * (size_t)(part + 1) / (size_t)parts;
 }
 
+/* Parts for n units, each taking at least `least` of them, at most `threads` (and at least 1). */
+static inline int h5g_parts(size_t n, size_t least, int threads) {
+  size_t most = n / least;
+  return most < 1 ? 1 : threads < 1 ? 1 : (size_t)threads < most ? threads : (int)most;
+}
+/* n elements of `width` bytes copied from src, one every src_stride bytes, to dst, one every
+ * dst_stride bytes (a field of rows taken out, or put in), each byte-swapped when `swap`, with
+ * up to `threads` threads. */
+void h5g_parallel_strided(void *dst, size_t dst_stride, const void *src, size_t src_stride,
+                          size_t width, size_t n, int swap, int threads);
 /* One contiguous copy of a gathered copy. */
 typedef struct {
   void *dst;

@@ -32,9 +32,7 @@ struct h5g_row_route {
 };
 
 static int parts_for(uint64_t n, int threads) {
-  uint64_t most = n / MIN_COPIES_PER_THREAD;
-  if (most > H5G_MAX_PARTS) most = H5G_MAX_PARTS;
-  return most < 1 ? 1 : (uint64_t)threads < most ? (threads > 1 ? threads : 1) : (int)most;
+  return h5g_parts(n, MIN_COPIES_PER_THREAD, threads < H5G_MAX_PARTS ? threads : H5G_MAX_PARTS);
 }
 
 /* Row copies dst[to[k]] = src[from[k] - first] for k < n. `from` NULL: k; `to` NULL: k. A

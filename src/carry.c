@@ -50,36 +50,6 @@ done:
   return rc;
 }
 
-/* Rows of `width` bytes copied between a dataset's own rows and their place, at `offset`, in the
- * batch's rows of `stride` bytes (to_batch 1: into the batch), by several parts. */
-typedef struct {
-  char *own, *batch;
-  size_t width, stride;
-  uint64_t n;
-  int to_batch;
-} strided_copy;
-
-static void strided_part(void *arg, int part, int parts) {
-  const strided_copy *c = arg;
-  size_t begin, end;
-  h5g_share(c->n, part, parts, &begin, &end);
-  for (size_t i = begin; i < end; i++) {
-    char *own = c->own + i * c->width, *batch = c->batch + i * c->stride;
-    if (c->to_batch)
-      memcpy(batch, own, c->width);
-    else
-      memcpy(own, batch, c->width);
-  }
-}
-
-static void copy_strided(void *own, void *batch, size_t width, size_t stride, uint64_t n,
-                         int to_batch, int threads) {
-  strided_copy c = {own, batch, width, stride, n, to_batch};
-  uint64_t most = n >> 16; /* a part takes 2^16 rows at least */
-  if (width) h5g_parallel(most < (uint64_t)threads ? (int)(most ? most : 1) : threads,
-                          strided_part, &c);
-}
-
 /* Collective: `count` datasets carried together, step by step (every step agreed, so the closes
  * at the end meet on every rank). One alone is read into the rows and written from the sorted
  * rows; several are read one by one and interleaved, moved as one row, and written one by one.
@@ -108,17 +78,19 @@ static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan
   for (int j = 0; j < count; j++) {
     STEP(r, H5G_PHASE_CARRY, h5g_io_read(in[j], plan->offset, plan->n,
                                          count > 1 ? c->staged : c->rows));
-    if (count > 1)
-      copy_strided(c->staged, (char *)c->rows + offset[j], offset[j + 1] - offset[j],
-                   offset[count], plan->n, 1, plan->io_threads);
+    if (count > 1) /* into its place in the batch's rows */
+      h5g_parallel_strided((char *)c->rows + offset[j], offset[count], c->staged,
+                           offset[j + 1] - offset[j], offset[j + 1] - offset[j], plan->n, 0,
+                           plan->io_threads);
   }
   h5g_timeline_mark("carry_read");
   STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, offset[count], c->out));
   h5g_timeline_mark("carry_moved");
   for (int j = 0; j < count; j++) {
-    if (count > 1)
-      copy_strided(c->staged, (char *)c->out + offset[j], offset[j + 1] - offset[j],
-                   offset[count], e->out_n, 0, plan->io_threads);
+    if (count > 1) /* out of the batch's sorted rows */
+      h5g_parallel_strided(c->staged, offset[j + 1] - offset[j], (char *)c->out + offset[j],
+                           offset[count], offset[j + 1] - offset[j], e->out_n, 0,
+                           plan->io_threads);
     STEP(r, H5G_PHASE_CARRY, h5g_io_write(out[j], e->out_offset, e->out_n,
                                           count > 1 ? c->staged : c->out));
   }

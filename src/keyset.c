@@ -97,40 +97,6 @@ int h5g_keyset_close(h5g_dset **d) {
   return rc;
 }
 
-/* The `width` bytes at `offset` of each of `rows` rows of row_bytes bytes, into out, swapped
- * into host order when `swap`; by several parts. */
-typedef struct {
-  const unsigned char *rows;
-  unsigned char *out;
-  uint64_t n;
-  size_t row_bytes, offset;
-  unsigned width;
-  int swap;
-} field_take;
-
-static void take_part(void *arg, int part, int parts) {
-  const field_take *t = arg;
-  size_t begin, end;
-  h5g_share(t->n, part, parts, &begin, &end);
-  const unsigned char *src = t->rows + t->offset;
-  for (size_t i = begin; i < end; i++) {
-    unsigned char *e = t->out + i * t->width;
-    memcpy(e, src + i * t->row_bytes, t->width);
-    for (unsigned b = 0; t->swap && b < t->width / 2; b++) {
-      unsigned char c = e[b];
-      e[b] = e[t->width - 1 - b];
-      e[t->width - 1 - b] = c;
-    }
-  }
-}
-
-static void take_bytes(const void *rows_buf, uint64_t rows, size_t row_bytes, size_t offset,
-                       unsigned width, int swap, void *out, int threads) {
-  field_take t = {rows_buf, out, rows, row_bytes, offset, width, swap};
-  uint64_t most = rows >> 16; /* a part takes 2^16 rows at least */
-  h5g_parallel(most < (uint64_t)threads ? (int)(most ? most : 1) : threads, take_part, &t);
-}
-
 /* Key i's bytes in a row of d (a 2-D row, or a raw table row). */
 static size_t key_offset(const h5g_options *opt, const h5g_key_layout *layout, const h5g_dset *d,
                          int i, int *swap) {
@@ -169,7 +135,8 @@ int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout 
     if (whole_rows) {
       int swap;
       size_t offset = key_offset(opt, layout, d[0], i, &swap);
-      take_bytes(part, rows, h5g_io_row_bytes(d[0]), offset, ks.width, swap, column, threads);
+      h5g_parallel_strided(column, ks.width, (char *)part + offset, h5g_io_row_bytes(d[0]),
+                           ks.width, rows, swap, threads);
       h5g_compose_add(composed, width, column, rows, &ks, layout->shift[i], threads);
     } else {
       CHECK(h5g_io_read(d[i], row, rows, part));
