@@ -2,7 +2,6 @@
  * table itself. Each is opened at both ends, this rank's rows are read, the rows of the sorted
  * order fetched from their owners by source index along one route for all of them
  * (mpi/gather_rows.h), and written; narrow carried datasets travel together. */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,8 +43,9 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
              h5g_resident_alloc(c->out_bytes, plan->ranks_on_node, &c->out) == H5G_OK &&
              h5g_resident_alloc(c->staged_bytes, plan->ranks_on_node, &c->staged) == H5G_OK;
   CHECK(h5g_agree_alloc(r->comm, made, c->rows_bytes + c->out_bytes + c->staged_bytes));
-  CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
-                           &c->route));
+  if (v->moved_row_bytes) /* else only rows of no bytes: nothing to move (every rank alike) */
+    CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
+                             &c->route));
 done:
   return rc;
 }
@@ -53,13 +53,12 @@ done:
 /* Collective: `count` datasets carried together, step by step (every step agreed, so the closes
  * at the end meet on every rank). One alone is read into the rows and written from the sorted
  * rows; several are read one by one and interleaved, moved as one row, and written one by one.
- * `keys_read`: the dataset the keys were read from when they come from src's rows (a table, a
- * 2-D dataset, a float key), else NULL. A source is read by the rank's threads where its storage
- * allows, but with keys read through HDF5's conversion it is read the same way, so that a
- * damaged file gives the keys and the rows one view. */
+ * `direct`: the sources may be read by the rank's threads where their storage allows; 0 where
+ * the keys came from their rows through HDF5's conversion, so that a damaged file gives the keys
+ * and the rows one view. */
 static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                           const h5g_extent *e, const carrying *c, const char *const *src,
-                          const char *const *dst, int count, const h5g_dset *keys_read) {
+                          const char *const *dst, int count, int direct) {
   int rc = H5G_OK;
   h5g_dset *in[H5G_MAX_CARRY] = {0}, *out[H5G_MAX_CARRY] = {0};
   size_t offset[H5G_MAX_CARRY + 1] = {0}, widest = 0;
@@ -68,17 +67,20 @@ static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan
     STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst[j], in[j], e->out_total,
                                                 &r->opt->storage, &out[j]));
     h5g_io_allow_direct(out[j]);
-    if (!keys_read || h5g_io_unconverted(keys_read)) h5g_io_allow_direct(in[j]);
+    if (direct) h5g_io_allow_direct(in[j]);
     size_t width = h5g_io_row_bytes(in[j]);
     offset[j + 1] = offset[j] + width;
     if (width > widest) widest = width;
   }
-  if (offset[count] > v->moved_row_bytes || (count > 1 && widest > v->staged_row_bytes))
-    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: carried rows wider than inspected (%s)", src[0]);
+  int wider = offset[count] > v->moved_row_bytes || (count > 1 && widest > v->staged_row_bytes);
+  STEP(r, H5G_PHASE_CARRY, wider ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                 "internal error: carried rows wider than "
+                                                 "inspected (%s)", src[0])
+                                 : H5G_OK);
   for (int j = 0; j < count; j++) {
     STEP(r, H5G_PHASE_CARRY, h5g_io_read(in[j], plan->offset, plan->n,
                                          count > 1 ? c->staged : c->rows));
-    if (count > 1) /* into its place in the batch's rows */
+    if (count > 1 && plan->n) /* into its place in the batch's rows */
       h5g_parallel_strided((char *)c->rows + offset[j], offset[count], c->staged,
                            offset[j + 1] - offset[j], offset[j + 1] - offset[j], plan->n, 0,
                            plan->io_threads);
@@ -87,7 +89,7 @@ static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan
   STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, offset[count], c->out));
   h5g_timeline_mark("carry_moved");
   for (int j = 0; j < count; j++) {
-    if (count > 1) /* out of the batch's sorted rows */
+    if (count > 1 && e->out_n) /* out of the batch's sorted rows */
       h5g_parallel_strided(c->staged, offset[j + 1] - offset[j], (char *)c->out + offset[j],
                            offset[count], offset[j + 1] - offset[j], e->out_n, 0,
                            plan->io_threads);
@@ -113,23 +115,28 @@ int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   int whole_rows = opt->key_field || opt->nkey_columns;
   if (!whole_rows && !opt->ncarry && !(v->composed && h5g_keyset_by_index(layout)))
     goto done; /* nothing moves by source index */
+  int named = 1;
+  size_t names = 0;
+  for (int i = 0; i < opt->ncarry; i++) {
+    targets[i] = h5g_options_carry_target(opt, opt->carry[i]);
+    named &= targets[i] != NULL;
+    names += strlen(opt->carry[i]) + strlen(opt->output_dataset) + 1;
+  }
+  STEP(r, H5G_PHASE_CARRY, h5g_agree_alloc(r->comm, named, names));
   STEP(r, H5G_PHASE_CARRY, carry_start(r, v, plan, e, d, &c));
-  if (whole_rows)
+  if (whole_rows) /* read directly where its keys came from its raw rows (src/keyset.c) */
     CHECK(carry_together(r, v, plan, e, &c, &opt->dataset, &opt->output_dataset, 1,
-                         r->keys_in[1] ? NULL : r->keys_in[0]));
+                         !r->keys_in[1] && h5g_io_unconverted(r->keys_in[0])));
   for (int i = 0; v->composed && !whole_rows && i < layout->count; i++) {
     if (!h5g_keyset_fetched(layout, i)) continue; /* src/write.c writes the others */
     const char *key = h5g_options_key(opt, i).dataset, *target = h5g_options_key_output(opt, i);
-    CHECK(carry_together(r, v, plan, e, &c, &key, &target, 1, r->keys_in[i]));
-  }
-  for (int i = 0; i < opt->ncarry; i++) {
-    targets[i] = h5g_options_carry_target(opt, opt->carry[i]);
-    CHECK_ALLOC(targets[i], strlen(opt->carry[i]) + strlen(opt->output_dataset) + 1);
+    CHECK(carry_together(r, v, plan, e, &c, &key, &target, 1,
+                         h5g_io_unconverted(r->keys_in[i])));
   }
   for (int i = 0, n; i < opt->ncarry; i += n) {
     n = h5g_carry_batch(v->carried_row_bytes, opt->ncarry, i);
     CHECK(carry_together(r, v, plan, e, &c, opt->carry + i, (const char *const *)targets + i, n,
-                         NULL));
+                         1));
   }
 done:
   for (int i = 0; i < opt->ncarry; i++) free(targets[i]);

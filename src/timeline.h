@@ -4,7 +4,7 @@
  * rank 0 appends them to FILE as `name epoch_seconds` lines in one write. Names: main, mpi_init,
  * mpi_init_done, phase:<phase> (the pipeline enters a phase other than the one it was in, as
  * h5g_step_begin announces it), gpu_context_ready, carry_read, carry_moved and carry_written
- * (each carried dataset), report_written, commit_done, pipeline_done, mpi_finalize,
+ * (each carried dataset or batch), report_written, commit_done, pipeline_done, mpi_finalize,
  * mpi_finalize_done, exit. */
 #ifndef H5G_SRC_TIMELINE_H
 #define H5G_SRC_TIMELINE_H

@@ -93,7 +93,8 @@ int h5g_validate(const h5g_run *r, h5g_verdict *v) {
     CHECK(h5g_keyset_inspect(opt, opt->input, &v->layout, &v->info));
   else
     CHECK(h5g_io_inspect(opt->input, opt->dataset, opt->key_field, -1, &v->info));
-  /* the widest row moved by source index: a carried dataset's, a table's, a 2-D dataset's */
+  /* the widest row moved by source index: a carried dataset's or batch's, a table's, a 2-D
+   * dataset's */
   v->moved_row_bytes = opt->key_field || opt->nkey_columns ? v->layout.key[0].row_bytes : 0;
   if (v->composed && !opt->key_field && !opt->nkey_columns)
     for (int i = 0; i < v->layout.count; i++)
