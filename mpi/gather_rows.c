@@ -88,14 +88,15 @@ static int owner_of(const owners *o, uint64_t index) {
 typedef struct {
   const h5g_row_route *route;
   const owners *owners;
-  uint64_t *counts; /* [parts][size]: each part's requests to each rank, then its cursors */
+  uint64_t *counts; /* [parts][stride]: each part's requests to each rank, then its cursors */
+  size_t stride;    /* size rounded up to whole cache lines: no two parts write one line */
   uint64_t *requests, *positions;
 } grouping;
 
 static void group_part(void *arg, int part, int parts) {
   grouping *g = arg;
   const h5g_row_route *rt = g->route;
-  uint64_t *mine = g->counts + (size_t)part * (size_t)rt->size;
+  uint64_t *mine = g->counts + (size_t)part * g->stride;
   size_t begin, end;
   h5g_share(rt->n_out, part, parts, &begin, &end);
   for (size_t i = begin; i < end; i++) {
@@ -132,8 +133,8 @@ static void count_requests(h5g_row_route *rt, grouping *g, int parts) {
   h5g_parallel(parts, group_part, g);
   for (size_t owner = 0, at = 0; owner < size; owner++) {
     for (int p = 0; p < parts; p++) {
-      uint64_t count = g->counts[(size_t)p * size + owner];
-      g->counts[(size_t)p * size + owner] = at;
+      uint64_t count = g->counts[(size_t)p * g->stride + owner];
+      g->counts[(size_t)p * g->stride + owner] = at;
       at += count;
       rt->fetch_counts[owner] += count;
     }
@@ -153,9 +154,10 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   int parts = parts_for(n_out, threads);
   size_t table_bytes = (3 * (size_t)size + 1) * sizeof(uint64_t);
   begin = calloc(3 * (size_t)size + 1, sizeof(uint64_t));
-  counts = calloc((size_t)parts * (size_t)size, sizeof(uint64_t));
+  size_t stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
+  counts = calloc((size_t)parts * stride, sizeof(uint64_t));
   CHECK(h5g_agree_alloc(comm, rt && begin && counts,
-                        table_bytes + (size_t)parts * (size_t)size * sizeof(uint64_t)));
+                        table_bytes + (size_t)parts * stride * sizeof(uint64_t)));
   for (int r = 0; r <= size; r++)
     begin[r] = h5g_share_begin((uint64_t)r, n_total, (uint64_t)size);
   rt->comm = comm;
@@ -170,7 +172,7 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   rt->fetch_counts = rt->tables + size + 1;
   rt->serve_counts = rt->fetch_counts + size;
   owners own = {rt->tables, n_total ? (double)size / (double)n_total : 0, size};
-  grouping g = {rt, &own, counts, NULL, NULL};
+  grouping g = {rt, &own, counts, stride, NULL, NULL};
   count_requests(rt, &g, parts);
   CHECK(h5g_exchange_counts(comm, rt->fetch_counts, rt->serve_counts, 1));
   for (int r = 0; r < size; r++) rt->n_serve += rt->serve_counts[r];
