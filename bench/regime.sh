@@ -24,7 +24,8 @@ rows=" ${ROWS:-carry carry_np table table_np keys index keys_np} "
 cores=$(nproc)
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
 one=("${mpirun[@]}" -np 1 --bind-to none)
-many=("${mpirun[@]}" -np "$ranks" --map-by "slot:PE=$((cores / ranks))" --bind-to core)
+pe=$((cores / ranks > 0 ? cores / ranks : 1))
+many=("${mpirun[@]}" -np "$ranks" --map-by "slot:PE=$pe" --bind-to core)
 mkdir -p "$work"
 particles=$work/particles_$log2.h5 table=$work/table_$log2.h5 out=$work/out.h5
 
@@ -71,6 +72,7 @@ spec() {
     keys) echo "u8 id alone, 1 rank|$particles|one|-d /particles/id" ;;
     index) echo "u8 id --index-out, 1 rank|$particles|one|-d /particles/id --index-out /index" ;;
     keys_np) echo "u8 id alone, $ranks ranks|$particles|many|-d /particles/id" ;;
+    *) echo "bench/regime.sh: no row $1 (ROWS)" >&2; return 1 ;;
   esac
 }
 run_sort() { # BINARY LAUNCH FILE OPTIONS
@@ -88,7 +90,8 @@ echo
 echo "| job | input | raw copy | h5gsort | x raw |${BASE:+ base | base / h5gsort |} runs | phases (\`--report\`, one more run, s) |"
 echo "|---|---:|---:|---:|---:|${BASE:+---:|---:|}---|---|"
 for row in $rows; do
-  IFS='|' read -r label file launch options <<<"$(spec "$row")"
+  line=$(spec "$row")
+  IFS='|' read -r label file launch options <<<"$line"
   raw=() now=() base=()
   raw_copy "$file" >/dev/null
   run_sort "$bin/h5gsort" "$launch" "$file" "$options" >/dev/null
