@@ -20,13 +20,15 @@ enum {
 struct h5g_row_route {
   MPI_Comm comm;
   int size, threads;
+  int follows;            /* made by h5g_row_route_follow: this rank's rows go through the exchange */
   const uint64_t *src_index;
   uint64_t n_out, first, mine;           /* this rank holds table rows [first, first + mine) */
   uint64_t *tables;       /* 3 size + 1: each rank's first table row (then n_total), the counts */
   uint64_t *fetch_counts, *serve_counts; /* [size] each: rows fetched from, served to, each rank */
   uint64_t n_fetch, n_serve;
   uint64_t *fetch_positions; /* n_fetch: the output row of each row fetched, grouped by owner */
-  uint64_t *serve_rows;      /* n_serve: the local rows served, grouped by the rank served */
+  const uint64_t *serve_rows; /* n_serve: the table rows served, grouped by the rank served */
+  uint64_t *requested;        /* serve_rows when they came as requests (owned) */
   char *moving;              /* a move's rows served, then those fetched */
   size_t moving_bytes;
 };
@@ -66,30 +68,34 @@ static void copy_rows(row_copies *c, int threads) {
   h5g_parallel(parts_for(c->n, threads), copy_rows_part, c);
 }
 
-/* The rank whose share holds global row `index`: a guess from the even spread, mended against
- * the shares' first rows (an index past the table goes to the last rank, which refuses it). */
+/* The group of table row `index`, of groups that begin at begin[0 .. count) (ascending; then
+ * n_total): a guess from the even spread, mended against the begins (an index past the table
+ * goes to the last group, whose checks refuse it). */
 typedef struct {
-  const uint64_t *begin; /* size + 1: each rank's first table row, then n_total */
-  double scale;          /* size / n_total */
-  int size;
-} owners;
+  const uint64_t *begin;
+  double scale; /* count / n_total */
+  size_t count;
+} groups;
 
-static int owner_of(const owners *o, uint64_t index) {
+static size_t group_of(const groups *o, uint64_t index) {
   double guess = (double)index * o->scale;
-  int r = guess < (double)o->size ? (int)guess : o->size - 1;
-  while (r > 0 && o->begin[r] > index) r--;
-  while (r + 1 < o->size && o->begin[r + 1] <= index) r++;
-  return r;
+  size_t g = guess < (double)o->count ? (size_t)guess : o->count - 1;
+  while (g > 0 && o->begin[g] > index) g--;
+  while (g + 1 < o->count && o->begin[g + 1] <= index) g++;
+  return g;
 }
 
-/* The requests to other ranks grouped by owner, in output order within a group, by several
- * parts: a first pass counts each part's requests to each rank (`requests` NULL), a second one,
- * from each part's cursors, fills them in. */
+/* The output rows grouped by the group of their source row (the rank that holds it, or the
+ * piece it came in), in output order within a group, by several parts: a first pass counts each
+ * part's rows of each group (`filling` 0), a second one, from each part's cursors, fills in their
+ * positions (and with `requests` their source rows). Rows of this rank's own share are skipped
+ * with `skip_local` (copied in place). */
 typedef struct {
   const h5g_row_route *route;
-  const owners *owners;
-  uint64_t *counts; /* [parts][stride]: each part's requests to each rank, then its cursors */
-  size_t stride;    /* size rounded up to whole cache lines: no two parts write one line */
+  const groups *groups;
+  uint64_t *counts; /* [parts][stride]: each part's rows of each group, then its cursors */
+  size_t stride;    /* groups rounded up to whole cache lines: no two parts write one line */
+  int skip_local, filling;
   uint64_t *requests, *positions;
 } grouping;
 
@@ -101,115 +107,194 @@ static void group_part(void *arg, int part, int parts) {
   h5g_share(rt->n_out, part, parts, &begin, &end);
   for (size_t i = begin; i < end; i++) {
     uint64_t index = rt->src_index[i];
-    if (index - rt->first < rt->mine) continue; /* copied in place */
-    uint64_t slot = mine[owner_of(g->owners, index)]++;
-    if (g->requests) {
-      g->requests[slot] = index;
+    if (g->skip_local && index - rt->first < rt->mine) continue;
+    uint64_t slot = mine[group_of(g->groups, index)]++;
+    if (g->filling) {
+      if (g->requests) g->requests[slot] = index;
       g->positions[slot] = i;
     }
   }
 }
 
-/* The requests received made rows of this rank's share (from `first`); a row outside it is an
- * internal error, counted in `bad`. */
-typedef struct {
-  uint64_t *rows, n, first, mine;
-  int bad;
-} localizing;
-
-static void localize_part(void *arg, int part, int parts) {
-  localizing *l = arg;
-  size_t begin, end;
-  h5g_share(l->n, part, parts, &begin, &end);
-  for (size_t k = begin; k < end; k++) {
-    l->rows[k] -= l->first;
-    if (l->rows[k] >= l->mine) __atomic_store_n(&l->bad, 1, __ATOMIC_RELAXED);
-  }
-}
-
-/* Counts the requests of each part to each rank, then makes the counts cursors. */
-static void count_requests(h5g_row_route *rt, grouping *g, int parts) {
-  size_t size = (size_t)rt->size;
+/* Counts the rows of each part in each group, then makes the counts cursors; totals[k]: the
+ * rows of group k. */
+static void count_groups(grouping *g, int parts, uint64_t *totals) {
   h5g_parallel(parts, group_part, g);
-  for (size_t owner = 0, at = 0; owner < size; owner++) {
+  for (size_t k = 0, at = 0; k < g->groups->count; k++) {
+    totals[k] = 0;
     for (int p = 0; p < parts; p++) {
-      uint64_t count = g->counts[(size_t)p * g->stride + owner];
-      g->counts[(size_t)p * g->stride + owner] = at;
+      uint64_t count = g->counts[(size_t)p * g->stride + k];
+      g->counts[(size_t)p * g->stride + k] = at;
       at += count;
-      rt->fetch_counts[owner] += count;
+      totals[k] += count;
     }
   }
-  for (size_t owner = 0; owner < size; owner++) rt->n_fetch += rt->fetch_counts[owner];
 }
 
-int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
-                       uint64_t n_total, int threads, h5g_row_route **route) {
+/* The rows a rank serves are its own: one outside its share is an internal error, counted in
+ * `bad`. */
+typedef struct {
+  const uint64_t *rows;
+  uint64_t n, first, mine;
+  int bad;
+} checking;
+
+static void check_part(void *arg, int part, int parts) {
+  checking *c = arg;
+  size_t begin, end;
+  h5g_share(c->n, part, parts, &begin, &end);
+  int bad = 0;
+  for (size_t k = begin; k < end; k++) bad |= c->rows[k] - c->first >= c->mine;
+  if (bad) __atomic_store_n(&c->bad, 1, __ATOMIC_RELAXED);
+}
+
+/* The route's common part: this rank's place in the spread of n_total rows. */
+static int route_new(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out, uint64_t n_total,
+                     int threads, h5g_row_route **route) {
   int rc = H5G_OK, rank, size;
   h5g_row_route *rt = calloc(1, sizeof *rt);
-  uint64_t *begin = NULL, *counts = NULL, *requests = NULL;
-  size_t fetch_bytes = 0;
+  uint64_t *tables = NULL;
   *route = NULL;
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
   CHECK_MPI(MPI_Comm_size(comm, &size));
-  int parts = parts_for(n_out, threads);
-  size_t table_bytes = (3 * (size_t)size + 1) * sizeof(uint64_t);
-  begin = calloc(3 * (size_t)size + 1, sizeof(uint64_t));
-  size_t stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
-  counts = calloc((size_t)parts * stride, sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(comm, rt && begin && counts,
-                        table_bytes + (size_t)parts * stride * sizeof(uint64_t)));
-  for (int r = 0; r <= size; r++)
-    begin[r] = h5g_share_begin((uint64_t)r, n_total, (uint64_t)size);
+  tables = calloc(3 * (size_t)size + 1, sizeof(uint64_t));
+  CHECK_ALLOC(rt, sizeof *rt);
+  CHECK_ALLOC(tables, (3 * (size_t)size + 1) * sizeof(uint64_t));
+  for (int r = 0; r <= size; r++) tables[r] = h5g_share_begin((uint64_t)r, n_total, (uint64_t)size);
   rt->comm = comm;
   rt->size = size;
   rt->threads = threads;
   rt->src_index = src_index;
   rt->n_out = n_out;
-  rt->first = begin[rank];
-  rt->mine = begin[rank + 1] - begin[rank];
-  rt->tables = begin;
-  begin = NULL;
+  rt->first = tables[rank];
+  rt->mine = tables[rank + 1] - tables[rank];
+  rt->tables = tables;
+  tables = NULL;
   rt->fetch_counts = rt->tables + size + 1;
   rt->serve_counts = rt->fetch_counts + size;
-  owners own = {rt->tables, n_total ? (double)size / (double)n_total : 0, size};
-  grouping g = {rt, &own, counts, stride, NULL, NULL};
-  count_requests(rt, &g, parts);
+  *route = rt;
+  rt = NULL;
+done:
+  free(rt);
+  free(tables);
+  return rc;
+}
+
+/* Collective: the route's rows served checked to be this rank's. */
+static int check_served(h5g_row_route *rt) {
+  checking c = {rt->serve_rows, rt->n_serve, rt->first, rt->mine, 0};
+  h5g_parallel(parts_for(rt->n_serve, rt->threads), check_part, &c);
+  return h5g_agree(rt->comm, c.bad ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                   "internal error: a row was asked of the "
+                                                   "wrong rank")
+                                   : H5G_OK);
+}
+
+int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
+                       uint64_t n_total, int threads, h5g_row_route **route) {
+  int rc = H5G_OK;
+  h5g_row_route *rt = NULL;
+  uint64_t *counts = NULL, *requests = NULL;
+  *route = NULL;
+  int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
+  int parts = parts_for(n_out, threads), size = rt ? rt->size : 1;
+  size_t stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
+  counts = calloc((size_t)parts * stride, sizeof(uint64_t));
+  CHECK(h5g_agree_alloc(comm, made == H5G_OK && counts, (size_t)parts * stride * sizeof(uint64_t)));
+  groups owners = {rt->tables, n_total ? (double)size / (double)n_total : 0, (size_t)size};
+  grouping g = {rt, &owners, counts, stride, 1, 0, NULL, NULL};
+  count_groups(&g, parts, rt->fetch_counts);
+  for (int r = 0; r < size; r++) rt->n_fetch += rt->fetch_counts[r];
   CHECK(h5g_exchange_counts(comm, rt->fetch_counts, rt->serve_counts, 1));
   for (int r = 0; r < size; r++) rt->n_serve += rt->serve_counts[r];
-  fetch_bytes = rt->n_fetch * sizeof(uint64_t);
-  size_t serve_bytes = rt->n_serve * sizeof(uint64_t);
+  size_t fetch_bytes = rt->n_fetch * sizeof(uint64_t), serve_bytes = rt->n_serve * sizeof(uint64_t);
   requests = malloc(fetch_bytes ? fetch_bytes : 1);
   rt->fetch_positions = malloc(fetch_bytes ? fetch_bytes : 1);
-  rt->serve_rows = malloc(serve_bytes ? serve_bytes : 1);
-  CHECK(h5g_agree_alloc(comm, requests && rt->fetch_positions && rt->serve_rows,
+  rt->requested = malloc(serve_bytes ? serve_bytes : 1);
+  rt->serve_rows = rt->requested;
+  CHECK(h5g_agree_alloc(comm, requests && rt->fetch_positions && rt->requested,
                         2 * fetch_bytes + serve_bytes));
+  g.filling = 1;
   g.requests = requests;
   g.positions = rt->fetch_positions;
   h5g_parallel(parts, group_part, &g);
-  CHECK(h5g_exchange(comm, requests, rt->fetch_counts, rt->serve_rows, rt->serve_counts,
+  CHECK(h5g_exchange(comm, requests, rt->fetch_counts, rt->requested, rt->serve_counts,
                      sizeof(uint64_t)));
-  localizing l = {rt->serve_rows, rt->n_serve, rt->first, rt->mine, 0};
-  h5g_parallel(parts_for(rt->n_serve, threads), localize_part, &l);
-  CHECK(h5g_agree(comm, l.bad ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                              "internal error: a row was asked of the wrong rank")
-                              : H5G_OK));
+  CHECK(check_served(rt));
+  *route = rt;
+  rt = NULL;
+done:
+  h5g_row_route_free(rt);
+  free(counts);
+  free(requests);
+  return rc;
+}
+
+int h5g_row_route_follow(MPI_Comm comm, const uint64_t *sent_index, const uint64_t *send_counts,
+                         const uint64_t *piece_offsets, size_t nruns, const uint64_t *src_index,
+                         uint64_t n_out, uint64_t n_total, int threads, h5g_row_route **route) {
+  int rc = H5G_OK;
+  h5g_row_route *rt = NULL;
+  uint64_t *begin = NULL, *counts = NULL, *totals = NULL;
+  *route = NULL;
+  int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
+  int parts = parts_for(n_out, threads), size = rt ? rt->size : 1;
+  size_t pieces = (size_t)size * nruns, stride = (pieces + 7) / 8 * 8;
+  begin = malloc((pieces + 1) * sizeof(uint64_t));
+  totals = malloc(pieces * sizeof(uint64_t));
+  counts = calloc((size_t)parts * stride, sizeof(uint64_t));
+  if (made == H5G_OK && n_out)
+    rt->fetch_positions = malloc(n_out * sizeof(uint64_t));
+  CHECK(h5g_agree_alloc(comm, made == H5G_OK && begin && totals && counts &&
+                                  (!n_out || rt->fetch_positions),
+                        ((2 * pieces + 1) + (size_t)parts * stride + n_out) * sizeof(uint64_t)));
+  for (int r = 0; r < size; r++) { /* where each rank's runs begin in the table */
+    uint64_t first = rt->tables[r], rows = rt->tables[r + 1] - first;
+    for (size_t j = 0; j < nruns; j++)
+      begin[(size_t)r * nruns + j] = first + h5g_share_begin(j, rows, nruns);
+  }
+  begin[pieces] = n_total;
+  groups runs = {begin, n_total ? (double)pieces / (double)n_total : 0, pieces};
+  grouping g = {rt, &runs, counts, stride, 0, 0, NULL, rt->fetch_positions};
+  count_groups(&g, parts, totals);
+  int follows = piece_offsets[pieces] == n_out;
+  for (size_t k = 0; k < pieces; k++) {
+    follows &= totals[k] == piece_offsets[k + 1] - piece_offsets[k];
+    rt->fetch_counts[k / nruns] += totals[k];
+  }
+  CHECK(h5g_agree(comm, follows ? H5G_OK
+                                : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                "internal error: the sorted rows do not follow "
+                                                "the pieces received")));
+  g.filling = 1;
+  h5g_parallel(parts, group_part, &g);
+  rt->follows = 1;
+  for (int r = 0; r < size; r++) {
+    rt->serve_counts[r] = send_counts[r];
+    rt->n_serve += send_counts[r];
+  }
+  rt->n_fetch = n_out;
+  rt->serve_rows = sent_index;
+  CHECK(check_served(rt));
   *route = rt;
   rt = NULL;
 done:
   h5g_row_route_free(rt);
   free(begin);
+  free(totals);
   free(counts);
-  free(requests);
   return rc;
 }
 
 int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_bytes, void *out) {
   int rc = H5G_OK;
   if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
-  row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
-                      rt->n_out};
-  copy_rows(&local, rt->threads);
-  if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
+  if (!rt->follows) { /* this rank's own rows in place */
+    row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
+                        rt->n_out};
+    copy_rows(&local, rt->threads);
+    if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
+  }
   size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
   if (!rt->moving || bytes > rt->moving_bytes) {
     free(rt->moving);
@@ -218,7 +303,7 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   }
   CHECK(h5g_agree_alloc(rt->comm, rt->moving != NULL, bytes));
   char *served = rt->moving, *fetched = rt->moving + rt->n_serve * row_bytes;
-  row_copies serve = {local_rows, served, row_bytes, rt->serve_rows, NULL, 0, rt->mine,
+  row_copies serve = {local_rows, served, row_bytes, rt->serve_rows, NULL, rt->first, rt->mine,
                       rt->n_serve};
   copy_rows(&serve, rt->threads);
   CHECK(h5g_exchange(rt->comm, served, rt->serve_counts, fetched, rt->fetch_counts, row_bytes));
@@ -229,9 +314,11 @@ done:
   return rc;
 }
 
-uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t row_bytes) {
+uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t row_bytes,
+                             int follows) {
   if (size == 1) return 0;
   uint64_t requests = n_out * sizeof(uint64_t), moving = (n_local + n_out) * row_bytes;
+  if (follows) return (n_local + n_out) * sizeof(uint64_t) + moving;
   return (n_local + n_out) * sizeof(uint64_t) + (requests > moving ? requests : moving);
 }
 
@@ -239,7 +326,7 @@ void h5g_row_route_free(h5g_row_route *rt) {
   if (!rt) return;
   free(rt->tables);
   free(rt->fetch_positions);
-  free(rt->serve_rows);
+  free(rt->requested);
   free(rt->moving);
   free(rt);
 }

@@ -1,7 +1,8 @@
 /* Phase "carry": datasets permuted with the keys (--carry), and with --key-field the compound
  * table itself. Each is opened at both ends, this rank's rows are read, the rows of the sorted
  * order fetched from their owners by source index along one route for all of them
- * (mpi/gather_rows.h), and written; narrow carried datasets travel together. */
+ * (mpi/gather_rows.h: the way the keys went, or by requests where it cannot be), and written;
+ * narrow carried datasets travel together. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,9 +44,16 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
              h5g_resident_alloc(c->out_bytes, plan->ranks_on_node, &c->out) == H5G_OK &&
              h5g_resident_alloc(c->staged_bytes, plan->ranks_on_node, &c->staged) == H5G_OK;
   CHECK(h5g_agree_alloc(r->comm, made, c->rows_bytes + c->out_bytes + c->staged_bytes));
-  if (v->moved_row_bytes) /* else only rows of no bytes: nothing to move (every rank alike) */
+  h5g_timeline_mark("carry_buffers");
+  if (!v->moved_row_bytes) goto done; /* only rows of no bytes: nothing to move (every rank) */
+  if (plan->rows_follow) /* the way the keys went: no requests */
+    CHECK(h5g_row_route_follow(r->comm, d->sent_values, d->sent_counts, d->recv_offsets,
+                               plan->nruns, d->sorted_values, e->out_n, v->info.n,
+                               plan->io_threads, &c->route));
+  else
     CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
                              &c->route));
+  h5g_timeline_mark("carry_route");
 done:
   return rc;
 }

@@ -132,6 +132,11 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   else
     plan->path = H5G_PATH_DEVICE_RUNS;
   plan->sort_is_output = plan->path == H5G_PATH_DEVICE_RESIDENT && r->size == 1;
+  /* not on the resident path, whose values stay on the GPUs (a copy back for the indices as sent
+   * is not built: no machine with a GPU per rank ran it) */
+  plan->rows_follow = r->size > 1 && v->moved_row_bytes && !r->opt->unique &&
+                      !(v->composed && v->layout.words > 1) &&
+                      plan->path != H5G_PATH_DEVICE_RESIDENT;
   plan->slot_elems = h5g_pin_piece_bytes() / plan->ks.width;
   const h5g_options *o = r->opt;
   /* Not into filtered chunks: a slot's write that ends inside a chunk would have it encoded
@@ -224,4 +229,6 @@ void h5g_data_free(h5g_data *d) {
   free(d->counts);
   free(d->order);
   free(d->recv_offsets);
+  free(d->sent_values);
+  free(d->sent_counts);
 }

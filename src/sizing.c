@@ -64,7 +64,8 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   need->moved = v->moved_row_bytes * (plan->n + most) +
                 v->staged_row_bytes * (plan->n > most ? plan->n : most) +
                 (v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, r->size,
-                                                          v->moved_row_bytes) : 0);
+                                                          v->moved_row_bytes, plan->rows_follow)
+                                    : 0);
   if (v->composed && v->layout.words > 1) need->passes = 24 * plan->n;
   /* the encoded rows of this rank's share of every filtered output (about their raw bytes),
    * and rank 0's buffers to receive and store the others' */

@@ -80,8 +80,8 @@ case_plan() {
     plan_vs_run $p --device-memory 2M
     [ "$PLANNED_RUNS" -gt 1 ] || die "$p ranks out of core: $PLANNED_RUNS runs"
     # records: values (8 bytes a key) and their scratch, the carried f8 rows in and out, and
-    # with several ranks their route (mpi/gather_rows.h): a request index and a position per
-    # row, the rows served and fetched (the requests, freed before, take no more)
+    # with several ranks their route (mpi/gather_rows.h, the way the keys went): the source
+    # index of each row sent and the position of each row received, the rows sent and received
     plan_vs_run $p --carry /vals
     local spare=$((p > 1 ? 12 * n1 : 0)) route=$((p > 1 ? 16 * (n1 + most) : 0))
     expect=$((12 * n1 + spare + 12 * n1 + 8 * (n1 + most) + route + BASE))

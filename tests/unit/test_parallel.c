@@ -88,7 +88,41 @@ static void check_workers_kept(void) {
          CALL_PARTS, distinct);
 }
 
+/* h5g_parallel_strided of n elements of `width` bytes, from rows of src_stride to rows of
+ * dst_stride, against a byte loop. */
+static void check_strided(size_t width, size_t src_stride, size_t dst_stride, int swap,
+                          int threads) {
+  enum { N = 70001 };
+  unsigned char *src = malloc(N * src_stride), *got = malloc(N * dst_stride);
+  unsigned char *want = malloc(N * dst_stride);
+  EXPECT(src && got && want, "out of memory");
+  if (src && got && want) {
+    uint64_t state = width * 131 + src_stride * 7 + dst_stride + (uint64_t)swap;
+    for (size_t i = 0; i < N * src_stride; i++) src[i] = (unsigned char)test_rand(&state);
+    memset(got, 0x5A, N * dst_stride);
+    memset(want, 0x5A, N * dst_stride);
+    for (size_t i = 0; i < N; i++)
+      for (size_t b = 0; b < width; b++)
+        want[i * dst_stride + b] = src[i * src_stride + (swap ? width - 1 - b : b)];
+    h5g_parallel_strided(got, dst_stride, src, src_stride, width, N, swap, threads);
+    EXPECT(memcmp(got, want, N * dst_stride) == 0,
+           "strided copy of width %zu, strides %zu -> %zu, swap %d, %d threads differs", width,
+           src_stride, dst_stride, swap, threads);
+  }
+  free(src);
+  free(got);
+  free(want);
+}
+
 int main(void) {
+  static const size_t widths[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16};
+  for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++)
+    for (int swap = 0; swap <= 1; swap++) {
+      size_t w = widths[k];
+      check_strided(w, w + 12, w, swap, 5);  /* a field taken out of rows */
+      check_strided(w, w, 3 * w + 4, swap, 3); /* put into rows */
+      check_strided(w, w, w, swap, 1);
+    }
   check_parts(0, 1);
   check_parts(1, 1);
   check_parts(7, 7);
