@@ -264,7 +264,28 @@ done:
   return rc;
 }
 
-int h5g_files_commit(const char *tmp, const char *output, int durable) {
+/* rename() that never replaces `to` (EEXIST when it is there): renameat2's RENAME_NOREPLACE
+ * (ext4, XFS, Btrfs, tmpfs); where the file system lacks the flag (EINVAL: NFS, older Lustre) a
+ * hard link, which fails on an existing name just the same, then the temporary's name removed;
+ * where it has no hard links either (FAT, some FUSE file systems) a check just before a plain
+ * rename, which a file made in between still loses to. */
+static int rename_no_replace(const char *from, const char *to) {
+  struct stat st;
+  if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  if (link(from, to) == 0) {
+    unlink(from); /* a failure leaves a second name, which the next run's sweep removes */
+    return 0;
+  }
+  if (errno != EPERM && errno != EOPNOTSUPP) return -1;
+  if (lstat(to, &st) == 0) {
+    errno = EEXIST;
+    return -1;
+  }
+  return rename(from, to);
+}
+
+int h5g_files_commit(const char *tmp, const char *output, int durable, int replace) {
   int rc = H5G_OK;
   char dir[PATH_MAX];
   struct stat written;
@@ -275,9 +296,13 @@ int h5g_files_commit(const char *tmp, const char *output, int durable) {
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot finish the temporary file: %s (%s)", strerror(errno), tmp);
   close(fd);
   fd = -1;
-  if (rename(tmp, output) != 0)
+  if (replace ? rename(tmp, output) != 0 : rename_no_replace(tmp, output) != 0) {
+    if (errno == EEXIST)
+      H5G_FAIL(H5G_ERR_USAGE, "output exists (made during the run; left as it is); use --force "
+               "to replace it (%s)", output);
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot rename the finished output into place: %s (%s)",
              strerror(errno), output);
+  }
   if (durable) {
     /* the rename durable too. Not without `durable`: on ext4 this fsync waits on the journal
      * while the output is being written back

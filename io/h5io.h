@@ -235,12 +235,14 @@ unsigned long long h5g_files_free_bytes(const char *output);
  * a long write). Where the file system has no such call nothing is reserved. Runtime error when
  * the space is not there. */
 int h5g_files_reserve(const char *path, unsigned long long bytes);
-/* Atomically replaces `output` with `tmp` (blocks reserved past its end given back, rename).
+/* Atomically puts `tmp` at `output` (blocks reserved past its end given back, rename): without
+ * `replace` never over a file that is there (one made since the run checked: usage error, exit
+ * 2), with it replacing whatever is there.
  * With `durable`, tmp's data reaches the disk before the rename and the directory after it:
  * in-place sorts use it, so a crash can never leave the input replaced by unwritten data.
  * Without, the file is left to the page cache as `cp` and h5repack leave theirs (a directory
  * fsync alone would make the name durable, not the data it names). */
-int h5g_files_commit(const char *tmp, const char *output, int durable);
+int h5g_files_commit(const char *tmp, const char *output, int durable, int replace);
 
 /* HDF5 objects (files, datasets, types, ...) still open in this process: 0 after a clean run. */
 long h5g_io_open_objects(void);

@@ -65,6 +65,7 @@ int main(void) {
          ".TP\n\\fBH5GSORT_TIMELINE\\fR=\\fIFILE\\fR\nrank 0 appends one line per mark of the "
          "whole process, \\fIname epoch_seconds\\fR (wall clock), once MPI is finalized: main, "
          "mpi_init, mpi_init_done, phase:\\fINAME\\fR as each phase begins, gpu_context_ready, "
+         "carry_buffers, carry_route, carry_read, carry_moved, carry_written (the carry), "
          "report_written, commit_done, pipeline_done, mpi_finalize, mpi_finalize_done, exit. A "
          "file that cannot be written, or that names INPUT or OUTPUT, is a warning, not a "
          "failure.\n");

@@ -325,7 +325,7 @@ int h5g_write_commit(h5g_run *r, const h5g_verdict *v) {
   int rc = H5G_OK;
   if (r->rank == 0) {
     CHECK(check_input_unchanged(r, v));
-    CHECK(h5g_files_commit(v->tmp_path, r->opt->output, v->in_place));
+    CHECK(h5g_files_commit(v->tmp_path, r->opt->output, v->in_place, r->opt->force));
     h5g_interrupt_committed();
   }
   r->tmp_created = 0;

@@ -5,10 +5,11 @@
 # survives a finished run, and a rerun succeeds. The cases that name a backend (load, interrupt,
 # input_changes) sort on H5G_TEST_BACKEND (cpu, the default, or cuda: CTest's gpu.faults_*,
 # skipped with exit 77 where no GPU is usable); the others leave it to --backend auto.
-#   faults.sh BIN_DIR "MPIEXEC ... -n" CASE
-#   CASE: kill | write | corrupt | inplace | load | interrupt | input_changes
+#   faults.sh BIN_DIR "MPIEXEC ... -n" CASE [SHIM]
+#   CASE: kill | write | corrupt | inplace | load | interrupt | input_changes | output_appears
+#   SHIM (output_appears): lib of faults/no_renameat2.c, or "sanitize" where it cannot be loaded
 set -uo pipefail
-bin=$1 mpiexec=$2 case=$3
+bin=$1 mpiexec=$2 case=$3 shim=${4:-sanitize}
 source "$(dirname "$0")/../e2e/lib.sh" --backend-only
 test_backend # BACKEND
 work=$(mktemp -d "${TMPDIR:-/tmp}/h5gsort-faults.XXXXXX")
@@ -21,6 +22,15 @@ fail() { failures=$((failures + 1)); echo "FAILED: $*"; }
 expect() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
 # The temporary file, and the files MPI-IO makes beside it ("<temp>.data.0", issue 32)
 no_temp() { ! ls -a "$work" | grep -q '\.h5gsort-.*\.tmp'; }
+# wait_hook LAUNCHER_PID POINT: until rank 0 of the run logging to $work/log sleeps at POINT
+wait_hook() {
+  for _ in $(seq 600); do
+    grep -q "test hook: rank 0 sleeps .* at $2" "$work/log" && return 0
+    kill -0 "$1" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
 # Killed ranks may still be exiting when mpiexec returns: wait for them, as a later rerun would.
 wait_ranks() { for _ in $(seq 50); do pgrep -f "$bin/h5gsort .*$work" >/dev/null || return 0; sleep 0.1; done; }
 # flip FILE BYTE_OFFSET MASK: xor one byte of a file in place
@@ -221,13 +231,7 @@ input_changes)
     H5GSORT_TEST_SLEEP=write-data:3 $mpiexec "$np" "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k \
       --backend "$BACKEND" >"$work/log" 2>&1 &
     launcher=$!
-    reached=0
-    for _ in $(seq 600); do
-      grep -q "test hook: rank 0 sleeps .* at write-data" "$work/log" && { reached=1; break; }
-      kill -0 "$launcher" 2>/dev/null || break
-      sleep 0.1
-    done
-    expect "$what: the ranks reached write-data" test "$reached" = 1
+    expect "$what: the ranks reached write-data" wait_hook "$launcher" write-data
     if [ "$change" = touch ]; then touch "$work/in.h5"; else printf 'appended' >>"$work/in.h5"; fi
     wait "$launcher"; rc=$?
     expect "$what: exit 1 ($rc)" test "$rc" -eq 1
@@ -237,6 +241,47 @@ input_changes)
     $mpiexec "$np" "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend "$BACKEND"
     expect "$what: rerun succeeds" check_sorted "$work/in.h5" /k "$work/out.h5" /k
     rm -f "$work/out.h5"
+  done
+  ;;
+output_appears)
+  # Another run at the same OUTPUT (a file another program makes there while this run sorts)
+  # finishes first: without --force this run exits 2 "output exists", leaves OUTPUT as the other
+  # made it and removes its temporary; with --force it replaces it. The other run is made while
+  # the ranks sleep 3 s at write-data. Every way the commit can take (see SHIM), 1 and 2 ranks.
+  gen "$work/a.h5" -d /k --count 100000 --type i8 --dist uniform --seed 1
+  gen "$work/b.h5" -d /k --count 100000 --type i8 --dist uniform --seed 2
+  ways=renameat2
+  [ "$shim" = sanitize ] || ways="renameat2 link check"
+  for way in $ways; do
+    preload=()
+    [ "$way" = link ] && preload=(env "LD_PRELOAD=$shim")
+    [ "$way" = check ] && preload=(env "LD_PRELOAD=$shim" H5G_SHIM_NO_LINK=1)
+    rm -f "$work/out.h5"
+    "${preload[@]}" $mpiexec 2 "$bin/h5gsort" "$work/a.h5" "$work/out.h5" -d /k -q --backend cpu
+    expect "nothing at OUTPUT ($way): committed" check_sorted "$work/a.h5" /k "$work/out.h5" /k
+    expect "nothing at OUTPUT ($way): no temporary file" no_temp
+    for np in 1 2; do
+      for force in "" --force; do
+        what="output made during the run ($way, $np ranks${force:+, $force})"
+        rm -f "$work/out.h5"
+        H5GSORT_TEST_SLEEP=write-data:3 "${preload[@]}" $mpiexec "$np" "$bin/h5gsort" \
+          "$work/a.h5" "$work/out.h5" -d /k $force --backend cpu >"$work/log" 2>&1 &
+        launcher=$!
+        expect "$what: the ranks reached write-data" wait_hook "$launcher" write-data
+        $mpiexec 1 "$bin/h5gsort" "$work/b.h5" "$work/out.h5" -d /k -q --backend cpu
+        cp "$work/out.h5" "$work/other.h5"
+        wait "$launcher"; rc=$?
+        if [ -z "$force" ]; then
+          expect "$what: exit 2 ($rc)" test "$rc" -eq 2
+          expect "$what: says so" grep -q '^h5gsort: error: output exists (made during the run' "$work/log"
+          expect "$what: OUTPUT is the other run's" cmp -s "$work/out.h5" "$work/other.h5"
+        else
+          expect "$what: exit 0 ($rc)" test "$rc" -eq 0
+          expect "$what: OUTPUT is this run's" check_sorted "$work/a.h5" /k "$work/out.h5" /k
+        fi
+        expect "$what: no temporary file" no_temp
+      done
+    done
   done
   ;;
 *) echo "unknown case $case"; exit 2 ;;
