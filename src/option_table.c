@@ -18,18 +18,21 @@ static int word_index(const char *arg, const char *const words[3]) {
   return -1;
 }
 
-void h5g_options_normalize_path(char *path) {
+int h5g_options_normalize_path(char *path, const char *option) {
+  int rc = H5G_OK;
   char *out = path;
   const char *in = path;
-  if (path[0] != '/') return; /* refused later as not absolute */
+  if (path[0] != '/') goto done; /* refused later as not absolute */
+  for (const char *c = path; (c = strstr(c, "..")); c += 2)
+    if (c[-1] == '/' && (c[2] == '/' || c[2] == '\0'))
+      H5G_FAIL(H5G_ERR_USAGE, "%s: '..' in a dataset path is refused: HDF5 reads it as a link "
+               "named '..', not the group above ('%s')", option, path);
   while (*in) {
     while (*in == '/') in++;
     const char *end = strchr(in, '/');
     size_t len = end ? (size_t)(end - in) : strlen(in);
     if (len == 0 || (len == 1 && in[0] == '.')) {
       /* nothing */
-    } else if (len == 2 && in[0] == '.' && in[1] == '.') {
-      while (out > path && *--out != '/') {}
     } else {
       *out++ = '/';
       memmove(out, in, len);
@@ -39,6 +42,8 @@ void h5g_options_normalize_path(char *path) {
   }
   if (out == path) *out++ = '/';
   *out = '\0';
+done:
+  return rc;
 }
 
 /* A comma-separated list `arg` of an option, split in place into list[*count...]. */
@@ -61,7 +66,7 @@ static int set_dataset(h5g_options *opt, char *v) {
   int rc = H5G_OK;
   if (opt->ndatasets == H5G_MAX_KEYS)
     H5G_FAIL(H5G_ERR_USAGE, "at most %d keys (-d) can be given", H5G_MAX_KEYS);
-  h5g_options_normalize_path(v);
+  CHECK(h5g_options_normalize_path(v, "-d"));
   opt->datasets[opt->ndatasets++] = v;
   opt->dataset = opt->datasets[0];
 done:
@@ -69,16 +74,15 @@ done:
 }
 
 /* An option that names a dataset path of OUTPUT or INPUT: normalized, kept. */
-#define PATH_SETTER(name, field)                                                                  \
+#define PATH_SETTER(name, field, option)                                                          \
   static int name(h5g_options *opt, char *v) {                                                    \
-    h5g_options_normalize_path(v);                                                                \
     opt->field = v;                                                                               \
-    return H5G_OK;                                                                                \
+    return h5g_options_normalize_path(v, option);                                                 \
   }
-PATH_SETTER(set_output_dataset, output_dataset)
-PATH_SETTER(set_index_out, index_out)
-PATH_SETTER(set_counts, counts)
-PATH_SETTER(set_against_dataset, against_dataset)
+PATH_SETTER(set_output_dataset, output_dataset, "--output-dataset")
+PATH_SETTER(set_index_out, index_out, "--index-out")
+PATH_SETTER(set_counts, counts, "--counts")
+PATH_SETTER(set_against_dataset, against_dataset, "--against-dataset")
 
 /* An option that sets a flag or keeps its value as given. */
 #define FLAG_SETTER(name, field)                                                                  \
@@ -197,7 +201,7 @@ static int set_carry(h5g_options *opt, char *v) {
   for (int i = first; i < opt->ncarry; i++) {
     char *path = (char *)opt->carry[i];
     if (path[0] != '/') H5G_FAIL(H5G_ERR_USAGE, "--carry paths must be absolute, not '%s'", path);
-    h5g_options_normalize_path(path);
+    CHECK(h5g_options_normalize_path(path, "--carry"));
     if (strcmp(path, "/") == 0) H5G_FAIL(H5G_ERR_USAGE, "--carry paths must name a dataset, not '/'");
   }
 done:

@@ -21,10 +21,10 @@ extern const char *const h5g_option_synopsis[]; /* NULL-terminated */
 extern const char *const h5g_option_summary;
 extern const char *const h5g_option_exit_codes;
 
-/* An absolute HDF5 path resolved lexically, in place, as os.path.normpath would: empty and "."
- * components dropped, ".." takes away the component before it ("/.." is "/"). HDF5 itself would
- * look for links named "." and "..", and create a group named ".." for an output path. */
-void h5g_options_normalize_path(char *path);
+/* An absolute HDF5 path of `option` made canonical in place: empty and "." components dropped, as
+ * HDF5's own traversal drops them. A ".." component is a usage error: HDF5 reads it as a link
+ * named "..", not the group above, so collapsing it as text would name another dataset. */
+int h5g_options_normalize_path(char *path, const char *option);
 
 /* src/option_rules.c: the rules between options, once all are parsed (usage errors). */
 int h5g_options_check(h5g_options *opt);

@@ -36,7 +36,7 @@ set(H5G_BADINPUT_CASES
     missing_input not_hdf5 truncated missing_dataset dataset_is_group twod scalar string vlstring
     compound enum opaque vlen out_exists inplace_without_force out_dir_missing out_dir_is_file report_dir_missing
     unknown_option missing_dataset_option bad_option_value write_failure help version
-    report_is_input bad_paths special_files input_named_stale key_field_integer
+    report_is_input bad_paths dotdot_paths special_files input_named_stale key_field_integer
     long_output_names long_carry_path
     truncated_metadata control_chars compressed_write_limit written_is_source)
 foreach(case ${H5G_BADINPUT_CASES})

@@ -98,6 +98,18 @@ case_bad_paths() {
   expect_failure 2 'report path is empty' "$IN" "$OUT" -d /keys --report ""
 }
 
+# Issue 56 item 2: '..' in a dataset path is refused before any work. HDF5 reads it as a link
+# named '..', not the group above; collapsed as text, an in-place sort with --output-dataset
+# /a/../k replaced the unrelated /k, and -d /a/../k sorted /k.
+case_dotdot_paths() {
+  gen 1 "$OUT" -d /x --count 100 --type i4
+  gen 1 "$OUT" -d /k --count 100 --type f8 --append
+  IN=$OUT
+  expect_failure 2 "'\.\.' in a dataset path" "$IN" "$OUT" --force -d /x --output-dataset /a/../k
+  expect_failure 2 "'\.\.' in a dataset path" "$IN" "$OUT" --force -d /a/../k
+  expect_failure 2 "'\.\.' in a dataset path" "$IN" "$OUT" --force -d /x --carry /a/../k
+}
+
 # Issue 32: inputs must be regular files (a FIFO without a writer hung every rank); OUTPUT that
 # is a device or a FIFO is never replaced, even with --force.
 case_special_files() {
