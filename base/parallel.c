@@ -37,12 +37,13 @@ static worker *idle_workers;
 
 static void *worker_main(void *arg) {
   worker *w = arg;
-  /* SIGINT and SIGTERM go to other threads, whichever thread made this worker (one made while
-   * src/interrupt.c holds them on the main thread would inherit them blocked anyway) */
+  /* Signals sent to the process (the interrupts src/interrupt.c handles) go to other threads,
+   * whichever thread made this worker (one made while they are held on the main thread would
+   * inherit them blocked anyway); the ones a fault raises on this thread stay open. */
   sigset_t interrupts;
-  sigemptyset(&interrupts);
-  sigaddset(&interrupts, SIGINT);
-  sigaddset(&interrupts, SIGTERM);
+  sigfillset(&interrupts);
+  static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+  for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) sigdelset(&interrupts, faults[i]);
   pthread_sigmask(SIG_BLOCK, &interrupts, NULL);
   for (;;) {
     pthread_mutex_lock(&w->lock);

@@ -1,4 +1,5 @@
-/* SIGINT/SIGTERM handling (src/interrupt.h): a handler that only unlinks, writes and exits. */
+/* The handling of the signals that end a run (src/interrupt.h): a handler that only unlinks,
+ * writes and exits. */
 #include "src/interrupt.h"
 
 #include <limits.h>
@@ -33,11 +34,21 @@ void h5g_interrupt_temp(const char *path, int nranks) {
   temp_set = 1;
 }
 
+/* The signals that end a run cleanly: Ctrl-C, scancel and mpiexec's forwarding (INT, TERM), a
+ * closed terminal or session (HUP), Slurm's --signal=USR1@T warning that time is nearly up,
+ * passed on by mpiexec (USR1, USR2), a CPU time limit (XCPU), with the names the error line
+ * gives them. */
+static const struct {
+  int number;
+  const char *name;
+} interrupt_signals[] = {{SIGINT, "SIGINT"},   {SIGTERM, "SIGTERM"}, {SIGHUP, "SIGHUP"},
+                         {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}, {SIGXCPU, "SIGXCPU"}};
+enum { INTERRUPT_SIGNALS = sizeof interrupt_signals / sizeof interrupt_signals[0] };
+
 static sigset_t interrupts(void) {
   sigset_t set;
   sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
+  for (int i = 0; i < INTERRUPT_SIGNALS; i++) sigaddset(&set, interrupt_signals[i].number);
   return set;
 }
 
@@ -95,10 +106,17 @@ static void on_signal(int sig) {
   }
   if (is_rank0) {
     if (temp_set) unlink(temp_path);
-    char line[64] = "h5gsort: error: interrupted (signal ";
+    char line[80] = "h5gsort: error: interrupted (signal ";
     size_t len = strlen(line);
     if (sig >= 10) line[len++] = (char)('0' + sig / 10);
     line[len++] = (char)('0' + sig % 10);
+    for (int i = 0; i < INTERRUPT_SIGNALS; i++) {
+      if (interrupt_signals[i].number != sig) continue;
+      line[len++] = ',';
+      line[len++] = ' ';
+      memcpy(line + len, interrupt_signals[i].name, strlen(interrupt_signals[i].name));
+      len += strlen(interrupt_signals[i].name);
+    }
     line[len++] = ')';
     line[len++] = '\n';
     if (write(STDERR_FILENO, line, len) < 0) _exit(1);
@@ -120,8 +138,16 @@ void h5g_interrupt_install(int rank) {
   sa.sa_flags = SA_RESTART; /* a handler that returns (a held signal) must not fail others' calls */
   is_rank0 = rank == 0;
   my_rank = rank;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  for (int i = 0; i < INTERRUPT_SIGNALS; i++) {
+    struct sigaction was;
+    /* one the run was started to ignore (nohup, a background job's SIGINT) stays ignored */
+    if (sigaction(interrupt_signals[i].number, NULL, &was) == 0 && was.sa_handler == SIG_IGN)
+      continue;
+    sigaction(interrupt_signals[i].number, &sa, NULL);
+  }
+  /* a reader of stdout or stderr that went away (`| head`) fails those writes, which the run
+   * ignores: it never ends a run, whose output is what matters */
+  signal(SIGPIPE, SIG_IGN);
 }
 
 int h5g_interrupt_launcher_rank(void) {

@@ -1,5 +1,7 @@
-/* SIGINT/SIGTERM (Ctrl-C, mpirun forwarding it, scancel): every rank stops at once; rank 0
- * removes the temporary output and prints one error line; every rank exits 1. A run whose output
+/* SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU (Ctrl-C, scancel, mpiexec forwarding them,
+ * a closed session, Slurm's --signal warning, a CPU time limit): every rank stops at once; rank 0
+ * removes the temporary output and prints one error line naming the signal; every rank exits 1.
+ * SIGPIPE is ignored (a closed stdout or stderr fails those writes only). A run whose output
  * is already committed exits 0 instead: it succeeded. (SIGKILL cannot be caught: the stale
  * temporary file is removed by the next run writing the same OUTPUT.) */
 #ifndef H5G_SRC_INTERRUPT_H
@@ -14,7 +16,7 @@ int h5g_interrupt_launcher_rank(void);
  * ranks: rank 0 removes it and the files MPI-IO made beside it for each of the `nranks` ranks,
  * every other rank its own. */
 void h5g_interrupt_temp(const char *path, int nranks);
-/* SIGINT/SIGTERM wait (blocked) from hold until release: around the commit, so that no rank
+/* Those signals wait (blocked) from hold until release: around the commit, so that no rank
  * takes a signal between the rename on rank 0 and every rank learning of it; a signal that came
  * meanwhile is then handled as committed (exit 0) or, if the commit failed, as an interrupt. */
 void h5g_interrupt_hold(void);

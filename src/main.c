@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
   h5g_report rep = {0};
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
   signal(SIGXFSZ, SIG_IGN);
-  /* SIGINT/SIGTERM from the start (a job cancelled while MPI starts ends with its error line):
+  /* the interrupts (src/interrupt.h) from the start (a job cancelled while MPI starts ends with its error line):
    * the rank as the launcher gives it until MPI_Init tells */
   h5g_interrupt_install(h5g_interrupt_launcher_rank());
   /* before any thread starts, so that no reader sees a setting half made */

@@ -6,7 +6,8 @@
 # input_changes) sort on H5G_TEST_BACKEND (cpu, the default, or cuda: CTest's gpu.faults_*,
 # skipped with exit 77 where no GPU is usable); the others leave it to --backend auto.
 #   faults.sh BIN_DIR "MPIEXEC ... -n" CASE [SHIM]
-#   CASE: kill | write | corrupt | inplace | load | interrupt | input_changes | output_appears
+#   CASE: kill | write | corrupt | inplace | load | interrupt | input_changes | streams |
+#         output_appears
 #   SHIM (output_appears): lib of faults/no_renameat2.c, or "sanitize" where it cannot be loaded
 set -uo pipefail
 bin=$1 mpiexec=$2 case=$3 shim=${4:-sanitize}
@@ -158,31 +159,40 @@ load)
   ;;
 interrupt)
   # SIGINT to the launcher (Ctrl-C) while the output is being written, SIGTERM (scancel) while
-  # the input is read, and SIGINT during an in-place sort, on 1 to 4 ranks: every rank stops,
-  # one error line names the signal, no temporary file or OUTPUT remains, the input is
-  # untouched, a rerun succeeds. The ranks sleep 30 s at the point (H5GSORT_TEST_SLEEP, every
-  # rank, in sleep(3) on either backend: on the GPU no kernel runs there, the device-resident
-  # path's copies back to the host at most are in flight at write-data) and the signal comes
-  # 1 s after rank 0 was seen there. Reaching the point includes start-up, on the GPU the CUDA
-  # contexts of ranks sharing one GPU: it may take up to 60 s, and a run that never gets there
-  # fails the case rather than being signalled elsewhere.
+  # the input is read, SIGINT during an in-place sort, SIGUSR1 and SIGUSR2 to the launcher (what
+  # Slurm's --signal=USR1@T sends and mpiexec passes on), SIGHUP and SIGXCPU (a closed session, a
+  # CPU time limit) to the ranks, on 1 to 4 ranks: every rank stops, one error line names the
+  # signal, no temporary file or OUTPUT remains, the input is untouched, a rerun succeeds.
+  # SIGPIPE to the ranks is ignored: the run ends as if none came, OUTPUT complete. The ranks
+  # sleep 30 s at the point (3 s for SIGPIPE; H5GSORT_TEST_SLEEP, every rank, in sleep(3) on
+  # either backend: on the GPU no kernel runs there, the device-resident path's copies back to
+  # the host at most are in flight at write-data) and the signal comes 1 s after rank 0 was seen
+  # there. Reaching the point includes start-up, on the GPU the CUDA contexts of ranks sharing one
+  # GPU: it may take up to 60 s, and a run that never gets there fails the case rather than being
+  # signalled elsewhere.
   # The exit code is the launcher's (what a user or Slurm sees), but MPICH's mpiexec (hydra 4.0)
   # returns 0 once it has forwarded a signal, whatever the ranks' codes: there each rank runs
   # in a shell that records its code (the shell's trap only keeps it alive to do so; the
-  # signal reaches h5gsort as before) and a rank's code stands in for a launcher's 0.
+  # signal reaches h5gsort as before) and a rank's code stands in for a launcher's 0; and the
+  # USR signals go to the ranks themselves (hydra's forwarding of them is not relied on).
   gen "$work/in.h5" -d /k --count 400000 --type i8 --dist uniform --seed 5
   cp "$work/in.h5" "$work/in.copy"
   wrap=()
   if [ "${H5G_TEST_MPI:-}" = mpich ]; then
     mkdir -p "$work/rc"
-    wrap=(bash -c 'trap : INT TERM; "$@"; echo $? > "$0/rc.$PMI_RANK"' "$work/rc")
+    wrap=(bash -c 'trap : INT TERM HUP USR1 USR2 XCPU PIPE; "$@"; echo $? > "$0/rc.$PMI_RANK"' "$work/rc")
   fi
-  for spec in INT:write-data:out:3 TERM:read:out:4 INT:write-data:inplace:2 TERM:write-data:out:1; do
-    IFS=: read -r sig point mode np <<<"$spec"
-    out="$work/out.h5"; extra=()
+  for spec in INT:write-data:out:3:launcher TERM:read:out:4:launcher \
+              INT:write-data:inplace:2:launcher TERM:write-data:out:1:launcher \
+              USR1:write-data:out:2:launcher USR2:read:out:1:launcher \
+              HUP:write-data:out:2:ranks XCPU:write-data:inplace:2:ranks PIPE:write-data:out:2:ranks; do
+    IFS=: read -r sig point mode np target <<<"$spec"
+    out="$work/out.h5"; extra=(); sleep_s=30
     if [ "$mode" = inplace ]; then out="$work/in.h5"; extra=(--force); fi
+    [ "$sig" = PIPE ] && sleep_s=3
+    [ ${#wrap[@]} -gt 0 ] && [ "${sig#USR}" != "$sig" ] && target=ranks
     rm -f "$work"/rc/rc.*
-    H5GSORT_TEST_SLEEP=$point:30 $mpiexec "$np" "${wrap[@]}" "$bin/h5gsort" "$work/in.h5" "$out" \
+    H5GSORT_TEST_SLEEP=$point:$sleep_s $mpiexec "$np" "${wrap[@]}" "$bin/h5gsort" "$work/in.h5" "$out" \
       -d /k --backend "$BACKEND" --progress "${extra[@]}" >"$work/log" 2>&1 &
     launcher=$!
     # wait until the ranks sleep at the point: rank 0 prints each phase it moved past, after an
@@ -196,21 +206,33 @@ interrupt)
       kill -0 "$launcher" 2>/dev/null || break # ended before the point: failed below
       sleep 0.1
     done
-    what="SIG$sig at $point ($mode, $np ranks, $BACKEND)"
+    what="SIG$sig to the $target at $point ($mode, $np ranks, $BACKEND)"
     expect "$what: the ranks reached $point" test "$reached" = 1
     sleep 1
     start=$SECONDS
-    kill -"$sig" "$launcher"
+    if [ "$target" = launcher ]; then kill -"$sig" "$launcher"
+    else pkill -"$sig" -f "^$bin/h5gsort .*$work"; fi
     wait "$launcher"; rc=$?
     wait_ranks
     if [ "$rc" -eq 0 ] && [ ${#wrap[@]} -gt 0 ] && [ -f "$work/rc/rc.0" ]; then
       rc=$(cat "$work/rc/rc.0") # hydra's 0: rank 0's code
       for f in "$work"/rc/rc.*; do [ "$(cat "$f")" -ne 0 ] || rc=0; done
     fi
+    if [ "$sig" = PIPE ]; then
+      expect "$what: exit 0 ($rc)" test "$rc" -eq 0
+      expect "$what: no error line" test "$(grep -c "^h5gsort: error:" "$work/log")" -eq 0
+      expect "$what: no temporary file" no_temp
+      expect "$what: input untouched" cmp -s "$work/in.h5" "$work/in.copy"
+      expect "$what: OUTPUT sorted" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+      rm -f "$work/out.h5"
+      continue
+    fi
     expect "$what: exit non-zero ($rc)" test "$rc" -ne 0
     expect "$what: ended within 20 s, not after the 30 s sleep" test $((SECONDS - start)) -lt 20
+    named=SIG$sig
+    [ "$sig" = INT ] && named='SIG(INT|TERM)' # Open MPI's mpiexec passes SIGINT on as SIGTERM
     expect "$what: one error line naming the signal" \
-      test "$(grep -c "^h5gsort: error: interrupted (signal [0-9]*)" "$work/log")" -eq 1
+      test "$(grep -cE "^h5gsort: error: interrupted \(signal [0-9]+, $named\)" "$work/log")" -eq 1
     expect "$what: no temporary file" no_temp
     expect "$what: input untouched" cmp -s "$work/in.h5" "$work/in.copy"
     [ "$mode" = out ] && expect "$what: no OUTPUT" test ! -e "$work/out.h5"
@@ -242,6 +264,37 @@ input_changes)
     expect "$what: rerun succeeds" check_sorted "$work/in.h5" /k "$work/out.h5" /k
     rm -f "$work/out.h5"
   done
+  ;;
+streams)
+  # Closed or broken standard streams (issue 56 item 5): a run started without a launcher with
+  # stdout and stderr closed, and one whose -v and --progress lines go to a reader that leaves
+  # after the first byte, exit 0 with OUTPUT committed and sorted. Under mpiexec the launcher
+  # forwards the ranks' output, and a reader that leaves ends Open MPI's mpiexec (exit 139 seen,
+  # after the ranks had committed) and the job: OUTPUT is then complete or absent, never
+  # half-done, and no temporary file stays.
+  gen "$work/in.h5" -d /k --count 300000 --type i8 --dist uniform --seed 4
+  "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -v --backend cpu >&- 2>&-
+  rc=$?
+  expect "stdout and stderr closed: exit 0 ($rc)" test "$rc" -eq 0
+  expect "stdout and stderr closed: OUTPUT sorted" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+  expect "stdout and stderr closed: no temporary file" no_temp
+  rm -f "$work/out.h5"
+  "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -v --progress --backend cpu 2>&1 | head -c1 >/dev/null
+  rc=${PIPESTATUS[0]}
+  expect "a reader that leaves: exit 0 ($rc)" test "$rc" -eq 0
+  expect "a reader that leaves: OUTPUT sorted" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+  expect "a reader that leaves: no temporary file" no_temp
+  rm -f "$work/out.h5"
+  $mpiexec 2 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -v --progress --backend cpu 2>&1 |
+    head -c1 >/dev/null
+  rc=${PIPESTATUS[0]}
+  wait_ranks
+  if [ -e "$work/out.h5" ]; then # committed before the launcher went (exit 0, or mpiexec's own)
+    expect "a reader that leaves mpiexec: OUTPUT sorted (exit $rc)" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+  else
+    expect "a reader that leaves mpiexec: no OUTPUT, exit non-zero ($rc)" test "$rc" -ne 0
+  fi
+  expect "a reader that leaves mpiexec: no temporary file" no_temp
   ;;
 output_appears)
   # Another run at the same OUTPUT (a file another program makes there while this run sorts)
