@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -168,7 +169,8 @@ done:
   return rc;
 }
 
-/* A killed rank's process can linger as a zombie when its parent is gone; that counts as dead. */
+/* Where there is no flock: whether a process of that PID runs here. A killed rank's process can
+ * linger as a zombie when its parent is gone; that counts as dead. */
 static int process_alive(long pid) {
   char path[64], stat_line[512];
   if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 0;
@@ -180,6 +182,47 @@ static int process_alive(long pid) {
   stat_line[got] = '\0';
   const char *state = strrchr(stat_line, ')'); /* "pid (comm) S ..." */
   return !(state && (state[2] == 'Z' || state[2] == 'X'));
+}
+
+/* Held by rank 0 for the run's life (h5g_files_hold_temp_lock). */
+static int temp_lock_fd = -1;
+static char temp_lock_path[PATH_MAX + 8];
+
+int h5g_files_hold_temp_lock(const char *temp) {
+  int rc = H5G_OK;
+  snprintf(temp_lock_path, sizeof temp_lock_path, "%s.lock", temp);
+  temp_lock_fd = open(temp_lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (temp_lock_fd < 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot make the temporary file's lock: %s (%s)", strerror(errno),
+             temp_lock_path);
+  if (flock(temp_lock_fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    close(temp_lock_fd);
+    temp_lock_fd = -1;
+    H5G_FAIL(H5G_ERR_RUNTIME, "another live run uses this run's temporary file name (the same "
+             "host name and process id, from another PID namespace) (%s)", temp);
+  }
+done:
+  return rc;
+}
+
+void h5g_files_drop_temp_lock(void) {
+  if (temp_lock_fd < 0) return;
+  unlink(temp_lock_path); /* before the lock goes: no sweep sees it unlocked */
+  close(temp_lock_fd);
+  temp_lock_fd = -1;
+}
+
+/* Whether the run that named its temporary "<dir>/<prefix><pid>.tmp" is alive: it holds its
+ * lock file locked. No lock file: a dead run's (or one of a version that made none). */
+static int run_alive(const char *dir, const char *prefix, long pid) {
+  char path[2 * PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/%s%ld.tmp.lock", dir, prefix, pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? 0 : process_alive(pid);
+  int locked = flock(fd, LOCK_SH | LOCK_NB) != 0, err = errno;
+  close(fd);
+  if (!locked) return 0;
+  return err == EWOULDBLOCK ? 1 : process_alive(pid); /* no flock here: the PID decides */
 }
 
 int h5g_files_remove_stale(const char *output, const char *input) {
@@ -196,7 +239,7 @@ int h5g_files_remove_stale(const char *output, const char *input) {
     long pid = strtol(e->d_name + plen, &end, 10);
     /* the temporary file, and the files MPI-IO made beside it ("<temp>.data.0", ...) */
     if (pid <= 0 || strncmp(end, ".tmp", 4) != 0 || (end[4] != '\0' && end[4] != '.')) continue;
-    if (process_alive(pid)) continue; /* its run may still be going */
+    if (run_alive(dir, prefix, pid)) continue;
     if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) continue;
     if (!h5g_files_same(path, input) && unlink(path) == 0) removed++;
     free(path);

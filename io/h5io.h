@@ -207,9 +207,19 @@ int h5g_files_check_temp(const char *temp, const char *input);
  * within the directory's file-name limit (a long base is cut and a hash of it added). */
 int h5g_files_temp_name(const char *output, char *name, size_t len);
 /* Removes temporary files of `output` left by runs that were killed: those named for this host
- * whose process no longer exists, and the files MPI-IO made beside them ("<temp>.data.0", ...);
- * never `input`. Returns how many were removed. */
+ * whose run holds no lock on "<temp>.lock" (h5g_files_hold_temp_lock), the files MPI-IO made
+ * beside them ("<temp>.data.0", ...) and the lock file; never `input`. Where the file system
+ * has no flock (Lustre without -o flock), whether the named process exists decides. Returns how
+ * many were removed. */
 int h5g_files_remove_stale(const char *output, const char *input);
+/* The run's claim on its temporary file's name (rank 0, for the run's life): "<temp>.lock",
+ * held with flock, tells other runs' sweeps that this run is alive, which a PID cannot (it means
+ * nothing across PID namespaces, and may belong to another program by now). A file system
+ * without flock is no error (the sweep falls back to the PID); a lock another live run holds
+ * (the same name from another PID namespace) is. drop: the lock file removed and let go (none
+ * held: nothing). */
+int h5g_files_hold_temp_lock(const char *temp);
+void h5g_files_drop_temp_lock(void);
 /* Byte copy of src to a new file dst (not fsynced: h5g_files_commit makes an in-place temporary
  * file durable, copy and written dataset together). */
 int h5g_files_copy(const char *src, const char *dst);

@@ -74,11 +74,12 @@ void h5g_interrupt_finished(int rc) {
   finished = 1;
 }
 
-/* Removes "<temp><kind><rank>" (async-signal-safe: no stdio). */
+/* Removes "<temp><kind><rank>" ("<temp><kind>" for rank -1) (async-signal-safe: no stdio). */
 static void unlink_side(const char *kind, int rank) {
   char digits[16];
   size_t len = strlen(temp_path), klen = strlen(kind), n = 0;
-  do digits[n++] = (char)('0' + rank % 10); while ((rank /= 10) > 0);
+  if (rank >= 0)
+    do digits[n++] = (char)('0' + rank % 10); while ((rank /= 10) > 0);
   if (len + klen + n >= sizeof side_path) return;
   memcpy(side_path, temp_path, len);
   memcpy(side_path + len, kind, klen);
@@ -105,7 +106,10 @@ static void on_signal(int sig) {
     unlink_side(".metadata.", r);
   }
   if (is_rank0) {
-    if (temp_set) unlink(temp_path);
+    if (temp_set) {
+      unlink(temp_path);
+      unlink_side(".lock", -1); /* io/h5io.h, h5g_files_hold_temp_lock */
+    }
     char line[80] = "h5gsort: error: interrupted (signal ";
     size_t len = strlen(line);
     if (sig >= 10) line[len++] = (char)('0' + sig / 10);

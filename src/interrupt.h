@@ -13,8 +13,8 @@ void h5g_interrupt_install(int rank);
 /* This process's rank as its launcher tells it (Open MPI, PMIx, PMI, Slurm), 0 if none does. */
 int h5g_interrupt_launcher_rank(void);
 /* The temporary file the handler removes (NULL: none yet, or no longer ours) and the number of
- * ranks: rank 0 removes it and the files MPI-IO made beside it for each of the `nranks` ranks,
- * every other rank its own. */
+ * ranks: rank 0 removes it, its lock (io/h5io.h, h5g_files_hold_temp_lock) and the files MPI-IO
+ * made beside it for each of the `nranks` ranks, every other rank its own. */
 void h5g_interrupt_temp(const char *path, int nranks);
 /* Those signals wait (blocked) from hold until release: around the commit, so that no rank
  * takes a signal between the rename on rank 0 and every rank learning of it; a signal that came

@@ -287,6 +287,7 @@ done:
   /* every rank is here together (rc was agreed), so the collective closes match */
   h5g_io_close_file(r->out_file);
   if (r->tmp_created && r->rank == 0) unlink(s->verdict.tmp_path);
+  if (r->rank == 0) h5g_files_drop_temp_lock(); /* once the temporary is renamed or gone */
   h5g_interrupt_temp(NULL, 0);
   h5g_interrupt_release(); /* a failed commit: a signal held meanwhile is an interrupt */
   h5g_keyset_close(r->keys_in);

@@ -46,8 +46,9 @@ unsigned long long h5g_write_output_bytes(const h5g_run *r, const h5g_verdict *v
   return need;
 }
 
-/* Rank 0 checks that the output fits, then (in place, --whole-file) copies the input beside
- * OUTPUT. */
+/* Rank 0 takes the lock that tells other runs' sweeps that its temporary is live (made just
+ * before the temporary: a run has neither until here), checks that the output fits, then (in
+ * place, --whole-file) copies the input beside OUTPUT. */
 static int write_prepare(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                          const h5g_extent *e) {
   int rc = H5G_OK;
@@ -55,6 +56,7 @@ static int write_prepare(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   r->tmp_created = 1;
   h5g_interrupt_temp(v->tmp_path, r->size);
   if (r->rank != 0) goto done;
+  CHECK(h5g_files_hold_temp_lock(v->tmp_path));
   CHECK(h5g_files_check_space(r->opt->output, h5g_write_output_bytes(r, v, plan, e)));
   if (copies_input(r, v)) CHECK(h5g_files_copy(r->opt->input, v->tmp_path));
 done:

@@ -7,7 +7,7 @@
 # skipped with exit 77 where no GPU is usable); the others leave it to --backend auto.
 #   faults.sh BIN_DIR "MPIEXEC ... -n" CASE [SHIM]
 #   CASE: kill | write | corrupt | inplace | load | interrupt | input_changes | streams |
-#         output_appears
+#         stale_sweep | output_appears
 #   SHIM (output_appears): lib of faults/no_renameat2.c, or "sanitize" where it cannot be loaded
 set -uo pipefail
 bin=$1 mpiexec=$2 case=$3 shim=${4:-sanitize}
@@ -295,6 +295,39 @@ streams)
     expect "a reader that leaves mpiexec: no OUTPUT, exit non-zero ($rc)" test "$rc" -ne 0
   fi
   expect "a reader that leaves mpiexec: no temporary file" no_temp
+  ;;
+stale_sweep)
+  # The sweep of temporary files killed runs left (issue 56 items 4 and 9) asks the lock a live
+  # run holds on "<temp>.lock", not its PID: planted beside OUTPUT, the files of a run whose PID
+  # this process cannot see (a dead one here; another PID namespace in life) but whose lock a
+  # live process holds stay through a run; those named for the PID of a live program that is no
+  # h5gsort run (no lock), and those of a dead run whose lock file is left unlocked, are
+  # removed; the run leaves no lock of its own; once the holder is gone, the next run removes
+  # the first ones too.
+  gen "$work/in.h5" -d /k --count 50000 --type u4 --dist uniform --seed 6
+  prefix="$work/.out.h5.h5gsort-$(hostname | cut -c1-64)-"
+  dead=4000000 # above pid_max's default: never a process here
+  sleep 300 & unrelated=$!
+  touch "$prefix$dead.tmp" "$prefix$dead.tmp.data.0" "$prefix$unrelated.tmp" \
+    "$prefix$((dead + 1)).tmp" "$prefix$((dead + 1)).tmp.lock"
+  flock -o "$prefix$dead.tmp.lock" sleep 300 & holder=$! # -o: the lock is flock's own
+  for _ in $(seq 50); do [ -e "$prefix$dead.tmp.lock" ] && break; sleep 0.1; done
+  $mpiexec 2 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend cpu
+  expect "sweep: the run succeeds" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+  expect "sweep: a locked run's temporary stays" test -e "$prefix$dead.tmp"
+  expect "sweep: a locked run's side file stays" test -e "$prefix$dead.tmp.data.0"
+  expect "sweep: a locked run's lock stays" test -e "$prefix$dead.tmp.lock"
+  expect "sweep: a live program's PID with no lock is swept" test ! -e "$prefix$unrelated.tmp"
+  expect "sweep: a dead run's temporary is swept" test ! -e "$prefix$((dead + 1)).tmp"
+  expect "sweep: a dead run's unlocked lock is swept" test ! -e "$prefix$((dead + 1)).tmp.lock"
+  expect "sweep: no lock of the run's own left" \
+    test -z "$(ls -a "$work" | grep '\.lock$' | grep -v "$dead\.tmp\.lock")"
+  pkill -P "$holder" 2>/dev/null
+  kill "$holder" "$unrelated" 2>/dev/null
+  wait "$holder" "$unrelated" 2>/dev/null
+  rm -f "$work/out.h5"
+  $mpiexec 1 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k -q --backend cpu
+  expect "sweep: once the holder is gone, its files are swept" no_temp
   ;;
 output_appears)
   # Another run at the same OUTPUT (a file another program makes there while this run sorts)
