@@ -18,7 +18,7 @@ static char temp_path[PATH_MAX];
  * temporary file) puts beside it: "<temp>.data.<rank>", "<temp>.metadata.<rank>". */
 static char side_path[PATH_MAX + 32];
 static int my_rank, ranks;
-static volatile sig_atomic_t temp_set, committed, is_rank0, finished, finished_rc;
+static volatile sig_atomic_t temp_set, committed, is_rank0, finished, finished_rc, mpi_up;
 /* Around the commit: a signal that lands on another thread (the main thread blocks them, but a
  * process-directed signal goes to any thread that does not: MPI's and CUDA's; base/parallel.c's
  * kept workers block them) is kept in `pending` and raised again on the main thread at release. */
@@ -99,6 +99,9 @@ static void on_signal(int sig) {
    * make the launcher fail the job whose output is in place. */
   if (committed || (finished && finished_rc == 0)) return;
   if (finished) _exit(finished_rc);
+  /* While MPI starts nothing is written yet, and the signal is most often the launcher ending
+   * the ranks left after one failed to start (it says why): no line blaming a signal. */
+  if (!mpi_up) _exit(1);
   /* each rank its own; rank 0 every rank's too (mpirun may kill the others before they run
    * this, once rank 0 has exited) */
   for (int r = is_rank0 ? 0 : my_rank; temp_set && r < (is_rank0 ? ranks : my_rank + 1); r++) {
@@ -134,7 +137,7 @@ static void on_signal(int sig) {
   _exit(1);
 }
 
-void h5g_interrupt_install(int rank) {
+void h5g_interrupt_install(int rank, int mpi_started) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
@@ -142,6 +145,7 @@ void h5g_interrupt_install(int rank) {
   sa.sa_flags = SA_RESTART; /* a handler that returns (a held signal) must not fail others' calls */
   is_rank0 = rank == 0;
   my_rank = rank;
+  mpi_up = mpi_started;
   for (int i = 0; i < INTERRUPT_SIGNALS; i++) {
     struct sigaction was;
     /* one the run was started to ignore (nohup, a background job's SIGINT) stays ignored */

@@ -8,8 +8,9 @@
 #define H5G_SRC_INTERRUPT_H
 
 /* Installs the handlers; `rank` 0 is the one that prints and removes. Called before MPI_Init
- * (with h5g_interrupt_launcher_rank) and again once the rank is known. */
-void h5g_interrupt_install(int rank);
+ * (with h5g_interrupt_launcher_rank; `mpi_started` 0: a signal then ends the rank quietly, exit
+ * 1, nothing being written yet) and again once MPI is up and the rank known. */
+void h5g_interrupt_install(int rank, int mpi_started);
 /* This process's rank as its launcher tells it (Open MPI, PMIx, PMI, Slurm), 0 if none does. */
 int h5g_interrupt_launcher_rank(void);
 /* The temporary file the handler removes (NULL: none yet, or no longer ours) and the number of

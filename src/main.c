@@ -89,9 +89,9 @@ int main(int argc, char **argv) {
   h5g_report rep = {0};
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
   signal(SIGXFSZ, SIG_IGN);
-  /* the interrupts (src/interrupt.h) from the start (a job cancelled while MPI starts ends with its error line):
-   * the rank as the launcher gives it until MPI_Init tells */
-  h5g_interrupt_install(h5g_interrupt_launcher_rank());
+  /* the interrupts (src/interrupt.h) from the start, the rank as the launcher gives it until
+   * MPI_Init tells (until then a signal ends the rank quietly) */
+  h5g_interrupt_install(h5g_interrupt_launcher_rank(), 0);
   /* before any thread starts, so that no reader sees a setting half made */
   int settings_made = h5g_mpi_before_init() == 0;
   h5g_cuda_environment();
@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
   rep.startup.mpi_init = now_seconds() - start;
   h5g_mpi_pmix_nodelay();
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  h5g_interrupt_install(rank);
+  h5g_interrupt_install(rank, 1);
   h5g_io_quiet();
   /* a rank's own failure before MPI_Init reaches every rank (a command-line error is every
    * rank's alike) */

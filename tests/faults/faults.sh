@@ -7,7 +7,7 @@
 # skipped with exit 77 where no GPU is usable); the others leave it to --backend auto.
 #   faults.sh BIN_DIR "MPIEXEC ... -n" CASE [SHIM]
 #   CASE: kill | write | corrupt | inplace | load | interrupt | input_changes | streams |
-#         stale_sweep | output_appears
+#         mpi_init_fails | stale_sweep | output_appears
 #   SHIM (output_appears): lib of faults/no_renameat2.c, or "sanitize" where it cannot be loaded
 set -uo pipefail
 bin=$1 mpiexec=$2 case=$3 shim=${4:-sanitize}
@@ -295,6 +295,31 @@ streams)
     expect "a reader that leaves mpiexec: no OUTPUT, exit non-zero ($rc)" test "$rc" -ne 0
   fi
   expect "a reader that leaves mpiexec: no temporary file" no_temp
+  ;;
+mpi_init_fails)
+  # MPI cannot start (issue 56 item 7: Open MPI told to use a transport that does not exist;
+  # MPICH ignores the variables and runs): the launcher ends the ranks left with SIGTERM, which
+  # must not come out as an "interrupted" line blaming a signal nobody sent. Five runs at 2
+  # ranks: each fails with no OUTPUT (or, where MPI starts, succeeds with OUTPUT sorted), and
+  # none prints "interrupted".
+  gen "$work/in.h5" -d /k --count 10000 --type u4 --dist uniform --seed 8
+  for i in 1 2 3 4 5; do
+    for bad in OMPI_MCA_btl=nonexistent OMPI_MCA_pml=nonexistent; do
+      what="MPI_Init fails ($bad, run $i)"
+      rm -f "$work/out.h5"
+      env "$bad" $mpiexec 2 "$bin/h5gsort" "$work/in.h5" "$work/out.h5" -d /k --backend cpu \
+        >"$work/log" 2>&1
+      rc=$?
+      wait_ranks
+      expect "$what: no line blaming a signal" test "$(grep -c 'interrupted' "$work/log")" -eq 0
+      if [ "$rc" -eq 0 ]; then
+        expect "$what: MPI started: OUTPUT sorted" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+      else
+        expect "$what: exit $rc, no OUTPUT" test ! -e "$work/out.h5"
+      fi
+      expect "$what: no temporary file" no_temp
+    done
+  done
   ;;
 stale_sweep)
   # The sweep of temporary files killed runs left (issue 56 items 4 and 9) asks the lock a live
