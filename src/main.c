@@ -1,9 +1,12 @@
 /* h5gsort: sort a 1-D numeric HDF5 dataset across MPI ranks. */
+#define _GNU_SOURCE /* pthread_setattr_default_np */
 #include <mpi.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "kernels/cuda_backend.h"
@@ -22,6 +25,30 @@ static double now_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The stack a rank takes: MPI_Init, HDF5 and the pipeline on the main thread, deflate and the
+ * copies on the threads (`ulimit -s 48` crashed the main thread; 64 KiB ran), with room. */
+enum { STACK_BYTES = 1 << 20 };
+
+/* A stack limit below STACK_BYTES is raised for this process as far as the hard limit allows
+ * (the kernel grows the main thread's stack up to the limit of the moment; threads made later
+ * are given as much). Returns the limit in bytes when even the hard limit is below. */
+static unsigned long long ensure_stack(void) {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_STACK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+      limit.rlim_cur >= STACK_BYTES)
+    return 0;
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < STACK_BYTES)
+    return (unsigned long long)limit.rlim_max;
+  limit.rlim_cur = STACK_BYTES;
+  if (setrlimit(RLIMIT_STACK, &limit) != 0) return (unsigned long long)limit.rlim_max;
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) == 0) {
+    if (pthread_attr_setstacksize(&attr, STACK_BYTES) == 0) pthread_setattr_default_np(&attr);
+    pthread_attr_destroy(&attr);
+  }
+  return 0;
 }
 
 /* -v: the start-up outside the phases. */
@@ -89,6 +116,13 @@ int main(int argc, char **argv) {
   h5g_report rep = {0};
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
   signal(SIGXFSZ, SIG_IGN);
+  unsigned long long stack = ensure_stack();
+  if (stack) { /* before MPI_Init, whose stack would overflow: every rank sees the same limit */
+    if (h5g_interrupt_launcher_rank() == 0)
+      fprintf(stderr, "h5gsort: error: the stack limit (ulimit -s, hard) is %llu KiB, below the "
+              "%d KiB a rank needs\n", stack >> 10, STACK_BYTES >> 10);
+    return 1;
+  }
   /* the interrupts (src/interrupt.h) from the start, the rank as the launcher gives it until
    * MPI_Init tells (until then a signal ends the rank quietly) */
   h5g_interrupt_install(h5g_interrupt_launcher_rank(), 0);

@@ -7,7 +7,7 @@
 # skipped with exit 77 where no GPU is usable); the others leave it to --backend auto.
 #   faults.sh BIN_DIR "MPIEXEC ... -n" CASE [SHIM]
 #   CASE: kill | write | corrupt | inplace | load | interrupt | input_changes | streams |
-#         mpi_init_fails | stale_sweep | output_appears
+#         mpi_init_fails | small_stack | stale_sweep | output_appears
 #   SHIM (output_appears): lib of faults/no_renameat2.c, or "sanitize" where it cannot be loaded
 set -uo pipefail
 bin=$1 mpiexec=$2 case=$3 shim=${4:-sanitize}
@@ -319,6 +319,31 @@ mpi_init_fails)
       fi
       expect "$what: no temporary file" no_temp
     done
+  done
+  ;;
+small_stack)
+  # A small stack limit for the ranks (issue 56 item 8: `ulimit -s 48` crashed the main thread,
+  # SIGSEGV and no line): a soft limit is raised for the process and the run succeeds; a hard
+  # one below what a rank needs stops every rank before MPI starts, one line naming the limit,
+  # no OUTPUT.
+  gen "$work/in.h5" -d /k --count 20000 --type f8 --dist uniform --seed 2
+  for np in 1 2; do
+    $mpiexec "$np" bash -c "ulimit -S -s 48 && exec '$bin/h5gsort' '$work/in.h5' '$work/out.h5' -d /k -q --backend cpu" \
+      >"$work/log" 2>&1
+    rc=$?
+    expect "soft stack limit 48 KiB, $np ranks: exit 0 ($rc)" test "$rc" -eq 0
+    expect "soft stack limit 48 KiB, $np ranks: OUTPUT sorted" check_sorted "$work/in.h5" /k "$work/out.h5" /k
+    rm -f "$work/out.h5"
+    $mpiexec "$np" bash -c "ulimit -s 48 && exec '$bin/h5gsort' '$work/in.h5' '$work/out.h5' -d /k -q --backend cpu" \
+      >"$work/log" 2>&1
+    rc=$?
+    wait_ranks
+    expect "hard stack limit 48 KiB, $np ranks: exit non-zero ($rc), not a crash" \
+      test "$rc" -ne 0 -a "$rc" -lt 128
+    expect "hard stack limit 48 KiB, $np ranks: one line naming the limit" \
+      test "$(grep -c '^h5gsort: error: the stack limit (ulimit -s, hard) is 48 KiB' "$work/log")" -eq 1
+    expect "hard stack limit 48 KiB, $np ranks: no OUTPUT" test ! -e "$work/out.h5"
+    expect "hard stack limit 48 KiB, $np ranks: no temporary file" no_temp
   done
   ;;
 stale_sweep)
