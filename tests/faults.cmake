@@ -32,26 +32,22 @@ endif()
 # temporary file. Under H5G_SANITIZE the tests skip (exit 77): ASan must be the first library
 # to interpose malloc, so a preloaded malloc shim either is refused at start-up or hides the
 # allocations from ASan; the agreement logic tested here does not change with the sanitizers.
-# The shim is a plain shared library, built without the sanitizer options.
-if(NOT H5G_SANITIZE)
-  add_library(h5g_fail_alloc SHARED ${CMAKE_CURRENT_SOURCE_DIR}/faults/fail_alloc.c)
-  target_link_libraries(h5g_fail_alloc PRIVATE ${CMAKE_DL_LIBS})
-  set_target_properties(h5g_fail_alloc PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
-  set(H5G_FAIL_ALLOC_SHIM $<TARGET_FILE:h5g_fail_alloc>)
-else()
-  set(H5G_FAIL_ALLOC_SHIM sanitize)
-endif()
+# The shims are plain shared libraries, built without the sanitizer options.
 # An OUTPUT made during the run (issue 56 item 1) is never replaced without --force, whichever
 # way the commit takes: renameat2, or where a file system lacks RENAME_NOREPLACE a hard link, or
-# where it has no hard links either a check and a rename (an LD_PRELOAD shim, faults/
-# no_renameat2.c, takes the first away, and the second with H5G_SHIM_NO_LINK; not under the
-# sanitizers, which must be the first library loaded: only renameat2 is tested there).
+# where it has no hard links either a check and a rename (the shim faults/no_renameat2.c takes
+# the first away, and the second with H5G_SHIM_NO_LINK; under the sanitizers only renameat2 is
+# tested).
 if(NOT H5G_SANITIZE)
-  add_library(h5g_no_renameat2 SHARED ${CMAKE_CURRENT_SOURCE_DIR}/faults/no_renameat2.c)
-  target_link_libraries(h5g_no_renameat2 PRIVATE ${CMAKE_DL_LIBS})
-  set_target_properties(h5g_no_renameat2 PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
+  foreach(shim fail_alloc no_renameat2)
+    add_library(h5g_${shim} SHARED ${CMAKE_CURRENT_SOURCE_DIR}/faults/${shim}.c)
+    target_link_libraries(h5g_${shim} PRIVATE ${CMAKE_DL_LIBS})
+    set_target_properties(h5g_${shim} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
+  endforeach()
+  set(H5G_FAIL_ALLOC_SHIM $<TARGET_FILE:h5g_fail_alloc>)
   set(H5G_NO_RENAMEAT2_SHIM $<TARGET_FILE:h5g_no_renameat2>)
 else()
+  set(H5G_FAIL_ALLOC_SHIM sanitize)
   set(H5G_NO_RENAMEAT2_SHIM sanitize)
 endif()
 add_test(NAME faults.output_appears
