@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -131,8 +132,8 @@ static unsigned long name_hash(const char *name) {
   return (unsigned long)(h & 0xffffffffu);
 }
 
-/* Room kept in a temporary name for the pid, ".tmp" and what MPI-IO adds to it (Open MPI's
- * "individual" shared file pointers: ".data.<rank>", ".metadata.<rank>"). */
+/* Room kept in a temporary name for the pid, ".tmp" and what is added to it: its lock (".lock")
+ * and Open MPI's MPI-IO "individual" shared file pointers (".data.<rank>", ".metadata.<rank>"). */
 enum { TEMP_SUFFIX_ROOM = 10 + 4 + 24 };
 
 /* ".<base>.h5gsort-<host>-": the start of every temporary name of `output`. A base too long
@@ -188,20 +189,40 @@ static int process_alive(long pid) {
 static int temp_lock_fd = -1;
 static char temp_lock_path[PATH_MAX + 8];
 
+/* Tries for a lock another run's sweep may hold a moment (its probe, run_alive below) before it
+ * is taken to be a live run's: LOCK_TRIES of 1 ms. */
+enum { LOCK_TRIES = 200 };
+
 int h5g_files_hold_temp_lock(const char *temp) {
-  int rc = H5G_OK;
+  int rc = H5G_OK, fd = -1, busy = 0;
+  struct stat held, named;
   snprintf(temp_lock_path, sizeof temp_lock_path, "%s.lock", temp);
-  temp_lock_fd = open(temp_lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (temp_lock_fd < 0)
-    H5G_FAIL(H5G_ERR_RUNTIME, "cannot make the temporary file's lock: %s (%s)", strerror(errno),
-             temp_lock_path);
-  if (flock(temp_lock_fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-    close(temp_lock_fd);
-    temp_lock_fd = -1;
+  for (int tries = 0; tries < LOCK_TRIES; tries++) {
+    if (fd < 0 && (fd = open(temp_lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+      H5G_FAIL(H5G_ERR_RUNTIME, "cannot make the temporary file's lock: %s (%s)",
+               strerror(errno), temp_lock_path);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      busy = errno == EWOULDBLOCK;
+      if (!busy) break; /* no flock here: other runs' sweeps go by the PID */
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
+      continue;
+    }
+    busy = 0;
+    /* a sweep that found the file before it was locked may have removed its name: the lock
+     * must be on the file that has it */
+    if (fstat(fd, &held) == 0 && stat(temp_lock_path, &named) == 0 &&
+        held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+      break;
+    close(fd);
+    fd = -1;
+  }
+  if (busy)
     H5G_FAIL(H5G_ERR_RUNTIME, "another live run uses this run's temporary file name (the same "
              "host name and process id, from another PID namespace) (%s)", temp);
-  }
+  temp_lock_fd = fd;
+  fd = -1;
 done:
+  if (fd >= 0) close(fd);
   return rc;
 }
 
@@ -316,7 +337,8 @@ static int rename_no_replace(const char *from, const char *to) {
   struct stat st;
   if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
   if (errno != EINVAL && errno != ENOSYS) return -1;
-  if (link(from, to) == 0) {
+  /* an NFS link retried after a lost reply finds its own first link there: not another file */
+  if (link(from, to) == 0 || (errno == EEXIST && h5g_files_same(from, to))) {
     unlink(from); /* a failure leaves a second name, which the next run's sweep removes */
     return 0;
   }

@@ -137,19 +137,20 @@ static int chunked_source(h5g_dset *d, hid_t dcpl, int writing, h5g_chunked_sour
   return eligible;
 }
 
-/* How a transfer of `d` may move its rows, from one look at its creation properties. Direct
- * transfers (h5g_io_allow_direct) take a dataset of this file (no user block), written with no
- * conversion, read with one io/convert.h makes (or none). Anything else, or any HDF5 query that
- * fails, leaves the transfer to HDF5. */
 /* Chunks one call through HDF5 touches at most: HDF5 keeps a few KiB for each until the call
  * returns (bench/RESULTS.md, "Small chunks through HDF5"). */
 enum { CHUNKS_PER_CALL = 256 };
 
+/* How a transfer of `d` may move its rows, from one look at its creation properties. Direct
+ * transfers (h5g_io_allow_direct) take a dataset of this file (no user block), written with no
+ * conversion, read with one io/convert.h makes (or none). Anything else, or any HDF5 query that
+ * fails, leaves the transfer to HDF5. */
 typedef struct {
   off_t offset;                /* contiguous bytes: their file offset, else -1 */
   int chunks;                  /* chunks io/chunked.h moves: `chunked` filled */
   int filtered;                /* filters (a written dataset's size is known once written) */
   uint64_t chunk_rows;         /* chunked: rows a chunk spans, else 0 */
+  uint64_t chunks_across;      /* chunked: chunks across a row (the other dimensions) */
   h5g_convert convert;         /* reading directly: the conversion the threads make */
   h5g_chunked_source chunked;
 } route;
@@ -161,7 +162,11 @@ static void find_route(h5g_dset *d, int writing, route *rt) {
   int direct = direct_types(d, writing, &rt->convert) && direct_place_allowed(d);
   rt->filtered = dcpl >= 0 && H5Pget_nfilters(dcpl) > 0;
   hsize_t chunk[H5S_MAX_RANK] = {0};
-  rt->chunk_rows = layout == H5D_CHUNKED && H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk) > 0 ? chunk[0] : 0;
+  int chunked = layout == H5D_CHUNKED && H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk) == d->rank;
+  rt->chunk_rows = chunked ? chunk[0] : 0;
+  rt->chunks_across = 1;
+  for (int k = 1; chunked && k < d->rank; k++)
+    rt->chunks_across *= (d->dims[k] + chunk[k] - 1) / chunk[k];
   rt->offset = direct && layout == H5D_CONTIGUOUS ? contiguous_offset(d, dcpl, writing) : -1;
   rt->chunks = direct && layout == H5D_CHUNKED && chunked_source(d, dcpl, writing, &rt->chunked);
   if (rt->chunks) rt->chunked.convert = rt->convert;
@@ -334,7 +339,9 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   }
   trace(d, writing, "through HDF5", NULL);
   uint64_t piece = h5g_io_piece_bytes() / row_bytes;
-  if (rt.chunk_rows && piece / rt.chunk_rows > CHUNKS_PER_CALL) piece = CHUNKS_PER_CALL * rt.chunk_rows;
+  /* chunked: at most CHUNKS_PER_CALL chunks a call, or one slab of chunks along the rows */
+  uint64_t slabs = rt.chunks_across < CHUNKS_PER_CALL ? CHUNKS_PER_CALL / rt.chunks_across : 1;
+  if (rt.chunk_rows && piece / rt.chunk_rows > slabs) piece = slabs * rt.chunk_rows;
   if (piece == 0) piece = 1;
   uint64_t my_pieces = (rows + piece - 1) / piece, pieces = 0;
   CHECK_MPI(MPI_Allreduce(&my_pieces, &pieces, 1, MPI_UINT64_T, MPI_MAX, comm));

@@ -14,19 +14,22 @@ enum {
   MIN_COPIES_PER_THREAD = 1 << 16,
   /* How many copies ahead the source (and a scattered destination) row is prefetched: the copies
    * are random reads of a table larger than the caches, bound by memory latency, not bandwidth. */
-  PREFETCH_AHEAD = 16
+  PREFETCH_AHEAD = 16,
+  /* What the grouping's per-part counts may take (grouping_parts). */
+  GROUP_COUNTS_BYTES = 4 << 20
 };
 
 struct h5g_row_route {
   MPI_Comm comm;
   int size, threads;
-  int follows;            /* made by h5g_row_route_follow: this rank's rows go through the exchange */
+  int follows; /* made by h5g_row_route_follow: this rank's own rows go through the exchange */
   const uint64_t *src_index;
   uint64_t n_out, first, mine;           /* this rank holds table rows [first, first + mine) */
   uint64_t *tables;       /* 3 size + 1: each rank's first table row (then n_total), the counts */
   uint64_t *fetch_counts, *serve_counts; /* [size] each: rows fetched from, served to, each rank */
   uint64_t n_fetch, n_serve;
-  uint64_t *fetch_positions; /* n_fetch: the output row of each row fetched, grouped by owner */
+  /* n_fetch: the output row of each row fetched, grouped by owner (followed: by piece) */
+  uint64_t *fetch_positions;
   const uint64_t *serve_rows; /* n_serve: the table rows served, grouped by the rank served */
   uint64_t *requested;        /* serve_rows when they came as requests (owned) */
   char *moving;              /* a move's rows served, then those fetched */
@@ -35,6 +38,15 @@ struct h5g_row_route {
 
 static int parts_for(uint64_t n, int threads) {
   return h5g_parts(n, MIN_COPIES_PER_THREAD, threads < H5G_MAX_PARTS ? threads : H5G_MAX_PARTS);
+}
+
+/* Parts of a grouping of n rows into groups whose counts take `stride` words a part: fewer where
+ * the counts of every part would pass GROUP_COUNTS_BYTES (thousands of ranks times their runs),
+ * so that they stay within the rank's fixed allowance (src/sizing.c, RANK_BASE_BYTES). */
+static int grouping_parts(uint64_t n, int threads, size_t stride) {
+  int parts = parts_for(n, threads);
+  size_t most = GROUP_COUNTS_BYTES / (stride * sizeof(uint64_t));
+  return most < 1 ? 1 : (size_t)parts > most ? (int)most : parts;
 }
 
 /* Row copies dst[to[k]] = src[from[k] - first] for k < n. `from` NULL: k; `to` NULL: k. A
@@ -197,8 +209,9 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   uint64_t *counts = NULL, *requests = NULL;
   *route = NULL;
   int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
-  int parts = parts_for(n_out, threads), size = rt ? rt->size : 1;
+  int size = rt ? rt->size : 1;
   size_t stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
+  int parts = grouping_parts(n_out, threads, stride);
   counts = calloc((size_t)parts * stride, sizeof(uint64_t));
   CHECK(h5g_agree_alloc(comm, made == H5G_OK && counts, (size_t)parts * stride * sizeof(uint64_t)));
   groups owners = {rt->tables, n_total ? (double)size / (double)n_total : 0, (size_t)size};
@@ -238,8 +251,9 @@ int h5g_row_route_follow(MPI_Comm comm, const uint64_t *sent_index, const uint64
   uint64_t *begin = NULL, *counts = NULL, *totals = NULL;
   *route = NULL;
   int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
-  int parts = parts_for(n_out, threads), size = rt ? rt->size : 1;
+  int size = rt ? rt->size : 1;
   size_t pieces = (size_t)size * nruns, stride = (pieces + 7) / 8 * 8;
+  int parts = grouping_parts(n_out, threads, stride);
   begin = malloc((pieces + 1) * sizeof(uint64_t));
   totals = malloc(pieces * sizeof(uint64_t));
   counts = calloc((size_t)parts * stride, sizeof(uint64_t));

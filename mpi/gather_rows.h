@@ -9,8 +9,9 @@
 /* A table of n_total rows is spread over the ranks, rank r holding rows [r*N/P, (r+1)*N/P)
  * (h5g_share_begin). A route says, for `n_out` rows of this rank's output, which table row each
  * receives (src_index[i] for output row i): made once, it moves any number of tables of that
- * spread (every carried dataset) with one exchange of rows each, the requests (the indices sent
- * to the ranks that hold the rows) exchanged only when the route is made. */
+ * spread (every carried dataset) with one exchange of rows each. A route made of requests (the
+ * indices sent to the ranks that hold the rows) exchanges them once, when it is made; one that
+ * follows an exchange of sorted runs needs none. */
 typedef struct h5g_row_route h5g_row_route;
 
 /* Collective. `src_index` is borrowed: it must stay unchanged while the route lives. The copies

@@ -1,5 +1,6 @@
 /* h5gsort: sort a 1-D numeric HDF5 dataset across MPI ranks. */
 #define _GNU_SOURCE /* pthread_setattr_default_np */
+#include <errno.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <signal.h>
@@ -33,22 +34,28 @@ enum { STACK_BYTES = 1 << 20 };
 
 /* A stack limit below STACK_BYTES is raised for this process as far as the hard limit allows
  * (the kernel grows the main thread's stack up to the limit of the moment; threads made later
- * are given as much). Returns the limit in bytes when even the hard limit is below. */
-static unsigned long long ensure_stack(void) {
+ * are given as much). Fails (before MPI_Init: the message is printed by the caller) when the hard
+ * limit is below. */
+static int ensure_stack(void) {
+  int rc = H5G_OK;
   struct rlimit limit;
   if (getrlimit(RLIMIT_STACK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
       limit.rlim_cur >= STACK_BYTES)
-    return 0;
+    goto done;
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < STACK_BYTES)
-    return (unsigned long long)limit.rlim_max;
+    H5G_FAIL(H5G_ERR_RUNTIME, "the stack limit (ulimit -s, hard) is %llu KiB, below the %d KiB "
+             "a rank needs", (unsigned long long)limit.rlim_max >> 10, STACK_BYTES >> 10);
   limit.rlim_cur = STACK_BYTES;
-  if (setrlimit(RLIMIT_STACK, &limit) != 0) return (unsigned long long)limit.rlim_max;
+  if (setrlimit(RLIMIT_STACK, &limit) != 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot raise the stack limit (ulimit -s) to the %d KiB a rank "
+             "needs: %s", STACK_BYTES >> 10, strerror(errno));
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) == 0) {
     if (pthread_attr_setstacksize(&attr, STACK_BYTES) == 0) pthread_setattr_default_np(&attr);
     pthread_attr_destroy(&attr);
   }
-  return 0;
+done:
+  return rc;
 }
 
 /* -v: the start-up outside the phases. */
@@ -116,11 +123,12 @@ int main(int argc, char **argv) {
   h5g_report rep = {0};
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
   signal(SIGXFSZ, SIG_IGN);
-  unsigned long long stack = ensure_stack();
-  if (stack) { /* before MPI_Init, whose stack would overflow: every rank sees the same limit */
-    if (h5g_interrupt_launcher_rank() == 0)
-      fprintf(stderr, "h5gsort: error: the stack limit (ulimit -s, hard) is %llu KiB, below the "
-              "%d KiB a rank needs\n", stack >> 10, STACK_BYTES >> 10);
+  /* before MPI_Init, whose stack would overflow; a job's ranks share their limit: rank 0 says */
+  if (ensure_stack() != H5G_OK) {
+    if (h5g_interrupt_launcher_rank() == 0) {
+      fputs("h5gsort: error: ", stderr);
+      h5g_error_put_line(h5g_error_message(), stderr);
+    }
     return 1;
   }
   /* the interrupts (src/interrupt.h) from the start, the rank as the launcher gives it until

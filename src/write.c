@@ -46,17 +46,23 @@ unsigned long long h5g_write_output_bytes(const h5g_run *r, const h5g_verdict *v
   return need;
 }
 
-/* Rank 0 takes the lock that tells other runs' sweeps that its temporary is live (made just
- * before the temporary: a run has neither until here), checks that the output fits, then (in
- * place, --whole-file) copies the input beside OUTPUT. */
+/* Rank 0 claims the temporary's name: the lock that tells other runs' sweeps that the run is
+ * live, taken just before the temporary is made (a run has neither until here). Until every rank
+ * knows that it holds (the step's agreement), nothing of the name is the run's to remove: a
+ * refused lock is another live run's name. */
+static int claim_temp(h5g_run *r, const h5g_verdict *v) {
+  h5g_fault_point(r, "write-create");
+  return r->rank == 0 ? h5g_files_hold_temp_lock(v->tmp_path) : H5G_OK;
+}
+
+/* Rank 0 checks that the output fits, then (in place, --whole-file) copies the input beside
+ * OUTPUT. */
 static int write_prepare(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                          const h5g_extent *e) {
   int rc = H5G_OK;
-  h5g_fault_point(r, "write-create");
   r->tmp_created = 1;
   h5g_interrupt_temp(v->tmp_path, r->size);
   if (r->rank != 0) goto done;
-  CHECK(h5g_files_hold_temp_lock(v->tmp_path));
   CHECK(h5g_files_check_space(r->opt->output, h5g_write_output_bytes(r, v, plan, e)));
   if (copies_input(r, v)) CHECK(h5g_files_copy(r->opt->input, v->tmp_path));
 done:
@@ -78,6 +84,7 @@ static int write_reserve(const h5g_run *r, const h5g_verdict *v, const h5g_plan 
 int h5g_write_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                     const h5g_extent *e) {
   int rc = H5G_OK;
+  STEP(r, H5G_PHASE_WRITE, claim_temp(r, v));
   STEP(r, H5G_PHASE_WRITE, write_prepare(r, v, plan, e));
   STEP(r, H5G_PHASE_WRITE, write_open(r, v));
   STEP(r, H5G_PHASE_WRITE, write_reserve(r, v, plan, e));
