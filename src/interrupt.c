@@ -147,12 +147,14 @@ void h5g_interrupt_install(int rank, int mpi_started) {
   my_rank = rank;
   mpi_up = mpi_started;
   for (int i = 0; i < INTERRUPT_SIGNALS; i++) {
-    /* only over the default or our own: one the run was started to ignore (nohup, a background
-     * job's SIGINT) stays ignored, one the MPI library took for itself in MPI_Init stays its */
+    /* one the run was started to ignore (nohup, a background job's SIGINT) stays ignored; one an
+     * MPI library took in MPI_Init is taken back (MPICH's SIGUSR1, UCX's SIGHUP debug report):
+     * these signals stop the run under every MPI */
     struct sigaction was;
-    if (sigaction(interrupt_signals[i].number, NULL, &was) == 0 && !(was.sa_flags & SA_SIGINFO) &&
-        (was.sa_handler == SIG_DFL || was.sa_handler == on_signal))
-      sigaction(interrupt_signals[i].number, &sa, NULL);
+    if (sigaction(interrupt_signals[i].number, NULL, &was) == 0 &&
+        !(was.sa_flags & SA_SIGINFO) && was.sa_handler == SIG_IGN)
+      continue;
+    sigaction(interrupt_signals[i].number, &sa, NULL);
   }
   /* a reader of stdout or stderr that went away (`| head`) fails those writes, which the run
    * ignores: it never ends a run, whose output is what matters */

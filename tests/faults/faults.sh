@@ -174,8 +174,7 @@ interrupt)
   # returns 0 once it has forwarded a signal, whatever the ranks' codes: there each rank runs
   # in a shell that records its code (the shell's trap only keeps it alive to do so; the
   # signal reaches h5gsort as before) and a rank's code stands in for a launcher's 0; the USR
-  # signals go to the ranks themselves (hydra's forwarding of them is not relied on); SIGHUP is
-  # left out (UCX, under MPICH, takes it for its debug report in MPI_Init).
+  # signals go to the ranks themselves (hydra's forwarding of them is not relied on).
   gen "$work/in.h5" -d /k --count 400000 --type i8 --dist uniform --seed 5
   cp "$work/in.h5" "$work/in.copy"
   wrap=()
@@ -192,8 +191,6 @@ interrupt)
     if [ "$mode" = inplace ]; then out="$work/in.h5"; extra=(--force); fi
     [ "$sig" = PIPE ] && sleep_s=3
     [ ${#wrap[@]} -gt 0 ] && [ "${sig#USR}" != "$sig" ] && target=ranks
-    # MPICH's UCX keeps SIGHUP for its debug report (README): not an interrupt there
-    [ ${#wrap[@]} -gt 0 ] && [ "$sig" = HUP ] && continue
     rm -f "$work"/rc/rc.*
     H5GSORT_TEST_SLEEP=$point:$sleep_s $mpiexec "$np" "${wrap[@]}" "$bin/h5gsort" "$work/in.h5" "$out" \
       -d /k --backend "$BACKEND" --progress "${extra[@]}" >"$work/log" 2>&1 &
