@@ -7,7 +7,8 @@
 #
 # Settings (environment, with defaults):
 #   H5GSORT_WORKDIR   directory for the files and job outputs   ($PWD/h5gsort-pipeline)
-#   H5GSORT_BIN_DIR   where h5gsort and h5gsort-gen are       (<repository>/build/bin)
+#   H5GSORT_BIN_DIR   where h5gsort and h5gsort-gen are       (installed: PREFIX/bin;
+#                                                              in the repository: build/bin)
 #   H5GSORT_TASKS     MPI ranks of the generate and sort stages (4: one per GPU)
 #   H5GSORT_COUNT, H5GSORT_TYPE, H5GSORT_DIST, H5GSORT_SEED   the generated keys
 #                     (100000000, u4, uniform, 1)
@@ -20,7 +21,11 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 workdir=${H5GSORT_WORKDIR:-$PWD/h5gsort-pipeline}
-bin_dir=${H5GSORT_BIN_DIR:-$here/../build/bin}
+# installed (PREFIX/share/h5gsort/jobs: PREFIX/bin), else run from the repository (build/bin), as
+# jobs/demo.sh tells them apart
+default_bin=$here/../build/bin
+if [ -x "$here/../../../bin/h5gsort" ] && [ ! -d "$here/../.ci" ]; then default_bin=$here/../../../bin; fi
+bin_dir=${H5GSORT_BIN_DIR:-$(cd "$default_bin" 2>/dev/null && pwd || echo "$default_bin")}
 tasks=${H5GSORT_TASKS:-4}
 dataset=${H5GSORT_DATASET:-/keys}
 input=$workdir/input.h5

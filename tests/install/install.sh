@@ -27,4 +27,20 @@ fi
 (cd / && H5GSORT_DEMO_RANKS=2 "$PREFIX/share/h5gsort/jobs/demo.sh" 100000 >"$PREFIX/demo.log" 2>&1) ||
   { tail -20 "$PREFIX/demo.log" >&2; die "the installed demo.sh failed"; }
 grep -q '"exit_status": 0' "$PREFIX/demo.log" || die "the installed demo printed no successful report"
+# the installed pipeline's jobs run PREFIX/bin's programs (issue 55: they ran
+# PREFIX/share/h5gsort/jobs/../build/bin's): a stand-in sbatch records what it is given
+mkdir -p "$PREFIX/fake"
+printf '%s\n' '#!/usr/bin/env bash' 'printf "%s\n" "$*" "H5GSORT=${H5GSORT:-}" >>"$SBATCH_LOG"' \
+  'echo $((RANDOM + 1))' >"$PREFIX/fake/sbatch"
+chmod +x "$PREFIX/fake/sbatch"
+(cd / && env -u H5GSORT_BIN_DIR PATH="$PREFIX/fake:$PATH" SBATCH_LOG="$PREFIX/sbatch.log" \
+  H5GSORT_WORKDIR="$PREFIX/pipeline" "$PREFIX/share/h5gsort/jobs/pipeline.sh" >/dev/null) ||
+  die "the installed pipeline.sh failed"
+for program in h5gsort-gen h5gsort; do
+  grep -q "$PREFIX/bin/$program" "$PREFIX/sbatch.log" ||
+    die "the installed pipeline does not run $PREFIX/bin/$program: $(cat "$PREFIX/sbatch.log")"
+done
+if grep -q "build/bin" "$PREFIX/sbatch.log"; then
+  die "the installed pipeline names a build tree: $(cat "$PREFIX/sbatch.log")"
+fi
 echo "PASS: install"
