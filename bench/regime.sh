@@ -11,8 +11,10 @@
 # one's on the same file (BASE_REPEATS each, no warm-up) and the table has their ratio. PY=1 adds
 # h5py + numpy's stable argsort + take + write of the particle file (one run). Prints a Markdown
 # table.
+# EXTRA: options added to every sort (e.g. --verify, or --device-memory 8G for out of core).
 #   bench/regime.sh [WORKDIR]   env: BIN (build/bin), LOG2 (28), RANKS (4), REPEATS (3),
-#                               BASE (none), BASE_REPEATS (1), ROWS (all: the rows to run), PY (0)
+#                               BASE (none), BASE_REPEATS (1), ROWS (all: the rows to run), PY (0),
+#                               EXTRA (none)
 set -euo pipefail
 work=${1:-/tmp/h5gsort-regime}
 bin=${BIN:-build/bin}
@@ -45,21 +47,29 @@ raw_copy() { # FILE: the fastest raw copy of its bytes
   echo "$s"
 }
 
-[ -e "$particles" ] && [ -e "$table" ] || python3 - "$particles" "$table" "$log2" <<'EOF'
+# only the files the rows read are made: a 2^29-row pair is 20 GiB of page cache
+need_particles=1 need_table=0
+case $rows in *" table"*) need_table=1 ;; esac
+case $rows in *" carry"* | *" keys"* | *" index "*) ;; *) need_particles=0 ;; esac
+{ [ $need_particles = 0 ] || [ -e "$particles" ]; } && { [ $need_table = 0 ] || [ -e "$table" ]; } ||
+  python3 - "$particles" "$table" "$log2" "$need_particles" "$need_table" <<'EOF'
 import sys, h5py, numpy as np
 particles, table, log2 = sys.argv[1], sys.argv[2], int(sys.argv[3])
+need_particles, need_table = sys.argv[4] == "1", sys.argv[5] == "1"
 n, rng = 1 << log2, np.random.default_rng(42)
 rec = np.empty(n, dtype=[("id", "<u8"), ("x", "<f4"), ("y", "<f4"), ("z", "<f4")])
 rec["id"] = rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
 for c in "xyz":
     rec[c] = rng.random(n, dtype=np.float32)
-with h5py.File(particles, "w") as f:
-    for c in ("id", "x", "y", "z"):
-        f.create_dataset("particles/" + c, data=rec[c])
-with h5py.File(table, "w") as f:
-    f.create_dataset("particles", data=rec)
+if need_particles:
+    with h5py.File(particles, "w") as f:
+        for c in ("id", "x", "y", "z"):
+            f.create_dataset("particles/" + c, data=rec[c])
+if need_table:
+    with h5py.File(table, "w") as f:
+        f.create_dataset("particles", data=rec)
 EOF
-cat "$particles" "$table" >/dev/null # into the page cache
+for f in "$particles" "$table"; do [ ! -e "$f" ] || cat "$f" >/dev/null; done # into the page cache
 
 # ROW -> "LABEL|FILE|LAUNCH|OPTIONS" (LAUNCH: one or many)
 spec() {
@@ -79,12 +89,12 @@ run_sort() { # BINARY LAUNCH FILE OPTIONS
   local launch=("${one[@]}")
   [ "$2" = one ] || launch=("${many[@]}")
   # shellcheck disable=SC2086
-  timed "${launch[@]}" "$1" "$3" "$out" $4 --force
+  timed "${launch[@]}" "$1" "$3" "$out" $4 ${EXTRA:-} --force
 }
 
 echo "# bench/regime.sh on $( (nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo "no GPU") | head -1), $cores cores, $(date -u '+%Y-%m-%d %H:%M UTC'), 2^$log2 rows"
 echo
-echo "Whole processes, seconds: median of $repeats after a warm-up${BASE:+; base \`$BASE\` $base_repeats run(s) alternated}."
+echo "Whole processes, seconds: median of $repeats after a warm-up${BASE:+; base \`$BASE\` $base_repeats run(s) alternated}${EXTRA:+; every sort with \`$EXTRA\`}."
 echo "Fastest raw copy: of the whole input file. Particle file $(du -h "$particles" | cut -f1), table $(du -h "$table" | cut -f1)."
 echo
 echo "| job | input | raw copy | h5gsort | x raw |${BASE:+ base | base / h5gsort |} runs | phases (\`--report\`, one more run, s) |"
