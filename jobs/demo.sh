@@ -21,7 +21,7 @@ else
 fi
 # Root in containers and fewer cores than ranks are both common where this runs first.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-# mpiexec's start without hwloc's GPU discovery unless set, even empty (README, "Usage"):
+# mpiexec's start without hwloc's GPU discovery unless set, even empty (docs/launch.md):
 # 0.3 s less per launch on the H100 machine
 export HWLOC_COMPONENTS=${HWLOC_COMPONENTS--cuda,-nvml,-opencl,-rsmi,-levelzero}
 work=$(mktemp -d)

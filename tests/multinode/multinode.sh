@@ -2,7 +2,7 @@
 # h5gsort across two hosts (tests/multinode/cluster.sh: two network namespaces with their own
 # hostnames on a veth pair, Open MPI's TCP transport, an rsh agent for the second host). Every
 # output is compared with the same sort on one host and with the same sort on two hosts through
-# H5GSORT_IO=mpio (the default there: the multi-node policy, README "Several nodes"), byte for
+# H5GSORT_IO=mpio (the default there: the multi-node policy, docs/io-paths.md "Several nodes"), byte for
 # byte (chunked outputs: values, chunks, filters and allocated bytes: same_output), and checked
 # by the independent checkers. Cases:
 #   e2e     keys of several types (one gzip-chunked, in and out) at 2+2 and 3+1 ranks; -v and
