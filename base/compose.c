@@ -20,7 +20,7 @@ unsigned h5g_compose_width(unsigned bytes) {
     if (is_float)                                                                                 \
       for (size_t i = 0; i < n; i++) {                                                            \
         uint64_t v = p_[i];                                                                       \
-        v = v == minus_zero ? plus_zero : v > plus_inf ? plus_inf + 1 : v;                        \
+        v = v == fc->minus_zero ? fc->plus_zero : v - fc->minus_inf > fc->span ? fc->nan : v;     \
         c_[i] = (CT)(c_[i] | (CT)((CT)(v ^ flip) << shift));                                      \
       }                                                                                           \
     else                                                                                          \
@@ -37,9 +37,16 @@ unsigned h5g_compose_width(unsigned bytes) {
     }                                                                                             \
   } while (0)
 
+/* numpy's equality on a float's ascending ordered bits (base/keys.h): -0.0 becomes +0.0, every NaN
+ * the smallest positive NaN. The values -inf ... +inf are one span of ordered bits whichever end
+ * the NaNs take, so a NaN is a key whose distance above -inf's bits (mod 2^64) passes the span. */
+typedef struct {
+  uint64_t minus_zero, plus_zero, minus_inf, span, nan;
+} float_canon;
+
 static void compose_loop(void *composed, unsigned width, const void *part, unsigned part_width,
-                         size_t n, unsigned shift, uint64_t flip, int is_float, uint64_t minus_zero,
-                         uint64_t plus_zero, uint64_t plus_inf) {
+                         size_t n, unsigned shift, uint64_t flip, int is_float,
+                         const float_canon *fc) {
   switch (width) {
   case 1: COMPOSE_INTO(uint8_t); break;
   case 2: COMPOSE_INTO(uint16_t); break;
@@ -77,15 +84,14 @@ static void take_loop(const void *composed, unsigned width, void *part, unsigned
   }
 }
 
-/* The ordered bits (ascending) of one float value of `width` bytes. */
-static uint64_t ordered_float(uint64_t bits, unsigned width) {
-  h5g_keyspec ks = {H5G_KEY_FLOAT, width, 0};
-  if (width == 4) {
+/* The ordered bits of one float value under `ks` (4 or 8 bytes). */
+static uint64_t ordered_float(uint64_t bits, const h5g_keyspec *ks) {
+  if (ks->width == 4) {
     uint32_t v = (uint32_t)bits;
-    h5g_keys_to_ordered(&v, 1, &ks);
+    h5g_keys_to_ordered(&v, 1, ks);
     return v;
   }
-  h5g_keys_to_ordered(&bits, 1, &ks);
+  h5g_keys_to_ordered(&bits, 1, ks);
   return bits;
 }
 
@@ -106,21 +112,24 @@ static void compose_rows(const compose_job *j) {
     h5g_keys_from_ordered(j->part, j->n, ks); /* the descending flip is the transform's own */
     return;
   }
-  h5g_keyspec ascending = {ks->cls, ks->width, 0};
+  /* the ascending bits with the NaNs at the end that ks's direction then puts them at */
+  h5g_keyspec ascending = {ks->cls, ks->width, 0,
+                           h5g_keyspec_nan_low(ks) ? H5G_NA_FIRST : H5G_NA_DEFAULT};
   unsigned bits = 8 * ks->width;
   uint64_t mask = bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1);
   uint64_t flip = ks->descending ? mask : 0;
-  /* numpy's equality: -0.0 becomes +0.0, every NaN the smallest positive NaN (all NaNs lie
-   * above +inf in ascending ordered bits) */
   int is_float = ks->cls == H5G_KEY_FLOAT;
-  uint64_t sign = (uint64_t)1 << (bits - 1);
-  uint64_t plus_zero = is_float ? ordered_float(0, ks->width) : 0;
-  uint64_t minus_zero = is_float ? ordered_float(sign, ks->width) : 0;
-  uint64_t plus_inf = is_float ? ordered_float(ks->width == 4 ? 0x7f800000u : 0x7ff0000000000000ull,
-                                               ks->width) : mask;
+  float_canon fc = {0, 0, 0, 0, 0};
+  if (is_float) {
+    uint64_t sign = (uint64_t)1 << (bits - 1), inf = ks->width == 4 ? 0x7f800000u : 0x7ff0ull << 48;
+    fc.plus_zero = ordered_float(0, &ascending);
+    fc.minus_zero = ordered_float(sign, &ascending);
+    fc.minus_inf = ordered_float(sign | inf, &ascending);
+    fc.span = ordered_float(inf, &ascending) - fc.minus_inf;
+    fc.nan = ordered_float(inf + 1, &ascending);
+  }
   h5g_keys_to_ordered(j->part, j->n, &ascending);
-  compose_loop(j->composed, j->width, j->part, ks->width, j->n, j->shift, flip, is_float,
-               minus_zero, plus_zero, plus_inf);
+  compose_loop(j->composed, j->width, j->part, ks->width, j->n, j->shift, flip, is_float, &fc);
 }
 
 enum { MIN_ROWS_PER_THREAD = 1 << 14 };

@@ -5,8 +5,9 @@
  * keys at once.
  *
  * Equality is numpy's: in a composed key -0.0 is +0.0 and every NaN is one value (so equal tuples
- * keep their input order in a stable sort, as numpy.lexsort keeps them). A composed float is
- * therefore not always its key's exact bits; integers are. */
+ * keep their input order in a stable sort, as numpy.lexsort keeps them), first or last as the
+ * key's spec says (base/keys.h, --na-position). A composed float is therefore not always its
+ * key's exact bits; integers are. */
 #ifndef H5G_COMPOSE_H
 #define H5G_COMPOSE_H
 

@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 int h5g_cpus_allowed(void) {
@@ -34,4 +35,13 @@ void h5g_cpus_list(char *buf, size_t len) {
     if (n < 0) break;
     used += (size_t)n;
   }
+}
+
+void h5g_cpus_mask(uint64_t mask[H5G_CPUS_MASK_WORDS]) {
+  cpu_set_t set;
+  memset(mask, 0, H5G_CPUS_MASK_WORDS * sizeof *mask);
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+  for (int c = 0; c < CPU_SETSIZE && c < 64 * H5G_CPUS_MASK_WORDS; c++)
+    if (CPU_ISSET(c, &set)) mask[c / 64] |= (uint64_t)1 << (c % 64);
 }

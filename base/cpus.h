@@ -4,6 +4,7 @@
 #define H5G_CPUS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* How many CPUs this process may run on (>= 1). */
 int h5g_cpus_allowed(void);
@@ -11,5 +12,9 @@ int h5g_cpus_allowed(void);
 int h5g_cpus_online(void);
 /* The allowed CPUs as a list such as "0-3,8" (truncated to len). */
 void h5g_cpus_list(char *buf, size_t len);
+/* The allowed CPUs as bits (CPU c: bit c % 64 of word c / 64; none past the words), so that the
+ * CPUs several ranks share can be counted (src/sizing.c: the cores each rank of a node gets). */
+enum { H5G_CPUS_MASK_WORDS = 16 };
+void h5g_cpus_mask(uint64_t mask[H5G_CPUS_MASK_WORDS]);
 
 #endif

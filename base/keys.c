@@ -8,19 +8,23 @@
 /* Float transform (ascending). The classic trick -- negative: flip every bit; positive: flip the
  * sign bit -- orders [neg NaNs][-inf ... -0][+0 ... +inf][pos NaNs]. The negative NaNs are the
  * 2^mant - 1 smallest results, so subtracting that count (mod 2^width) moves them above the
- * positive NaNs: [-inf ... +inf][pos NaNs][neg NaNs], i.e. every NaN last. All three steps are
- * bijections, so the inverse restores the exact bits. */
+ * positive NaNs: [-inf ... +inf][pos NaNs][neg NaNs], i.e. every NaN last. Adding it instead
+ * (nan_low: the rotation by the 2 (2^mant - 1) NaNs the other way) gives
+ * [pos NaNs][neg NaNs][-inf ... +inf]: every NaN first, in the same order among themselves. All
+ * three steps are bijections, so the inverse restores the exact bits. */
 #define DEFINE_KEY_OPS(T, BITS, MANT_BITS)                                                        \
-  static void to_ordered_##BITS(T *keys, size_t n, h5g_key_class cls, int descending) {           \
+  static void to_ordered_##BITS(T *keys, size_t n, h5g_key_class cls, int descending,             \
+                                int nan_low) {                                                    \
     const T sign = (T)((T)1 << (BITS - 1));                                                       \
     const T flip = descending ? (T)~(T)0 : (T)0;                                                  \
     if (cls == H5G_KEY_FLOAT) {                                                                   \
       const T neg_nans = (T)(((T)1 << MANT_BITS) - 1);                                            \
+      const T bias = nan_low ? (T)((T)0 - neg_nans) : neg_nans;                                   \
       for (size_t i = 0; i < n; i++) {                                                            \
         T u = keys[i];                                                                            \
         T negative_mask = (T)((T)0 - (T)(u >> (BITS - 1)));                                       \
         u = (T)(u ^ (negative_mask | sign));                                                      \
-        keys[i] = (T)((T)(u - neg_nans) ^ flip);                                                  \
+        keys[i] = (T)((T)(u - bias) ^ flip);                                                      \
       }                                                                                           \
     } else {                                                                                      \
       const T mask = (T)((cls == H5G_KEY_SIGNED ? sign : (T)0) ^ flip);                           \
@@ -28,13 +32,15 @@
     }                                                                                             \
   }                                                                                               \
                                                                                                   \
-  static void from_ordered_##BITS(T *keys, size_t n, h5g_key_class cls, int descending) {         \
+  static void from_ordered_##BITS(T *keys, size_t n, h5g_key_class cls, int descending,           \
+                                  int nan_low) {                                                  \
     const T sign = (T)((T)1 << (BITS - 1));                                                       \
     const T flip = descending ? (T)~(T)0 : (T)0;                                                  \
     if (cls == H5G_KEY_FLOAT) {                                                                   \
       const T neg_nans = (T)(((T)1 << MANT_BITS) - 1);                                            \
+      const T bias = nan_low ? (T)((T)0 - neg_nans) : neg_nans;                                   \
       for (size_t i = 0; i < n; i++) {                                                            \
-        T u = (T)((T)(keys[i] ^ flip) + neg_nans);                                                \
+        T u = (T)((T)(keys[i] ^ flip) + bias);                                                    \
         /* top bit set: the key was positive (only the sign bit was flipped) */                   \
         T was_negative_mask = (T)((T)(u >> (BITS - 1)) - (T)1);                                   \
         keys[i] = (T)(u ^ (was_negative_mask | sign));                                            \
@@ -93,13 +99,15 @@ DEFINE_KEY_OPS(h5g_u128, 128, 0)
   }
 
 void h5g_keys_to_ordered(void *keys, size_t n, const h5g_keyspec *ks) {
-#define CALL_TO(T, BITS) to_ordered_##BITS((T *)keys, n, ks->cls, ks->descending)
+  const int nan_low = h5g_keyspec_nan_low(ks);
+#define CALL_TO(T, BITS) to_ordered_##BITS((T *)keys, n, ks->cls, ks->descending, nan_low)
   DISPATCH_WIDTH(ks->width, CALL_TO)
 #undef CALL_TO
 }
 
 void h5g_keys_from_ordered(void *keys, size_t n, const h5g_keyspec *ks) {
-#define CALL_FROM(T, BITS) from_ordered_##BITS((T *)keys, n, ks->cls, ks->descending)
+  const int nan_low = h5g_keyspec_nan_low(ks);
+#define CALL_FROM(T, BITS) from_ordered_##BITS((T *)keys, n, ks->cls, ks->descending, nan_low)
   DISPATCH_WIDTH(ks->width, CALL_FROM)
 #undef CALL_FROM
 }

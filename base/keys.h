@@ -2,8 +2,10 @@
  *
  * After h5g_keys_to_ordered, comparing keys as unsigned integers of `width` bytes gives the
  * requested order: numpy.sort's order (-inf < ... < -0.0 < +0.0 < ... < +inf < NaN, every NaN
- * last whatever its sign) or, with `descending`, its exact reverse. The map is a bijection on
- * bit patterns, so NaN payloads and -0.0 survive the round trip. Keys are in host byte order. */
+ * last whatever its sign) or, with `descending`, its exact reverse (NaN first). `na` moves the
+ * NaNs to the other end (--na-position, pandas' na_position), their order among themselves kept.
+ * The map is a bijection on bit patterns, so NaN payloads and -0.0 survive the round trip. Keys
+ * are in host byte order. */
 #ifndef H5G_KEYS_H
 #define H5G_KEYS_H
 
@@ -17,11 +19,22 @@ extern "C" {
 
 typedef enum { H5G_KEY_UNSIGNED = 0, H5G_KEY_SIGNED = 1, H5G_KEY_FLOAT = 2 } h5g_key_class;
 
+/* Where NaNs go (--na-position): numpy's place by default (ascending: last; descending: first),
+ * so that a zeroed spec keeps numpy's order. Integer keys have no NaN: every value is the same. */
+typedef enum { H5G_NA_DEFAULT = 0, H5G_NA_FIRST = 1, H5G_NA_LAST = 2 } h5g_na_position;
+
 typedef struct {
   h5g_key_class cls;
   unsigned width; /* bytes: 1, 2, 4, 8 or 16 (floats: 4 or 8; 16: composed keys, base/compose.h) */
   int descending;
+  h5g_na_position na;
 } h5g_keyspec;
+
+/* 1 when a float key's NaNs go below -inf in the ascending ordered bits that `descending` then
+ * complements: NaN first ascending, NaN last descending (numpy's places are the other ones). */
+static inline int h5g_keyspec_nan_low(const h5g_keyspec *ks) {
+  return ks->na == (ks->descending ? H5G_NA_LAST : H5G_NA_FIRST);
+}
 
 void h5g_keys_to_ordered(void *keys, size_t n, const h5g_keyspec *ks);
 void h5g_keys_from_ordered(void *keys, size_t n, const h5g_keyspec *ks);

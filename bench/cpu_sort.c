@@ -88,7 +88,7 @@ static uint64_t load_key(const void *keys, size_t i, unsigned width) {
 
 /* Sorts a fresh copy of b->input (values: the source index) into b->ours and b->values. */
 static double sort_ours(buffers *b, size_t n, bench_type type) {
-  const h5g_keyspec ks = {bench_types[type].cls, bench_types[type].width, 0};
+  const h5g_keyspec ks = {bench_types[type].cls, bench_types[type].width, 0, H5G_NA_DEFAULT};
   memcpy(b->ours, b->input, n * ks.width);
   if (bench_types[type].pairs)
     for (size_t i = 0; i < n; i++) b->values[i] = i;

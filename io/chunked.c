@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "io/direct.h"
+#include "io/h5io_pkg.h"
 
 enum { MAX_THREADS = 256 };
 /* Per-thread buffers stay below this in all (a chunk of 1 GiB, which h5py allows, gets fewer
@@ -354,10 +355,14 @@ int h5g_chunked_store(hid_t dset, uint64_t first, unsigned mask, size_t bytes, c
                       const char *where) {
   int rc = H5G_OK;
   hsize_t offset[H5S_MAX_RANK] = {0};
+  char file[PATH_MAX] = "";
   offset[0] = first;
-  if (H5Dwrite_chunk(dset, H5P_DEFAULT, mask, offset, bytes, data) < 0)
-    H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the chunk at row %llu (%s)",
-             (unsigned long long)first, where);
+  if (H5Dwrite_chunk(dset, H5P_DEFAULT, mask, offset, bytes, data) < 0) {
+    int error = errno;
+    H5Fget_name(dset, file, sizeof file);
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the chunk at row %llu%s (%s)",
+             (unsigned long long)first, h5g_io_write_reason_internal(file, error), where);
+  }
 done:
   return rc;
 }

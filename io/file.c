@@ -2,6 +2,7 @@
  * created collectively, with the format bounds large attributes need. */
 #include "io/h5io_pkg.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -39,6 +40,19 @@ done:
 
 void h5g_io_quiet(void) {
   if (!getenv("H5GSORT_HDF5_ERRORS")) H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* debugging aid */
+}
+
+void h5g_io_library(char *buf, size_t size) {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+#ifdef H5_HAVE_PARALLEL
+  const char *kind = "parallel";
+#else
+  const char *kind = "serial";
+#endif
+  snprintf(buf, size, "%u.%u.%u, %s (built with the headers of %d.%d.%d%s%s)", major, minor,
+           release, kind, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE,
+           H5_VERS_SUBRELEASE[0] ? "-" : "", H5_VERS_SUBRELEASE);
 }
 
 uint64_t h5g_io_piece_bytes(void) {
@@ -167,8 +181,9 @@ int h5g_io_close_file(h5g_file *f) {
   int rc = H5G_OK;
   if (!f) return rc;
   if (f->id >= 0 && H5Fclose(f->id) < 0)
-    rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__, "cannot flush and close the file (%s)",
-                       f->path);
+    rc = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                       "cannot flush and close the file%s (%s)",
+                       h5g_io_write_reason_internal(f->path, errno), f->path);
   h5g_gathered_free(f->gathered);
   free(f);
   return rc;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "io/h5io_pkg.h"
 
 /* dirname() may modify its argument: work on a copy. */
 static void directory_of(const char *path, char *dir, size_t len) {
@@ -308,8 +309,9 @@ int h5g_files_check_space(const char *output, unsigned long long bytes) {
              "the output needs %llu bytes, over the file size limit of %llu bytes (ulimit -f) (%s)",
              bytes, (unsigned long long)limit.rlim_cur, output);
   if (statvfs(dir, &fs) == 0 && (unsigned long long)fs.f_bavail * fs.f_frsize < bytes)
-    H5G_FAIL(H5G_ERR_RUNTIME, "the output needs %llu bytes, more than the %llu free in %s (%s)",
-             bytes, (unsigned long long)fs.f_bavail * fs.f_frsize, dir, output);
+    H5G_FAIL(H5G_ERR_RUNTIME, "%s: the output needs %llu bytes, more than the %llu free in %s "
+             "(%s)", strerror(ENOSPC), bytes, (unsigned long long)fs.f_bavail * fs.f_frsize, dir,
+             output);
 done:
   return rc;
 }
@@ -388,6 +390,25 @@ unsigned long long h5g_files_free_bytes(const char *output) {
   return statvfs(dir, &fs) == 0 ? (unsigned long long)fs.f_bavail * fs.f_frsize : 0;
 }
 
+const char *h5g_io_write_reason_internal(const char *path, int error) {
+  static char reason[128];
+  char dir[PATH_MAX];
+  struct rlimit limit;
+  struct statvfs fs;
+  struct stat now;
+  if (error != ENOSPC && error != EDQUOT && error != EFBIG && error != EIO && error != EROFS) {
+    directory_of(path, dir, sizeof dir);
+    error = statvfs(dir, &fs) == 0 && fs.f_bavail == 0 ? ENOSPC
+            : getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                    stat(path, &now) == 0 && (unsigned long long)now.st_size >= limit.rlim_cur
+                ? EFBIG
+                : 0;
+  }
+  if (!error) return "";
+  snprintf(reason, sizeof reason, ": %s", strerror(error));
+  return reason;
+}
+
 int h5g_files_check_growth(const char *path, unsigned long long bytes) {
   int rc = H5G_OK;
   char dir[PATH_MAX];
@@ -402,9 +423,9 @@ int h5g_files_check_growth(const char *path, unsigned long long bytes) {
              "(ulimit -f): %llu written, up to %llu more to come (%s)",
              (unsigned long long)limit.rlim_cur, size, bytes, path);
   if (statvfs(dir, &fs) == 0 && (unsigned long long)fs.f_bavail * fs.f_frsize < bytes)
-    H5G_FAIL(H5G_ERR_RUNTIME, "the disk is full: the output needs up to %llu more bytes, %llu "
-             "are free in %s (%s)", bytes, (unsigned long long)fs.f_bavail * fs.f_frsize, dir,
-             path);
+    H5G_FAIL(H5G_ERR_RUNTIME, "the disk is full (%s): the output needs up to %llu more bytes, "
+             "%llu are free in %s (%s)", strerror(ENOSPC), bytes,
+             (unsigned long long)fs.f_bavail * fs.f_frsize, dir, path);
 done:
   return rc;
 }

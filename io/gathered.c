@@ -2,6 +2,7 @@
  * after the collective close rank 0 stores them all in order. */
 #include "io/gathered.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -9,7 +10,7 @@
 
 #include "base/error.h"
 #include "io/h5check.h"
-#include "io/h5io.h"
+#include "io/h5io_pkg.h"
 #include "mpi/agree.h"
 #include "mpi/exchange.h"
 
@@ -413,7 +414,8 @@ int h5g_gathered_write(MPI_Comm comm, h5g_gathered *g, const char *file) {
   for (int i = 0; i < sets; i++) CHECK(gather_dataset(comm, file_id, file, &g->sets[i], &status));
   if (file_id >= 0 && H5Fclose(file_id) < 0 && status == H5G_OK)
     status = h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                           "cannot flush and close the file (%s)", file);
+                           "cannot flush and close the file%s (%s)",
+                           h5g_io_write_reason_internal(file, errno), file);
   file_id = H5I_INVALID_HID;
   CHECK(h5g_agree(comm, status));
 done:

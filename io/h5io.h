@@ -33,6 +33,9 @@ typedef struct h5g_dset h5g_dset;
 
 /* Silences HDF5's automatic error stack printing (call once, every rank). */
 void h5g_io_quiet(void);
+/* --version: the HDF5 library this process runs, whether it is parallel, and the headers it was
+ * built with: "1.10.8, parallel (built with the headers of 1.10.8)". */
+void h5g_io_library(char *buf, size_t size);
 
 /* Serial inspection (one rank) of the key dataset: file exists and is HDF5, path names a 1-D
  * dataset of a supported type (or, with key_field, a 1-D compound with that numeric field; with
@@ -43,6 +46,16 @@ int h5g_io_inspect(const char *file, const char *dataset, const char *key_field,
 /* Serial (io/references.c): usage error when file:dataset's rows hold references (a table with
  * a reference field), which rows copied into a new OUTPUT would keep as dangling addresses. */
 int h5g_io_inspect_no_references(const char *file, const char *dataset);
+/* h5g_io_inspect_unmoved's report of one dataset: its path, and whether it is a coordinate of the
+ * key (a dimension scale attached to its rows: netCDF-4's coordinate variable). */
+typedef void (*h5g_io_unmoved_fn)(void *ctx, const char *path, int coordinate);
+/* Serial: `each` for every dataset of `file` with `rows` rows (rank 1 or more) that is none of
+ * moved[0..count) (paths; those not in the file are skipped), in the order HDF5 visits them:
+ * where OUTPUT starts as a copy of INPUT, these stay in the input's order. netCDF-4's dimensions
+ * without a variable (scales that hold no values) are left out. `key` is the key dataset. */
+int h5g_io_inspect_unmoved(const char *file, const char *key, uint64_t rows,
+                           const char *const *moved, int count, h5g_io_unmoved_fn each,
+                           void *ctx);
 /* Serial inspection of a dataset carried with the keys: integer or float elements, any rank >= 1,
  * first dimension `rows` (each of *bytes_per_row bytes). Usage error otherwise. */
 int h5g_io_inspect_rows(const char *file, const char *dataset, uint64_t rows,

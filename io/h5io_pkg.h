@@ -48,6 +48,12 @@ hid_t h5g_io_collective_dxpl_internal(void);
  * up to (the superblock's): past it HDF5 reads nothing, and neither may we. */
 int h5g_io_inside_file_end_internal(const h5g_dset *d, haddr_t address, hsize_t bytes);
 
+/* io/files.c: why a write to `path` failed, where HDF5 and MPI-IO keep errno to themselves:
+ * ": " and the system's words for `error` (errno just after the failed call) when a write fails
+ * with it (a full disk or quota, the file-size limit, an I/O error, a read-only file system), else
+ * for a full disk or the file-size limit found now; "" when none is found. Static text. */
+const char *h5g_io_write_reason_internal(const char *path, int error);
+
 /* io/dataset.c: collective: every rank found `what` (an object of `where`), or none did. */
 int h5g_io_agree_found_internal(MPI_Comm comm, int found, const char *what, const char *where);
 

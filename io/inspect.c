@@ -1,6 +1,7 @@
 /* Serial inspection of the input before any collective work (io/h5io.h: h5g_io_inspect,
  * h5g_io_inspect_rows): the file, the path to the dataset, its type, shape and storage, each
  * problem a usage error (exit 2) with a message that names it. */
+#include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,7 +302,7 @@ static int inspect_open(const char *file, const char *dataset, const char *where
   const char *kind = h5g_files_kind(file);
   if (kind) H5G_FAIL(H5G_ERR_USAGE, "input is a %s, not a regular file (%s)", kind, where);
   FILE *probe = fopen(file, "rb");
-  if (!probe) H5G_FAIL(H5G_ERR_USAGE, "cannot open input file (%s)", where);
+  if (!probe) H5G_FAIL(H5G_ERR_USAGE, "cannot open input file: %s (%s)", strerror(errno), where);
   fclose(probe);
   if (H5Fis_hdf5(file) <= 0) H5G_FAIL(H5G_ERR_USAGE, "not an HDF5 file (%s)", where);
   *fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);

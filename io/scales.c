@@ -2,7 +2,8 @@
  * address: copied as bytes into another file it dangles or, worse, points at another object. So
  * every attribute that holds one is taken out of OUTPUT; dimension scales are attached anew
  * through the dimension-scale API (the scales that OUTPUT does not hold yet copied from INPUT);
- * object references to what OUTPUT holds are made anew; the rest is left out, one warning each. */
+ * object references to what OUTPUT holds are made anew; the rest is left out, one warning each.
+ * Also the datasets that a copy of INPUT keeps in the input's order (h5g_io_inspect_unmoved). */
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <stdarg.h>
@@ -261,6 +262,66 @@ done:
   CLOSE_ID(H5Sclose, space);
   CLOSE_ID(H5Dclose, to);
   CLOSE_ID(H5Dclose, from);
+  return rc;
+}
+
+typedef struct {
+  hid_t key;
+  uint64_t rows;
+  const haddr_t *moved; /* the addresses of the datasets moved */
+  int nmoved;
+  h5g_io_unmoved_fn each;
+  void *ctx;
+  int failed;
+} unmoved_visit;
+
+/* What netCDF-4 names a dimension that has no variable: a scale holding no values. */
+static const char netcdf_dimension[] = "This is a netCDF dimension but not a netCDF variable";
+
+static herr_t note_unmoved(hid_t root, const char *name, const H5O_info_t *info, void *data) {
+  unmoved_visit *v = data;
+  char scale_name[sizeof netcdf_dimension] = "";
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  for (int i = 0; i < v->nmoved; i++)
+    if (v->moved[i] == info->addr) return 0;
+  hid_t d = H5Dopen2(root, name, H5P_DEFAULT);
+  if (d < 0) return 0; /* not readable: nothing to say of its order */
+  int scale = H5DSis_scale(d) > 0;
+  if (scale) H5DSget_scale_name(d, scale_name, sizeof scale_name);
+  if (extent(d, 0) == v->rows && !(scale && strcmp(scale_name, netcdf_dimension) == 0)) {
+    char *path = absolute_path(name);
+    if (path) v->each(v->ctx, path, scale && H5DSis_attached(v->key, d, 0) > 0);
+    v->failed = !path;
+    free(path);
+  }
+  H5Dclose(d);
+  return v->failed ? -1 : 0;
+}
+
+int h5g_io_inspect_unmoved(const char *file, const char *key, uint64_t rows,
+                           const char *const *moved, int count, h5g_io_unmoved_fn each,
+                           void *ctx) {
+  int rc = H5G_OK;
+  unmoved_visit v = {H5I_INVALID_HID, rows, NULL, 0, each, ctx, 0};
+  hid_t fid = H5I_INVALID_HID;
+  H5O_info_t info;
+  haddr_t *at = calloc((size_t)count + 1, sizeof *at);
+  CHECK_ALLOC(at, (size_t)count + 1);
+  CHECK_H5(fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open the input (%s)", file);
+  CHECK_H5(v.key = H5Dopen2(fid, key, H5P_DEFAULT), "cannot open %s in the input", key);
+  for (int i = 0; i < count; i++)
+    if (h5g_io_path_exists_internal(fid, moved[i]) &&
+        H5Oget_info_by_name2(fid, moved[i], &info, H5O_INFO_BASIC, H5P_DEFAULT) >= 0)
+      at[v.nmoved++] = info.addr;
+  v.moved = at;
+  /* an object HDF5 cannot visit has nothing to say of its order: only memory fails the run */
+  if (H5Ovisit2(fid, H5_INDEX_NAME, H5_ITER_NATIVE, note_unmoved, &v, H5O_INFO_BASIC) < 0 &&
+      v.failed)
+    H5G_FAIL(H5G_ERR_RUNTIME, "out of host memory listing the datasets of the input (%s)", file);
+done:
+  CLOSE_ID(H5Dclose, v.key);
+  CLOSE_ID(H5Fclose, fid);
+  free(at);
   return rc;
 }
 

@@ -3,6 +3,7 @@
  * through HDF5 in collective pieces, every piece agreed. */
 #include "io/h5io_pkg.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <limits.h>
 #include <stdio.h>
@@ -210,10 +211,11 @@ done:
  * others waiting inside the next collective call; every rank then holds the failing rank's
  * error. */
 /* One rank's status for a piece: the caller's own error (already recorded), else HDF5's. */
-static int piece_status(int failed, int piece_rc, int writing, const char *where) {
+static int piece_status(int failed, int piece_rc, int writing, const char *reason,
+                        const char *where) {
   if (!failed) return H5G_OK;
   return h5g_error_set(piece_rc != H5G_OK ? piece_rc : H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                       "cannot %s the dataset (%s)", writing ? "write" : "read", where);
+                       "cannot %s the dataset%s (%s)", writing ? "write" : "read", reason, where);
 }
 
 /* A filtered output's size is known only as its chunks are written, and HDF5 1.10 cannot close
@@ -346,7 +348,7 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   uint64_t my_pieces = (rows + piece - 1) / piece, pieces = 0;
   CHECK_MPI(MPI_Allreduce(&my_pieces, &pieces, 1, MPI_UINT64_T, MPI_MAX, comm));
   file_space = H5Dget_space(d->id);
-  CHECK(h5g_agree(comm, piece_status(file_space < 0, H5G_OK, writing, d->where)));
+  CHECK(h5g_agree(comm, piece_status(file_space < 0, H5G_OK, writing, "", d->where)));
   for (uint64_t i = 0; i < pieces; i++) {
     uint64_t done_rows = i * piece;
     uint64_t len = done_rows < rows ? (rows - done_rows < piece ? rows - done_rows : piece) : 0;
@@ -373,15 +375,18 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
     }
     if (!failed && each && len) failed = (piece_rc = each(ctx, done_rows, len, 0)) != H5G_OK;
     /* every rank, or none, makes the collective call */
-    CHECK(h5g_agree(comm, piece_status(failed, piece_rc, writing, d->where)));
+    CHECK(h5g_agree(comm, piece_status(failed, piece_rc, writing, "", d->where)));
     void *data = len ? ptr : dummy;
     herr_t st = writing ? H5Dwrite(d->id, d->mem_type, mem_space, file_space, d->dxpl, data)
                         : H5Dread(d->id, d->mem_type, mem_space, file_space, d->dxpl, data);
     failed = st < 0;
+    /* HDF5 keeps the reason to itself: errno as the failed write left it, or the disk now */
+    const char *reason =
+        failed && writing ? h5g_io_write_reason_internal(d->file->path, errno) : "";
     if (!failed && each && len) failed = (piece_rc = each(ctx, done_rows, len, 1)) != H5G_OK;
     H5Sclose(mem_space);
     mem_space = H5I_INVALID_HID;
-    CHECK(h5g_agree(comm, piece_status(failed, piece_rc, writing, d->where)));
+    CHECK(h5g_agree(comm, piece_status(failed, piece_rc, writing, reason, d->where)));
   }
 done:
   h5g_chunked_index_free(index);

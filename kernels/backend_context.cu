@@ -89,6 +89,13 @@ done:
   return rc;
 }
 
+extern "C" int h5g_cuda_build(char *buf, size_t size) {
+  /* H5G_CUDA_ARCHITECTURES: kernels/CMakeLists.txt passes CMAKE_CUDA_ARCHITECTURES */
+  snprintf(buf, size, "CUDA runtime %d.%d, architectures %s", CUDART_VERSION / 1000,
+           CUDART_VERSION % 1000 / 10, H5G_CUDA_ARCHITECTURES);
+  return 1;
+}
+
 extern "C" int h5g_cuda_device_count(void) {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {

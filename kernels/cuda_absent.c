@@ -10,6 +10,11 @@ uint64_t h5g_cuda_free_memory(int device) {
   return 0;
 }
 
+int h5g_cuda_build(char *buf, size_t size) {
+  if (size) buf[0] = '\0';
+  return 0;
+}
+
 int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64_t mem_budget) {
   (void)local_rank;
   (void)mem_budget;

@@ -5,6 +5,7 @@
 #ifndef H5G_KERNELS_CUDA_BACKEND_H
 #define H5G_KERNELS_CUDA_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/backend.h"
@@ -35,6 +36,10 @@ int h5g_cuda_warmup_finish(h5g_cuda_warmup *w, int needed, double *seconds);
 int h5g_cuda_device_count(void);
 /* Free memory of CUDA device `device` in bytes (0 without CUDA support or without a GPU). */
 uint64_t h5g_cuda_free_memory(int device);
+/* What --version says of the CUDA backend built: 1 and "CUDA runtime 12.4, architectures 90"
+ * (the runtime's headers and CMAKE_CUDA_ARCHITECTURES of the build) in buf; 0 and "" in a
+ * build without CUDA. */
+int h5g_cuda_build(char *buf, size_t size);
 
 #ifdef __cplusplus
 }

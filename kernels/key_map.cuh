@@ -9,9 +9,11 @@
  * descending). Signed: flip = the sign bit. Floats (4 or 8 bytes): flip = the sign bit, neg_flip =
  * every other bit (a negative value flips every bit, a non-negative one its sign bit) and bias =
  * the count of negative-NaN patterns (2^23 - 1 for float32, 2^52 - 1 for float64), subtracted
- * modulo 2^width: the negative NaNs move above +NaN, so every NaN sorts last. Descending:
- * out_flip = all ones, the bitwise NOT of the ascending bits. The inverse undoes the three steps
- * in reverse order (after the bias, the top bit is set exactly for keys that were non-negative).
+ * modulo 2^width: the negative NaNs move above +NaN, so every NaN sorts last; bias negated when
+ * NaNs go first ascending or last descending (h5g_keyspec_nan_low: every NaN below -inf, in the
+ * same order among themselves). Descending: out_flip = all ones, the bitwise NOT of the
+ * ascending bits. The inverse undoes the three steps in reverse order (after the bias, the top
+ * bit is set exactly for keys that were non-negative).
  * The map of unsigned ascending keys is the identity (all constants 0): kernels then take their
  * instances without map code. Host code too, so that tests can check it against base/keys.c on
  * every float32 bit pattern without a GPU (test_key_map). */
@@ -51,16 +53,17 @@ template <typename K> struct KeyMap {
   }
 };
 
-/* The map of keys of class cls at K's width (callers refuse floats of other than 4 or 8 bytes). */
-template <typename K> KeyMap<K> key_map(h5g_key_class cls, bool descending) {
+/* The map of keys of spec ks at K's width (callers refuse floats of other than 4 or 8 bytes). */
+template <typename K> KeyMap<K> key_map(const h5g_keyspec &ks) {
   const K sign = (K)((K)1 << (8 * sizeof(K) - 1));
   KeyMap<K> m{0, 0, 0, 0};
-  if (cls != H5G_KEY_UNSIGNED) m.flip = sign;
-  if (cls == H5G_KEY_FLOAT && (sizeof(K) == 4 || sizeof(K) == 8)) {
+  if (ks.cls != H5G_KEY_UNSIGNED) m.flip = sign;
+  if (ks.cls == H5G_KEY_FLOAT && (sizeof(K) == 4 || sizeof(K) == 8)) {
     m.neg_flip = (K)~sign;
     m.bias = (K)(sizeof(K) == 4 ? ((uint64_t)1 << 23) - 1 : ((uint64_t)1 << 52) - 1);
+    if (h5g_keyspec_nan_low(&ks)) m.bias = (K)((K)0 - m.bias);
   }
-  if (descending) m.out_flip = (K)~(K)0;
+  if (ks.descending) m.out_flip = (K)~(K)0;
   return m;
 }
 

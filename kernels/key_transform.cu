@@ -12,8 +12,7 @@ extern "C" int h5g_cuda_keys_transform(void *keys, size_t n, const h5g_keyspec *
   CHECK(h5g::check_keyspec(ks, "the GPU key transform"));
   CHECK(h5g::dispatch_width(ks->width, [&](auto tag) {
     using K = decltype(tag);
-    return h5g::map_keys((K *)keys, n, h5g::key_map<K>(ks->cls, ks->descending != 0),
-                         inverse != 0, stream);
+    return h5g::map_keys((K *)keys, n, h5g::key_map<K>(*ks), inverse != 0, stream);
   }));
 done:
   return rc;

@@ -197,8 +197,7 @@ extern "C" int h5g_cuda_merge_runs_typed(void *temp, size_t *temp_bytes, void *k
     H5G_FAIL(H5G_ERR_USAGE, "the merge takes sorted runs of ordered bits, not raw keys");
   rc = h5g::dispatch_width(ks->width, [&](auto tag) {
     using K = decltype(tag);
-    const h5g::KeyIO<K> io{h5g::key_map<K>(ks->cls, ks->descending != 0), false,
-                           (raw & H5G_CUDA_RAW_OUT) != 0};
+    const h5g::KeyIO<K> io{h5g::key_map<K>(*ks), false, (raw & H5G_CUDA_RAW_OUT) != 0};
     /* a host-side choice between two instances: the keys-only kernel holds no value code */
     if (vals)
       return h5g::merge_runs<K, uint64_t>(temp, temp_bytes, (K *)keys, (K *)alt, n, run_offsets,

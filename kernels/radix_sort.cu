@@ -26,7 +26,7 @@ extern "C" int h5g_cuda_radix_sort_typed(void *temp, size_t *temp_bytes, void *k
   if (rc != H5G_OK) return rc;
   return h5g::dispatch_width(ks->width, [&](auto tag) {
     using K = decltype(tag);
-    const h5g::KeyIO<K> io{h5g::key_map<K>(ks->cls, ks->descending != 0),
+    const h5g::KeyIO<K> io{h5g::key_map<K>(*ks),
                            (raw & H5G_CUDA_RAW_IN) != 0, (raw & H5G_CUDA_RAW_OUT) != 0};
     /* a host-side choice between two instances: the keys-only kernels hold no value code */
     if (vals)

@@ -22,13 +22,12 @@ enum {
 struct h5g_row_route {
   MPI_Comm comm;
   int size, threads;
-  int follows; /* made by h5g_row_route_follow: this rank's own rows go through the exchange */
   const uint64_t *src_index;
   uint64_t n_out, first, mine;           /* this rank holds table rows [first, first + mine) */
   uint64_t *tables;       /* 3 size + 1: each rank's first table row (then n_total), the counts */
   uint64_t *fetch_counts, *serve_counts; /* [size] each: rows fetched from, served to, each rank */
   uint64_t n_fetch, n_serve;
-  /* n_fetch: the output row of each row fetched, grouped by owner (followed: by piece) */
+  /* n_fetch: the output row of each row fetched, grouped by owner */
   uint64_t *fetch_positions;
   const uint64_t *serve_rows; /* n_serve: the table rows served, grouped by the rank served */
   uint64_t *requested;        /* serve_rows when they came as requests (owned) */
@@ -243,72 +242,14 @@ done:
   return rc;
 }
 
-int h5g_row_route_follow(MPI_Comm comm, const uint64_t *sent_index, const uint64_t *send_counts,
-                         const uint64_t *piece_offsets, size_t nruns, const uint64_t *src_index,
-                         uint64_t n_out, uint64_t n_total, int threads, h5g_row_route **route) {
-  int rc = H5G_OK;
-  h5g_row_route *rt = NULL;
-  uint64_t *begin = NULL, *counts = NULL, *totals = NULL;
-  *route = NULL;
-  int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
-  int size = rt ? rt->size : 1;
-  size_t pieces = (size_t)size * nruns, stride = (pieces + 7) / 8 * 8;
-  int parts = grouping_parts(n_out, threads, stride);
-  begin = malloc((pieces + 1) * sizeof(uint64_t));
-  totals = malloc(pieces * sizeof(uint64_t));
-  counts = calloc((size_t)parts * stride, sizeof(uint64_t));
-  if (made == H5G_OK && n_out)
-    rt->fetch_positions = malloc(n_out * sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(comm, made == H5G_OK && begin && totals && counts &&
-                                  (!n_out || rt->fetch_positions),
-                        ((2 * pieces + 1) + (size_t)parts * stride + n_out) * sizeof(uint64_t)));
-  for (int r = 0; r < size; r++) { /* where each rank's runs begin in the table */
-    uint64_t first = rt->tables[r], rows = rt->tables[r + 1] - first;
-    for (size_t j = 0; j < nruns; j++)
-      begin[(size_t)r * nruns + j] = first + h5g_share_begin(j, rows, nruns);
-  }
-  begin[pieces] = n_total;
-  groups runs = {begin, n_total ? (double)pieces / (double)n_total : 0, pieces};
-  grouping g = {rt, &runs, counts, stride, 0, 0, NULL, rt->fetch_positions};
-  count_groups(&g, parts, totals);
-  int follows = piece_offsets[pieces] == n_out;
-  for (size_t k = 0; k < pieces; k++) {
-    follows &= totals[k] == piece_offsets[k + 1] - piece_offsets[k];
-    rt->fetch_counts[k / nruns] += totals[k];
-  }
-  CHECK(h5g_agree(comm, follows ? H5G_OK
-                                : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                                "internal error: the sorted rows do not follow "
-                                                "the pieces received")));
-  g.filling = 1;
-  h5g_parallel(parts, group_part, &g);
-  rt->follows = 1;
-  for (int r = 0; r < size; r++) {
-    rt->serve_counts[r] = send_counts[r];
-    rt->n_serve += send_counts[r];
-  }
-  rt->n_fetch = n_out;
-  rt->serve_rows = sent_index;
-  CHECK(check_served(rt));
-  *route = rt;
-  rt = NULL;
-done:
-  h5g_row_route_free(rt);
-  free(begin);
-  free(totals);
-  free(counts);
-  return rc;
-}
-
 int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_bytes, void *out) {
   int rc = H5G_OK;
   if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
-  if (!rt->follows) { /* this rank's own rows in place */
-    row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
-                        rt->n_out};
-    copy_rows(&local, rt->threads);
-    if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
-  }
+  /* this rank's own rows in place */
+  row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
+                      rt->n_out};
+  copy_rows(&local, rt->threads);
+  if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
   size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
   if (!rt->moving || bytes > rt->moving_bytes) {
     free(rt->moving);
@@ -328,11 +269,9 @@ done:
   return rc;
 }
 
-uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t row_bytes,
-                             int follows) {
+uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t row_bytes) {
   if (size == 1) return 0;
   uint64_t requests = n_out * sizeof(uint64_t), moving = (n_local + n_out) * row_bytes;
-  if (follows) return (n_local + n_out) * sizeof(uint64_t) + moving;
   return (n_local + n_out) * sizeof(uint64_t) + (requests > moving ? requests : moving);
 }
 

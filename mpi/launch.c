@@ -22,6 +22,14 @@ void h5g_mpi_library(char *buf, size_t size) {
   snprintf(buf, size, "%.*s", (int)strcspn(version, "\n\r"), version);
 }
 
+void h5g_mpi_version(char *buf, size_t size) {
+  char library[MPI_MAX_LIBRARY_VERSION_STRING];
+  int major = 0, minor = 0;
+  h5g_mpi_library(library, sizeof library);
+  MPI_Get_version(&major, &minor);
+  snprintf(buf, size, "%s (MPI %d.%d)", library, major, minor);
+}
+
 int h5g_mpi_is_open_mpi(void) {
   char library[128];
   h5g_mpi_library(library, sizeof library);

@@ -32,5 +32,8 @@ int h5g_mpi_pmix_nodelay(void);
 /* The first line of the MPI library's version string (e.g. "Open MPI v4.1.4, ..."), for -v and
  * --report. */
 void h5g_mpi_library(char *buf, size_t size);
+/* --version: that line and the version of the MPI standard the library implements,
+ * "... (MPI 3.1)"; before MPI_Init or after. */
+void h5g_mpi_version(char *buf, size_t size);
 
 #endif

@@ -1,8 +1,7 @@
 /* Phase "carry": datasets permuted with the keys (--carry), and with --key-field the compound
  * table itself. Each is opened at both ends, this rank's rows are read, the rows of the sorted
  * order fetched from their owners by source index along one route for all of them
- * (mpi/gather_rows.h: the way the keys went, or by requests where it cannot be), and written;
- * narrow carried datasets travel together. */
+ * (mpi/gather_rows.h), and written; narrow carried datasets travel together. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +29,37 @@ typedef struct {
   h5g_row_route *route;
   void *rows, *out, *staged;
   size_t rows_bytes, out_bytes, staged_bytes;
+  uint64_t done, share; /* --progress: this rank's bytes read, moved and written; of them all */
 } carrying;
+
+uint64_t h5g_carry_row_bytes(const h5g_options *opt, const h5g_verdict *v) {
+  if (opt->key_field || opt->nkey_columns) return v->moved_row_bytes; /* the table's rows */
+  uint64_t bytes = 0;
+  for (int i = 0; i < opt->ncarry; i++) bytes += v->carried_row_bytes[i];
+  for (int i = 0; v->composed && i < v->layout.count; i++)
+    if (h5g_keyset_fetched(&v->layout, i)) bytes += v->layout.key[i].width;
+  return bytes;
+}
+
+/* --progress in the carry: one transfer's pieces counted after the carry's bytes done before. */
+typedef struct {
+  h5g_run *r;
+  const carrying *c;
+  size_t width;
+} counting;
+
+static int count_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
+  const counting *k = ctx;
+  if (moved) h5g_progress_bytes(&k->r->progress, k->c->done + (first + count) * k->width,
+                                k->c->share);
+  return H5G_OK;
+}
+
+/* After a transfer or move of `rows` rows of `width` bytes. */
+static void count_done(h5g_run *r, carrying *c, uint64_t rows, size_t width) {
+  c->done += rows * width;
+  h5g_progress_bytes(&r->progress, c->done, c->share);
+}
 
 /* The buffers are on huge pages where the system has them: the copies by source index are
  * random accesses, which small pages make TLB misses. Made resident by the rank's threads. */
@@ -46,13 +75,8 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   CHECK(h5g_agree_alloc(r->comm, made, c->rows_bytes + c->out_bytes + c->staged_bytes));
   h5g_timeline_mark("carry_buffers");
   if (!v->moved_row_bytes) goto done; /* only rows of no bytes: nothing to move (every rank) */
-  if (plan->rows_follow) /* the way the keys went: no requests */
-    CHECK(h5g_row_route_follow(r->comm, d->sent_values, d->sent_counts, d->recv_offsets,
-                               plan->nruns, d->sorted_values, e->out_n, v->info.n,
-                               plan->io_threads, &c->route));
-  else
-    CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
-                             &c->route));
+  CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
+                           &c->route));
   h5g_timeline_mark("carry_route");
 done:
   return rc;
@@ -65,7 +89,7 @@ done:
  * the keys came from their rows through HDF5's conversion, so that a damaged file gives the keys
  * and the rows one view. */
 static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                          const h5g_extent *e, const carrying *c, const char *const *src,
+                          const h5g_extent *e, carrying *c, const char *const *src,
                           const char *const *dst, int count, int direct) {
   int rc = H5G_OK;
   h5g_dset *in[H5G_MAX_CARRY] = {0}, *out[H5G_MAX_CARRY] = {0};
@@ -86,23 +110,27 @@ static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan
                                                  "inspected (%s)", src[0])
                                  : H5G_OK);
   for (int j = 0; j < count; j++) {
-    STEP(r, H5G_PHASE_CARRY, h5g_io_read(in[j], plan->offset, plan->n,
-                                         count > 1 ? c->staged : c->rows));
+    counting k = {r, c, offset[j + 1] - offset[j]};
+    STEP(r, H5G_PHASE_CARRY, h5g_io_read_each(in[j], plan->offset, plan->n,
+                                              count > 1 ? c->staged : c->rows, count_piece, &k));
+    count_done(r, c, plan->n, k.width);
     if (count > 1 && plan->n) /* into its place in the batch's rows */
-      h5g_parallel_strided((char *)c->rows + offset[j], offset[count], c->staged,
-                           offset[j + 1] - offset[j], offset[j + 1] - offset[j], plan->n, 0,
-                           plan->io_threads);
+      h5g_parallel_strided((char *)c->rows + offset[j], offset[count], c->staged, k.width,
+                           k.width, plan->n, 0, plan->io_threads);
   }
   h5g_timeline_mark("carry_read");
   STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, offset[count], c->out));
+  count_done(r, c, plan->n, offset[count]);
+  h5g_fault_point(r, "carry-moved");
   h5g_timeline_mark("carry_moved");
   for (int j = 0; j < count; j++) {
+    counting k = {r, c, offset[j + 1] - offset[j]};
     if (count > 1 && e->out_n) /* out of the batch's sorted rows */
-      h5g_parallel_strided(c->staged, offset[j + 1] - offset[j], (char *)c->out + offset[j],
-                           offset[count], offset[j + 1] - offset[j], e->out_n, 0,
-                           plan->io_threads);
-    STEP(r, H5G_PHASE_CARRY, h5g_io_write(out[j], e->out_offset, e->out_n,
-                                          count > 1 ? c->staged : c->out));
+      h5g_parallel_strided(c->staged, k.width, (char *)c->out + offset[j], offset[count],
+                           k.width, e->out_n, 0, plan->io_threads);
+    STEP(r, H5G_PHASE_CARRY, h5g_io_write_each(out[j], e->out_offset, e->out_n,
+                                               count > 1 ? c->staged : c->out, count_piece, &k));
+    count_done(r, c, e->out_n, k.width);
   }
   h5g_timeline_mark("carry_written");
 done:
@@ -130,6 +158,10 @@ int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
     named &= targets[i] != NULL;
     names += strlen(opt->carry[i]) + strlen(opt->output_dataset) + 1;
   }
+  /* --progress: the carried bytes of the job; this rank's read, moved and written */
+  uint64_t row_bytes = h5g_carry_row_bytes(opt, v);
+  r->phase_bytes[H5G_PHASE_CARRY] = v->info.n * row_bytes;
+  c.share = (2 * plan->n + e->out_n) * row_bytes;
   STEP(r, H5G_PHASE_CARRY, h5g_agree_alloc(r->comm, named, names));
   STEP(r, H5G_PHASE_CARRY, carry_start(r, v, plan, e, d, &c));
   if (whole_rows) /* read directly where its keys came from its raw rows (src/keyset.c) */

@@ -13,6 +13,10 @@
 enum { H5G_CARRY_BATCH_BYTES = 64 };
 int h5g_carry_batch(const uint64_t *row_bytes, int count, int first);
 
+/* The bytes of one row of everything the carry moves by source index: the carried datasets,
+ * the keys of several -d fetched by source index, or the table (--key-field, --key-column). */
+uint64_t h5g_carry_row_bytes(const h5g_options *opt, const h5g_verdict *v);
+
 int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                   const h5g_extent *extent, const h5g_data *d);
 

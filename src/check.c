@@ -93,7 +93,8 @@ int h5g_check_run(MPI_Comm comm, const h5g_options *opt) {
   CHECK(h5g_agree(comm, inspect_both(opt, rank, &v)));
   CHECK_MPI(MPI_Bcast(&v, (int)sizeof v, MPI_BYTE, 0, comm));
   int composed = h5g_options_composed(opt); /* directions are in the composed key */
-  h5g_keyspec ks = {v.checked.cls, v.checked.width, composed ? 0 : opt->descending};
+  h5g_keyspec ks = {v.checked.cls, v.checked.width, composed ? 0 : opt->descending,
+                    composed ? H5G_NA_DEFAULT : opt->na_position};
   uint64_t offset = h5g_share_begin((uint64_t)rank, v.checked.n, (uint64_t)size);
   uint64_t n = h5g_share_begin((uint64_t)rank + 1, v.checked.n, (uint64_t)size) - offset;
   int words = composed ? v.layout.words : 1;

@@ -1,11 +1,7 @@
 /* Phase "exchange": every rank sends each destination its piece of every sorted run (cut by the
  * exact splitters) and receives P * R sorted runs, its share of the output. Through the host
  * (MPI, or NCCL staging host buffers), or between the GPUs on the resident path. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "base/error.h"
-#include "base/parallel.h"
 #include "mpi/run_exchange.h"
 #include "src/exchange_runs.h"
 
@@ -42,24 +38,6 @@ static int pack_runs(const h5g_plan *plan, const h5g_data *d, const h5g_run_exch
   return H5G_OK;
 }
 
-/* plan.rows_follow: the source indices in the order they are sent, and how many go to each rank
- * (the carried rows take the same way: src/carry.c). */
-static int keep_sent(const h5g_plan *plan, h5g_data *d, const h5g_run_exchange *x) {
-  int rc = H5G_OK;
-  const uint64_t *sent = h5g_run_exchange_needs_packing(x) ? d->spare_values : d->values;
-  uint64_t n = 0;
-  for (size_t to = 0; to < x->ranks; to++) n += x->send_total[to];
-  d->sent_counts = malloc(x->ranks * sizeof(uint64_t));
-  d->sent_values = malloc(n ? n * sizeof(uint64_t) : 1);
-  CHECK_ALLOC(d->sent_counts, x->ranks * sizeof(uint64_t));
-  CHECK_ALLOC(d->sent_values, n * sizeof(uint64_t));
-  memcpy(d->sent_counts, x->send_total, x->ranks * sizeof(uint64_t));
-  h5g_copy_segment all = {d->sent_values, sent, n * sizeof(uint64_t)};
-  h5g_parallel_copy(&all, 1, plan->io_threads);
-done:
-  return rc;
-}
-
 int h5g_exchange_runs(h5g_run *r, const h5g_plan *plan, const h5g_extent *e, h5g_data *d) {
   int rc = H5G_OK;
   h5g_run_exchange x = {0};
@@ -68,7 +46,6 @@ int h5g_exchange_runs(h5g_run *r, const h5g_plan *plan, const h5g_extent *e, h5g
                                                       e->out_offset, &x, d->recv_offsets));
   if (h5g_run_exchange_needs_packing(&x)) /* never on the resident path: one run */
     STEP(r, H5G_PHASE_EXCHANGE, pack_runs(plan, d, &x));
-  if (plan->rows_follow) STEP(r, H5G_PHASE_EXCHANGE, keep_sent(plan, d, &x));
   STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, plan, d, &x, 0));
   if (plan->records) STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, plan, d, &x, 1));
   if (plan->path != H5G_PATH_DEVICE_RESIDENT) { /* the received runs, until they are merged */

@@ -5,8 +5,7 @@
 
 #include "src/run.h"
 
-/* Collective; adds the bytes sent to the metrics. With plan.rows_follow keeps the source
- * indices as sent (data.sent_values, sent_counts). */
+/* Collective; adds the bytes sent to the metrics. */
 int h5g_exchange_runs(h5g_run *r, const h5g_plan *plan, const h5g_extent *extent, h5g_data *d);
 
 #endif

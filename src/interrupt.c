@@ -2,6 +2,7 @@
  * writes and exits. */
 #include "src/interrupt.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "src/report.h"
 
 /* Read by the handler: written before the handler can see them half-done (a path is complete
  * before `temp_set` turns it on). */
@@ -23,6 +26,8 @@ static volatile sig_atomic_t temp_set, committed, is_rank0, finished, finished_r
  * process-directed signal goes to any thread that does not: MPI's and CUDA's; base/parallel.c's
  * kept workers block them) is kept in `pending` and raised again on the main thread at release. */
 static volatile sig_atomic_t holding, pending;
+/* Rank 0 with --report: where the report goes and its text up to the phase (src/report.h). */
+static const char *_Atomic report_path, *_Atomic report_head;
 
 void h5g_interrupt_temp(const char *path, int nranks) {
   temp_set = 0;
@@ -67,6 +72,12 @@ void h5g_interrupt_release(void) {
   if (pending) raise(pending);
 }
 
+void h5g_interrupt_report(const char *path, const char *head) {
+  atomic_store(&report_head, NULL); /* never a path with another's head */
+  atomic_store(&report_path, path);
+  atomic_store(&report_head, head);
+}
+
 void h5g_interrupt_committed(void) { committed = 1; }
 
 void h5g_interrupt_finished(int rc) {
@@ -88,7 +99,30 @@ static void unlink_side(const char *kind, int rank) {
   unlink(side_path);
 }
 
-/* Only async-signal-safe calls: unlink, write, nanosleep, _exit (and lock-free atomics). */
+/* Writes all of `text` (async-signal-safe; a failed write gives up). */
+static void put(int fd, const char *text, size_t len) {
+  for (ssize_t wrote = 0; len > 0; text += wrote, len -= (size_t)wrote)
+    if ((wrote = write(fd, text, len)) <= 0) return;
+}
+
+/* Rank 0 with --report: the report of the interrupted run, ending in `message` (the error line's,
+ * `len` bytes). Non-blocking: a FIFO nobody reads is left without one, the run not held. */
+static void write_report(const char *message, size_t len) {
+  const char *path = atomic_load(&report_path), *head = atomic_load(&report_head);
+  if (!head) return;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const char *phase = h5g_report_phase_now();
+  put(fd, head, strlen(head));
+  put(fd, phase, strlen(phase));
+  put(fd, H5G_REPORT_INTERRUPTED_ERROR, strlen(H5G_REPORT_INTERRUPTED_ERROR));
+  put(fd, message, len);
+  put(fd, H5G_REPORT_INTERRUPTED_END, strlen(H5G_REPORT_INTERRUPTED_END));
+  close(fd);
+}
+
+/* Only async-signal-safe calls: unlink, open, write, close, nanosleep, _exit (and lock-free
+ * atomics). */
 static void on_signal(int sig) {
   if (holding) {
     pending = sig;
@@ -113,6 +147,7 @@ static void on_signal(int sig) {
       unlink(temp_path);
       unlink_side(".lock", -1); /* io/h5io.h, h5g_files_hold_temp_lock */
     }
+    size_t prefix = strlen("h5gsort: error: "); /* the report takes the message after it */
     char line[80] = "h5gsort: error: interrupted (signal ";
     size_t len = strlen(line);
     if (sig >= 10) line[len++] = (char)('0' + sig / 10);
@@ -125,6 +160,7 @@ static void on_signal(int sig) {
       len += strlen(interrupt_signals[i].name);
     }
     line[len++] = ')';
+    write_report(line + prefix, len - prefix); /* first: stderr may be gone */
     line[len++] = '\n';
     if (write(STDERR_FILENO, line, len) < 0) _exit(1);
   } else {

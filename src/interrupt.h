@@ -1,6 +1,7 @@
 /* SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU (Ctrl-C, scancel, mpiexec forwarding them,
  * a closed session, Slurm's --signal warning, a CPU time limit): every rank stops at once; rank 0
- * removes the temporary output and prints one error line naming the signal; every rank exits 1.
+ * removes the temporary output, prints one error line naming the signal and, with --report,
+ * writes a report that says so; every rank exits 1.
  * SIGPIPE is ignored (a closed stdout or stderr fails those writes only). A run whose output
  * is already committed exits 0 instead: it succeeded. (SIGKILL cannot be caught: the stale
  * temporary file is removed by the next run writing the same OUTPUT.) */
@@ -22,6 +23,10 @@ void h5g_interrupt_temp(const char *path, int nranks);
  * meanwhile is then handled as committed (exit 0) or, if the commit failed, as an interrupt. */
 void h5g_interrupt_hold(void);
 void h5g_interrupt_release(void);
+/* Rank 0 with --report (already checked: not INPUT or OUTPUT): an interrupt leaves the report of
+ * an interrupted run at `path`, `head` (h5g_report_interrupted_head) followed by the phase under
+ * way and the error line's message; both stay valid until called again (NULL, NULL: none). */
+void h5g_interrupt_report(const char *path, const char *head);
 /* The output is committed: an interrupt from now on ends the run with success. */
 void h5g_interrupt_committed(void);
 /* The run is over with exit code `rc` (its error, if any, printed): an interrupt from now on

@@ -130,7 +130,7 @@ int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout 
   if (whole_rows) CHECK(h5g_io_read(d[0], row, rows, part)); /* once, for every key */
   for (int i = 0; i < layout->count; i++) {
     h5g_key_source k = h5g_options_key(opt, i);
-    h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
+    h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending, k.na};
     if (layout->word[i] != word) continue;
     if (whole_rows) {
       int swap;

@@ -14,6 +14,7 @@
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/launch.h"
+#include "src/about.h"
 #include "src/check.h"
 #include "src/interrupt.h"
 #include "base/error.h"
@@ -112,6 +113,21 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
   fflush(stdout);
 }
 
+/* Rank 0: whether a runtime failure or an interrupt leaves a report at --report, checked before
+ * any work: a path that fails the check (INPUT, OUTPUT, no directory) is an input error, which
+ * the validation reports, and gets none. */
+static int reports_failure(const h5g_options *opt, int rc) {
+  if (rc != H5G_OK || !opt->report || opt->help || opt->version || opt->check) return 0;
+  if (h5g_files_check_report(opt->report, opt->input, opt->output) == H5G_OK) return 1;
+  h5g_error_clear(); /* found again, and said, by the validation */
+  return 0;
+}
+
+static void free_command(char **command) {
+  for (int i = 0; command && command[i]; i++) free(command[i]); /* argc may have changed since */
+  free(command);
+}
+
 /* One life cycle under every launcher (mpiexec, srun, a singleton) and every MPI: signal handlers;
  * the process-wide settings that must precede any thread; the command line; MPI_Init; the run
  * (whose GPU context is made in a thread behind the input's validation); MPI_Finalize. */
@@ -121,16 +137,12 @@ int main(int argc, char **argv) {
   int rank = 0, rc = H5G_OK;
   h5g_options opt;
   h5g_report rep = {0};
+  h5g_report_start(&rep); /* first: a run that fails at once reports its start too */
   /* A file-size limit must surface as a write error (exit 1), not kill the rank. */
   signal(SIGXFSZ, SIG_IGN);
-  /* before MPI_Init, whose stack would overflow; a job's ranks share their limit: rank 0 says */
-  if (ensure_stack() != H5G_OK) {
-    if (h5g_interrupt_launcher_rank() == 0) {
-      fputs("h5gsort: error: ", stderr);
-      h5g_error_put_line(h5g_error_message(), stderr);
-    }
-    return 1;
-  }
+  /* before MPI_Init, whose stack would overflow; a failure ends the run once the command line
+   * is parsed (for its report) */
+  int stack_rc = ensure_stack();
   /* the interrupts (src/interrupt.h) from the start, the rank as the launcher gives it until
    * MPI_Init tells (until then a signal ends the rank quietly) */
   h5g_interrupt_install(h5g_interrupt_launcher_rank(), 0);
@@ -143,6 +155,15 @@ int main(int argc, char **argv) {
   for (int i = 0; command && i < argc; i++) command[i] = strdup(argv[i]);
   rc = h5g_options_parse(argc, argv, &opt); /* every rank parses the same argv alike */
   if (command) opt.argv = (const char *const *)command;
+  if (stack_rc != H5G_OK) { /* a job's ranks share their limit: rank 0 says */
+    if (h5g_interrupt_launcher_rank() == 0) {
+      fputs("h5gsort: error: ", stderr);
+      h5g_error_put_line(h5g_error_message(), stderr);
+      if (reports_failure(&opt, rc)) h5g_report_write_json(&rep, &opt, stack_rc, opt.report);
+    }
+    free_command(command);
+    return 1;
+  }
   int thread_level = 0; /* helper threads (NCCL set-up, the GPU context, I/O) never call MPI */
   h5g_timeline_mark("mpi_init");
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
@@ -159,11 +180,14 @@ int main(int argc, char **argv) {
                    settings_made ? H5G_OK
                                  : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
                                                  "out of host memory setting OMPI_MCA_sharedfp"));
+  int report_failure = rank == 0 && reports_failure(&opt, rc);
+  char *interrupted = report_failure ? h5g_report_interrupted_head(&rep, &opt) : NULL;
+  if (interrupted) h5g_interrupt_report(opt.report, interrupted);
 
   if (rc == H5G_OK && opt.help) {
     if (rank == 0) h5g_options_usage(stdout);
   } else if (rc == H5G_OK && opt.version) {
-    if (rank == 0) printf("h5gsort %s\n", H5G_VERSION);
+    if (rank == 0) h5g_about_version(stdout);
   } else if (rc == H5G_OK && opt.check) {
     rc = h5g_check_run(MPI_COMM_WORLD, &opt);
   } else if (rc == H5G_OK) {
@@ -184,13 +208,13 @@ int main(int argc, char **argv) {
     h5g_error_put_line(h5g_error_message(), stderr);
     if (opt.verbose && h5g_error_origin()[0]) fprintf(stderr, "  at %s\n", h5g_error_origin());
   }
-  /* a runtime failure leaves a report of what ran and why it failed (bad input leaves nothing) */
-  if (rc == H5G_ERR_RUNTIME && rank == 0 && opt.report && !opt.check && !opt.plan &&
-      h5g_files_check_report(opt.report, opt.input, opt.output) == H5G_OK)
-    h5g_report_write_json(&rep, &opt, rc, opt.report);
+  /* a runtime failure leaves a report of what ran, where and why it failed (bad input leaves
+   * nothing) */
+  if (rc == H5G_ERR_RUNTIME && report_failure) h5g_report_write_json(&rep, &opt, rc, opt.report);
+  h5g_interrupt_report(NULL, NULL);
+  free(interrupted);
   h5g_report_free(&rep);
-  for (int i = 0; command && command[i]; i++) free(command[i]); /* argc may have changed since */
-  free(command);
+  free_command(command);
   h5g_timeline_mark("mpi_finalize");
   MPI_Finalize();
   h5g_timeline_mark("mpi_finalize_done");

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/manual.h"
 #include "base/size_parse.h"
+#include "src/about.h"
 
 /* Index of `arg` among three option words, -1 if none. */
 static int word_index(const char *arg, const char *const words[3]) {
@@ -106,11 +108,26 @@ FLAG_SETTER(set_whole_file, whole_file)
 FLAG_SETTER(set_check, check)
 FLAG_SETTER(set_quiet, quiet)
 FLAG_SETTER(set_verbose, verbose)
-FLAG_SETTER(set_progress, progress)
 FLAG_SETTER(set_help, help)
 FLAG_SETTER(set_version, version)
 TEXT_SETTER(set_report, report)
 TEXT_SETTER(set_against, against)
+
+/* --progress alone: a heartbeat line every 10 s, a few a minute in a batch log. A value from a
+ * millisecond to a day; a mistyped one is refused rather than taken for a log that floods or
+ * never speaks. */
+#define H5G_PROGRESS_SECONDS 10.0
+static int set_progress(h5g_options *opt, char *v) {
+  char *end = NULL;
+  double seconds = v ? strtod(v, &end) : H5G_PROGRESS_SECONDS;
+  if (v && (end == v || *end != '\0' || !(seconds >= 1e-3 && seconds <= 86400)))
+    return h5g_error_set(H5G_ERR_USAGE, __FILE__, __LINE__,
+                         "--progress takes seconds between lines (0.001 to 86400), as "
+                         "--progress=5, not '%s'", v);
+  opt->progress = 1;
+  opt->progress_seconds = seconds;
+  return H5G_OK;
+}
 
 static int set_backend(h5g_options *opt, char *v) {
   static const char *const words[] = {"auto", "cuda", "cpu"}; /* h5g_backend_choice order */
@@ -252,6 +269,15 @@ done:
   return rc;
 }
 
+/* --na-position first|last (pandas' name); not given: numpy's place (H5G_NA_DEFAULT). */
+static int set_na_position(h5g_options *opt, char *v) {
+  if (strcmp(v, "first") != 0 && strcmp(v, "last") != 0)
+    return h5g_error_set(H5G_ERR_USAGE, __FILE__, __LINE__,
+                         "--na-position takes first or last, not '%s'", v);
+  opt->na_position = strcmp(v, "first") == 0 ? H5G_NA_FIRST : H5G_NA_LAST;
+  return H5G_OK;
+}
+
 static int set_top(h5g_options *opt, char *v) {
   /* digits only; a K past any N (even past 2^63 - 1) keeps everything */
   size_t digits = strspn(v, "0123456789");
@@ -276,6 +302,12 @@ const h5g_option_spec h5g_option_table[] = {
     {"order", 0, "asc|desc[,...]", set_order,
      "one direction per key (per -d, --key-field field or --key-column column); a descending "
      "key puts NaNs first"},
+    {"na-position", 0, "first|last", set_na_position,
+     "where the NaNs of every float key go, in either direction (default: numpy's, last "
+     "ascending and first descending; integer keys: no effect). Among themselves NaNs keep the "
+     "order they have without it: one key sorted alone orders them by bit pattern (positive "
+     "NaNs by payload, then negative ones; reversed descending); several keys, table fields, "
+     "columns or --unique take every NaN as one value, in input order"},
     {"key-field", 0, "NAME[,NAME]", set_key_field,
      "sort a compound (table) dataset by these numeric fields, in priority order, moving whole "
      "records"},
@@ -331,9 +363,10 @@ const h5g_option_spec h5g_option_table[] = {
      "with --check: the dataset of --against (default: the same as -d)"},
     {"quiet", 'q', NULL, set_quiet, "print nothing but errors"},
     {"verbose", 'v', NULL, set_verbose, "print a summary and error origins"},
-    {"progress", 0, NULL, set_progress,
+    {"progress", 0, "[=SECONDS]", set_progress,
      "rank 0 prints each phase to stderr once it is over (bytes, seconds, rate); on a terminal "
-     "also the one under way"},
+     "also the one under way, elsewhere (a launcher's pipe, a log) a line on it every SECONDS "
+     "(default 10) with its bytes so far and rate"},
     {"help", 'h', NULL, set_help, "this text"},
     {"version", 0, NULL, set_version, "print the version"},
 };
@@ -346,49 +379,19 @@ const char *const h5g_option_synopsis[] = {
 const char *const h5g_option_summary =
     "Sorts a 1-D integer or float HDF5 dataset across MPI ranks (one GPU per rank when "
     "available) and writes one globally sorted dataset.";
-const char *const h5g_option_exit_codes =
-    "Exit codes: 0 success, 2 usage or input error, 1 runtime failure.";
-
-/* `text` wrapped to `width` columns, each line after the first indented by `indent`. */
-static void wrap(FILE *out, const char *text, int column, int indent, int width) {
-  const char *p = text;
-  while (*p) {
-    int room = width - column, len = (int)strlen(p);
-    int cut = len;
-    if (len > room) { /* the last space that fits; a word longer than the room goes whole */
-      cut = room;
-      while (cut > 0 && p[cut] != ' ') cut--;
-      if (cut == 0) cut = (int)strcspn(p, " ");
-    }
-    fprintf(out, "%.*s\n", cut, p);
-    p += cut;
-    while (*p == ' ') p++;
-    if (*p) fprintf(out, "%*s", indent, "");
-    column = indent;
-  }
-}
 
 void h5g_options_usage(FILE *out) {
-  enum { HELP_COLUMN = 29, WIDTH = 79 };
   for (int i = 0; h5g_option_synopsis[i]; i++)
     fprintf(out, "%s %s\n", i ? "      " : "usage:", h5g_option_synopsis[i]);
   fputc('\n', out);
-  wrap(out, h5g_option_summary, 0, 0, WIDTH);
+  h5g_help_wrap(out, h5g_option_summary, 0, 0);
   fputc('\n', out);
   for (int i = 0; i < h5g_option_count; i++) {
     const h5g_option_spec *o = &h5g_option_table[i];
-    char head[128];
-    int used = o->short_name ? snprintf(head, sizeof head, "  -%c, --%s", o->short_name, o->name)
-                             : snprintf(head, sizeof head, "      --%s", o->name);
-    if (o->value) snprintf(head + used, sizeof head - (size_t)used, " %s", o->value);
-    int len = (int)strlen(head);
-    if (len >= HELP_COLUMN - 1) {
-      fprintf(out, "%s\n%*s", head, HELP_COLUMN, "");
-    } else {
-      fprintf(out, "%-*s", HELP_COLUMN, head);
-    }
-    wrap(out, o->help, HELP_COLUMN, HELP_COLUMN, WIDTH);
+    h5g_help_option(out, o->short_name, o->name, o->value, o->help);
   }
   fputc('\n', out);
-  fprintf(out, "%s\n", h5g_option_exit_codes);
+  h5g_help_items(out, "Exit codes", h5g_about_exit_statuses);
+  fputc('\n', out);
+  h5g_help_examples(out, h5g_about_examples, H5G_HELP_EXAMPLES);
 }

@@ -10,16 +10,20 @@
 typedef struct {
   const char *name;  /* the long name, without "--" */
   char short_name;   /* 'd', or 0 */
-  const char *value; /* what the value looks like ("PATH"); NULL: a flag */
+  const char *value; /* what the value looks like ("PATH"); NULL: a flag; "[=SECONDS]": optional,
+                      * given only as --name=VALUE */
   int (*set)(h5g_options *opt, char *value); /* an h5g status; a usage error names the option */
   const char *help;  /* one paragraph */
 } h5g_option_spec;
+
+static inline int h5g_option_value_optional(const h5g_option_spec *o) {
+  return o->value && o->value[0] == '[';
+}
 
 extern const h5g_option_spec h5g_option_table[];
 extern const int h5g_option_count;
 extern const char *const h5g_option_synopsis[]; /* NULL-terminated */
 extern const char *const h5g_option_summary;
-extern const char *const h5g_option_exit_codes;
 
 /* An absolute HDF5 path of `option` made canonical in place: empty and "." components dropped, as
  * HDF5's own traversal drops them. A ".." component is a usage error: HDF5 reads it as a link

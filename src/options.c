@@ -22,7 +22,7 @@ h5g_key_source h5g_options_key(const h5g_options *opt, int i) {
   h5g_key_source k = {opt->ndatasets > 1 ? opt->datasets[i] : opt->dataset,
                       opt->nkey_fields ? opt->key_fields[i] : NULL,
                       opt->nkey_columns ? opt->key_columns[i] : -1,
-                      opt->norder ? opt->key_descending[i] : opt->descending};
+                      opt->norder ? opt->key_descending[i] : opt->descending, opt->na_position};
   return k;
 }
 
@@ -71,11 +71,14 @@ static void getopt_tables(struct option *longs, char *shorts) {
   *s++ = ':'; /* a missing value returns ':' */
   for (int i = 0; i < h5g_option_count; i++) {
     const h5g_option_spec *o = &h5g_option_table[i];
-    longs[i] = (struct option){o->name, o->value ? required_argument : no_argument, NULL,
-                               LONG_BASE + i};
+    int has = h5g_option_value_optional(o) ? optional_argument
+              : o->value                   ? required_argument
+                                           : no_argument;
+    longs[i] = (struct option){o->name, has, NULL, LONG_BASE + i};
     if (o->short_name) {
       *s++ = o->short_name;
       if (o->value) *s++ = ':';
+      if (has == optional_argument) *s++ = ':';
     }
   }
   longs[h5g_option_count] = (struct option){NULL, 0, NULL, 0};

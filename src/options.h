@@ -30,6 +30,7 @@ typedef struct {
   int nkey_columns;
   int key_descending[H5G_MAX_KEYS];     /* --order, one direction per key */
   int norder;
+  h5g_na_position na_position;          /* --na-position, every float key (0: numpy's place) */
   const char *carry[H5G_MAX_CARRY];     /* --carry PATH[,PATH...]: datasets moved with the keys */
   int ncarry;
   int stable;                           /* --stable (records are always sorted stably) */
@@ -48,6 +49,7 @@ typedef struct {
   int argc;               /* the command line, for the report */
   const char *const *argv;
   int descending, force, verify, quiet, verbose, progress;
+  double progress_seconds; /* --progress[=SECONDS]: between heartbeat lines off a terminal */
   int help, version;
 } h5g_options;
 
@@ -71,6 +73,7 @@ typedef struct {
   const char *field; /* or NULL */
   int column;        /* or -1 */
   int descending;
+  h5g_na_position na; /* --na-position */
 } h5g_key_source;
 /* The keys in priority order: several -d, several --key-field fields or --key-column columns. */
 int h5g_options_key_count(const h5g_options *opt);

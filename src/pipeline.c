@@ -5,7 +5,6 @@
 #include "src/pipeline.h"
 
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -41,16 +40,20 @@ typedef struct {
   h5g_data data;
 } run_state;
 
-/* The bytes of the whole job each phase moves, for --progress (0: none to tell): the keys, and
- * what is written (fewer with --top and --unique: set again once they cut the extent). */
+/* The bytes of the whole job each phase moves, for --progress (0: none to tell): the keys (the
+ * merge's only where there is one: one rank's one run moves nothing), and what is written (fewer
+ * with --top and --unique: set again once they cut the extent). The carry sets its own. */
 static void set_phase_bytes(h5g_run *r, const run_state *s) {
   uint64_t keys = s->verdict.info.n * s->plan.ks.width;
   r->phase_bytes[H5G_PHASE_READ] = r->phase_bytes[H5G_PHASE_TRANSFORM] = keys;
-  r->phase_bytes[H5G_PHASE_SORT] = r->phase_bytes[H5G_PHASE_MERGE] = keys;
+  r->phase_bytes[H5G_PHASE_SORT] = keys;
+  r->phase_bytes[H5G_PHASE_EXCHANGE] = r->size > 1 ? keys : 0;
+  r->phase_bytes[H5G_PHASE_MERGE] = r->size > 1 || s->plan.nruns > 1 ? keys : 0;
   r->phase_bytes[H5G_PHASE_WRITE] = s->extent.out_total * s->plan.ks.width;
 }
 
 void h5g_step_begin(h5g_run *r, h5g_phase phase) {
+  h5g_report_phase(phase);
   if (r->rank == 0)
     h5g_progress_phase(&r->progress, phase, r->metrics.seconds, r->phase_bytes[phase]);
   h5g_fault_point(r, h5g_phase_name(phase));
@@ -242,7 +245,6 @@ static int make_plan(h5g_run *r, run_state *s) {
   STEP(r, H5G_PHASE_VALIDATE, h5g_validate(r, &s->verdict));
   STEP(r, H5G_PHASE_VALIDATE, h5g_share_verdict(r, &s->verdict, &s->extent));
   h5g_plan_share(r, &s->verdict, &s->plan);
-  set_phase_bytes(r, s);
   STEP(r, H5G_PHASE_SETUP, h5g_plan_node(r, &s->plan));
   STEP(r, H5G_PHASE_SETUP, h5g_plan_devices(r, &s->plan));
   STEP(r, H5G_PHASE_CONNECT, h5g_plan_transport(r, &s->plan));
@@ -250,6 +252,7 @@ static int make_plan(h5g_run *r, run_state *s) {
   STEP(r, H5G_PHASE_SETUP, h5g_plan_backend(r, &s->plan));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_runs(r, &s->verdict, &s->plan));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_tables(r, &s->plan, &s->data));
+  set_phase_bytes(r, s); /* the runs known */
 done:
   return rc;
 }
@@ -265,9 +268,8 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   MPI_Comm_rank(comm, &r->rank);
   MPI_Comm_size(comm, &r->size);
   double start = MPI_Wtime();
-  r->metrics.start_time = time(NULL);
   r->metrics.startup.mpi_init = rep->startup.mpi_init;
-  h5g_progress_start(&r->progress, opt->progress && r->rank == 0);
+  h5g_progress_start(&r->progress, opt->progress && r->rank == 0, opt->progress_seconds);
 
   CHECK(make_plan(r, s)); /* its steps agreed */
   if (opt->plan) { /* --plan: nothing is read or written */
@@ -284,6 +286,8 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   CHECK(h5g_agree(comm, write_and_commit(r, s, start, rep)));
   h5g_progress_finish(&r->progress, r->metrics.seconds);
 done:
+  if (rc != H5G_OK) h5g_write_name_output(opt, &s->verdict);
+  h5g_progress_stop(&r->progress);
   /* every rank is here together (rc was agreed), so the collective closes match */
   h5g_io_close_file(r->out_file);
   if (r->tmp_created && r->rank == 0) unlink(s->verdict.tmp_path);

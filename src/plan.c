@@ -37,6 +37,7 @@ void h5g_plan_share(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   plan->ks.cls = v->info.cls;
   plan->ks.width = v->info.width;
   plan->ks.descending = v->composed ? 0 : r->opt->descending; /* composed: per key */
+  plan->ks.na = v->composed ? H5G_NA_DEFAULT : r->opt->na_position;
   /* --counts: the runs cut down before the exchange send their group sizes as values */
   plan->records = h5g_options_moves_records(r->opt) || r->opt->counts ||
                   (v->composed && h5g_keyset_by_index(&v->layout));
@@ -113,12 +114,15 @@ int h5g_plan_backend(h5g_run *r, const h5g_plan *plan) {
   return h5g_backend_cuda_create(&r->be, plan->device, cuda_budget(r, plan));
 }
 
+/* Runs of at most `cap` keys that n keys take (one when there are none). */
+static uint64_t runs_of(uint64_t n, uint64_t cap) { return n ? (n + cap - 1) / cap : 1; }
+
 /* Collective: cuts the share into the same number of runs on every rank, each within the
  * backend's capacity, and picks the path the keys take. */
 int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   int rc = H5G_OK;
   uint64_t cap = r->be->capacity(r->be, plan->ks.width, plan->records);
-  uint64_t mine = plan->n ? (plan->n + cap - 1) / cap : 1, runs = 0;
+  uint64_t mine = runs_of(plan->n, cap), runs = 0;
   CHECK_MPI(MPI_Allreduce(&mine, &runs, 1, MPI_UINT64_T, MPI_MAX, r->comm));
   plan->nruns = (size_t)runs;
   /* the GPU receives into a run of the rank's own length */
@@ -132,11 +136,6 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   else
     plan->path = H5G_PATH_DEVICE_RUNS;
   plan->sort_is_output = plan->path == H5G_PATH_DEVICE_RESIDENT && r->size == 1;
-  /* not on the resident path, whose values stay on the GPUs (a copy back for the indices as sent
-   * is not built: no machine with a GPU per rank ran it) */
-  plan->rows_follow = r->size > 1 && v->moved_row_bytes && !r->opt->unique &&
-                      !(v->composed && v->layout.words > 1) &&
-                      plan->path != H5G_PATH_DEVICE_RESIDENT;
   plan->slot_elems = h5g_pin_piece_bytes() / plan->ks.width;
   const h5g_options *o = r->opt;
   /* Not into filtered chunks: a slot's write that ends inside a chunk would have it encoded
@@ -151,6 +150,27 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
                    plan->n > h5g_ring_elems(plan);
 done:
   return rc;
+}
+
+void h5g_plan_at(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
+                 int rank, h5g_run *at_run, h5g_plan *at) {
+  uint64_t n = v->info.n;
+  *at_run = *r;
+  *at = *plan;
+  at_run->size = size;
+  at_run->rank = rank;
+  at->offset = h5g_share_begin((uint64_t)rank, n, (uint64_t)size);
+  at->n = h5g_share_begin((uint64_t)rank + 1, n, (uint64_t)size) - at->offset;
+  if (size == r->size) return; /* the runs and path agreed for this size */
+  /* the most rows a rank holds (the last rank's share) sets the runs, as the agreement does */
+  uint64_t most = n - h5g_share_begin((uint64_t)size - 1, n, (uint64_t)size);
+  at->nruns = (size_t)runs_of(most, r->be->capacity(r->be, plan->ks.width, plan->records));
+  /* resident only where the plan is, with one run each and a transport already chosen for an
+   * exchange: a bound, as the other paths hold more on the host */
+  if (at->path == H5G_PATH_DEVICE_RESIDENT && (at->nruns > 1 || (size > 1 && r->size == 1)))
+    at->path = H5G_PATH_DEVICE_RUNS;
+  at->sort_is_output = at->path == H5G_PATH_DEVICE_RESIDENT && size == 1;
+  at->streamed = 0; /* it needs less, and only one rank's slice streams */
 }
 
 /* The run offsets and the tables of the exchange (local: agreed by the step). */
@@ -229,6 +249,4 @@ void h5g_data_free(h5g_data *d) {
   free(d->counts);
   free(d->order);
   free(d->recv_offsets);
-  free(d->sent_values);
-  free(d->sent_counts);
 }

@@ -1,6 +1,7 @@
 #include "src/report.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,23 @@ static const char *const phase_names[H5G_PHASE_COUNT] = {
 
 const char *h5g_phase_name(h5g_phase phase) { return phase_names[phase]; }
 
+/* -1 until the first phase; lock-free, so that a signal handler may read it */
+static atomic_int phase_now = -1;
+
+void h5g_report_phase(h5g_phase phase) { atomic_store(&phase_now, (int)phase); }
+
+const char *h5g_report_phase_now(void) {
+  int phase = atomic_load(&phase_now);
+  return phase < 0 ? "startup" : phase_names[phase];
+}
+
+void h5g_report_start(h5g_report *rep) {
+  struct tm utc;
+  time_t now = time(NULL);
+  if (gmtime_r(&now, &utc))
+    strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", &utc);
+}
+
 /* JSON string body: quotes, backslashes and control characters escaped. */
 static void put_json_string(FILE *f, const char *s) {
   fputc('"', f);
@@ -31,9 +49,10 @@ static void put_json_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-/* What ran: the command line, the files and datasets, and how it ended. */
+/* What ran: the command line, the files and datasets, and how it ended ("succeeded", "failed",
+ * "interrupted"). */
 static void put_provenance(FILE *f, const h5g_report *rep, const h5g_options *opt,
-                           int exit_status) {
+                           int exit_status, const char *status) {
   fprintf(f, "{\n  \"tool\": \"h5gsort\",\n  \"version\": \"%s\",\n  \"command\": [", H5G_VERSION);
   for (int i = 0; i < opt->argc; i++) {
     if (i) fputs(", ", f);
@@ -53,7 +72,9 @@ static void put_provenance(FILE *f, const h5g_report *rep, const h5g_options *op
       put_json_string(f, k.field);
     }
     if (k.column >= 0) fprintf(f, ", \"column\": %d", k.column);
-    fprintf(f, ", \"order\": \"%s\"}", k.descending ? "desc" : "asc");
+    fprintf(f, ", \"order\": \"%s\"", k.descending ? "desc" : "asc");
+    if (k.na) fprintf(f, ", \"na_position\": \"%s\"", k.na == H5G_NA_FIRST ? "first" : "last");
+    fputc('}', f);
   }
   fputs("]},\n  \"output\": {\"file\": ", f);
   put_json_string(f, opt->output ? opt->output : "");
@@ -61,7 +82,7 @@ static void put_provenance(FILE *f, const h5g_report *rep, const h5g_options *op
   put_json_string(f, opt->output_dataset ? opt->output_dataset : "");
   fputs("},\n  \"start_time\": ", f);
   put_json_string(f, rep->start_time);
-  fprintf(f, ",\n  \"exit_status\": %d,\n", exit_status);
+  fprintf(f, ",\n  \"exit_status\": %d,\n  \"status\": \"%s\",\n", exit_status, status);
 }
 
 /* Per rank: host, CPUs and I/O threads. */
@@ -84,9 +105,11 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
   int rc = H5G_OK;
   FILE *f = fopen(path, "w");
   if (!f) H5G_FAIL(H5G_ERR_RUNTIME, "cannot write report: %s (%s)", strerror(errno), path);
-  put_provenance(f, rep, opt, exit_status);
-  if (exit_status != 0) { /* what ran and why it failed; no figures */
-    fputs("  \"error\": ", f);
+  put_provenance(f, rep, opt, exit_status, exit_status ? "failed" : "succeeded");
+  if (exit_status != 0) { /* what ran, where and why it failed; no figures */
+    fputs("  \"phase\": ", f);
+    put_json_string(f, h5g_report_phase_now());
+    fputs(",\n  \"error\": ", f);
     put_json_string(f, h5g_error_message());
     fputs("\n}\n", f);
     goto close;
@@ -140,6 +163,20 @@ close:
 done:
   if (f) fclose(f);
   return rc;
+}
+
+char *h5g_report_interrupted_head(const h5g_report *rep, const h5g_options *opt) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return NULL;
+  put_provenance(f, rep, opt, 1, "interrupted");
+  fputs("  \"phase\": \"", f);
+  if (fclose(f) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
 }
 
 int h5g_report_starved_ranks(const h5g_report *rep) {
@@ -208,11 +245,10 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   enum { NAME = sizeof be->device_name };
   char *names = NULL;
   size_t names_bytes = r->rank == 0 ? (size_t)r->size * NAME : 0;
-  struct tm utc;
-  time_t start = r->metrics.start_time;
+  char start_time[sizeof rep->start_time]; /* main's (h5g_report_start) */
+  memcpy(start_time, rep->start_time, sizeof start_time);
   memset(rep, 0, sizeof *rep);
-  if (gmtime_r(&start, &utc))
-    strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  memcpy(rep->start_time, start_time, sizeof start_time);
   CHECK(gather_rank_info(r, plan, rep));
   CHECK_MPI(MPI_Reduce(r->metrics.seconds, rep->seconds, H5G_PHASE_COUNT, MPI_DOUBLE, MPI_MAX, 0,
                        r->comm));

@@ -79,10 +79,24 @@ typedef struct {
 } h5g_report;
 
 const char *h5g_phase_name(h5g_phase phase);
+/* The run's start (UTC) into rep->start_time: main's first step, so that every report has it. */
+void h5g_report_start(h5g_report *rep);
+/* The phase under way on this rank (src/pipeline.c, h5g_step_begin): a failure report names it. */
+void h5g_report_phase(h5g_phase phase);
+/* Its name, "startup" before the first; async-signal-safe (src/interrupt.c). */
+const char *h5g_report_phase_now(void);
 /* Writes the report as JSON, with the command line, files and datasets of `opt`: the full report
- * of a run that succeeded, or (exit_status != 0, rep may be empty) what ran and the error. */
+ * of a run that succeeded, or (exit_status != 0, rep may be empty but for its start time) what
+ * ran, the phase under way and the error. */
 int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exit_status,
                           const char *path);
+/* The report of an interrupted run, which src/interrupt.c's handler writes without the JSON
+ * writer (not async-signal-safe): this text (malloced; NULL when out of memory), then the phase's
+ * name, H5G_REPORT_INTERRUPTED_ERROR, the error line's message and H5G_REPORT_INTERRUPTED_END
+ * (the names and the message hold nothing JSON escapes). */
+char *h5g_report_interrupted_head(const h5g_report *rep, const h5g_options *opt);
+#define H5G_REPORT_INTERRUPTED_ERROR "\",\n  \"error\": \""
+#define H5G_REPORT_INTERRUPTED_END "\"\n}\n"
 /* Ranks that may run on one CPU while their node has more CPUs than ranks (see -v). */
 int h5g_report_starved_ranks(const h5g_report *rep);
 /* "node1 (2 ranks), node2 (2 ranks)": the hosts in the order of their first rank (rank 0). */

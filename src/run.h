@@ -9,7 +9,6 @@
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "base/backend.h"
 #include "kernels/cuda_backend.h"
@@ -78,12 +77,6 @@ typedef struct {
                            * H5G_RING_SLOTS of them */
   h5g_keyspec ks;
   int records;            /* values (source indices) move with the keys */
-  /* Several ranks: the rows moved by source index (src/carry.c) follow the keys' exchange, the
-   * rank that read them sending them where it sent their keys (mpi/gather_rows.h,
-   * h5g_row_route_follow); not where the runs or the output are cut after the exchange
-   * (--unique), where a later pass's values are positions (keys of several words), or on the
-   * resident path (src/plan.c). */
-  int rows_follow;
   uint64_t offset, n;     /* this rank's share [offset, offset + n) of the N elements */
   size_t nruns;           /* sorted runs per rank (the same on every rank) */
   const uint64_t *run_offsets; /* nruns + 1: the runs the slice is read and sorted in */
@@ -130,9 +123,6 @@ typedef struct {
   uint64_t *counts;              /* --counts: the count of each kept key (src/unique.c) */
   int values_are_counts; /* --unique --counts: the values are the runs' group sizes (unique.c) */
   uint64_t *order; /* keys of several words: the source index at each position (src/passes.c) */
-  /* plan.rows_follow: the source indices this rank sent, in the order sent, sent_counts[d] of
-   * them to rank d (src/exchange_runs.c) */
-  uint64_t *sent_values, *sent_counts;
 } h5g_data;
 
 /* The sorted share (keys: d->keys or d->spare; values: their values, or NULL when none move) is
@@ -155,7 +145,6 @@ typedef struct {
   double seconds[H5G_PHASE_COUNT];
   uint64_t checksum_in;     /* of the keys as read, for --verify (summed over ranks) */
   uint64_t exchanged_bytes; /* sent to other ranks (every pass) */
-  time_t start_time;
   h5g_startup startup;      /* mpi_init comes from main, through the report */
   h5g_teardown teardown;    /* what of it comes before the report */
 } h5g_metrics;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cpus.h"
 #include "base/error.h"
 #include "base/memory_limits.h"
 #include "io/h5io.h"
@@ -14,6 +15,7 @@
 #include "mpi/gather_rows.h"
 #include "src/sizing.h"
 
+#include "src/carry.h"
 #include "src/plan.h"
 #include "src/write.h"
 
@@ -28,11 +30,40 @@
  * (a message holds one rank's chunks). */
 #define GATHER_RANK0_BYTES ((uint64_t)256 << 20)
 
-/* Whole-process rate for the time estimate: bytes of input per second per node, rounded from
- * whole runs of one GPU node (a large file in the page cache) and of the CPU backend (a small
- * one, most of it start-up). A guide, not a promise. */
-#define GPU_NODE_BYTES_PER_S 2.8e9
-#define CPU_CORE_BYTES_PER_S 0.2e9
+/* The time estimate's rates (--plan): bytes a second on one core of a rank, each from h5gsort
+ * itself on the CPU backend (2-core VM, Open MPI 4.1.4, inputs of h5gsort-gen --dist uniform in
+ * the page cache, --report's phase seconds, best of two runs; 2026-12-02). A guide, not a
+ * promise: the filters' rates depend on the data (random rows compress little and slowly). */
+static const struct {
+  /* plain reads, writes and copies of rows (threads of the rank): 4M u4 keys carrying 4 f8
+   * datasets (128 MiB), 1 rank, 1 I/O thread: carry 0.20 s to read, move and write them (three
+   * passes, 2 GB/s); a plain 256 MiB write took 0.05-0.34 s: 1.5 GB/s */
+  double copy;
+  /* the CPU sort of keys and their values (one thread a rank): 32M u8 at 1 rank, 0.90 s; at 2
+   * and 4 ranks on 2 cores 0.46 s for 128 and 64 MiB a rank */
+  double sort;
+  /* the exchange and the merge, of keys and values: 2 ranks, 128 MiB each, 0.02 + 0.06 s */
+  double merge;
+  /* deflate decode (a gzip input, shuffle + deflate 6; the chunks decoded by the rank's
+   * threads): the carry above from a gzip input to a plain output, 1.31 s on 1 thread and 0.66
+   * on 2 against 0.20 s plain: 0.11-0.2 GB/s a thread */
+  double inflate;
+  /* deflate encode, level 6 (HDF5's filter: one thread a rank): the same 4 f8 and u4 keys
+   * written with --compress gzip, carry 3.9 s + write 0.25 at 1 rank (1 or 2 I/O threads
+   * alike), 1.97 + 0.33 at 2 ranks (35 MB/s); from the gzip input, its storage kept, about 2.2
+   * s of the carry's 3.5 (58 MB/s); the u4 keys alone 64 MB/s: 45 MB/s */
+  double deflate;
+  /* the encoding's rate on its share of the cores where a node has more ranks than cores: it
+   * runs in steps that end in agreements, where a waiting rank polls and takes cores from an
+   * encoding one: 4 ranks on 2 cores, carry + write 4.5 s against 2.3 at 2 ranks */
+  double deflate_shared;
+  /* the keys on a GPU node, whole process: rounded from whole runs of one GPU node (a large
+   * file in the page cache) */
+  double gpu_node;
+  /* seconds outside the phases (MPI's start, the process's start and end): 0.29 s at 1 and 2
+   * ranks, 0.37-0.40 at 4 on 2 cores */
+  double start, start_per_rank;
+} rates = {1.5e9, 0.3e9, 1.5e9, 0.15e9, 45e6, 0.5, 2.8e9, 0.25, 0.04};
 
 typedef struct {
   uint64_t buffers; /* the slice, its values, the merge's other side (src/plan.c) */
@@ -41,15 +72,20 @@ typedef struct {
   uint64_t passes;  /* keys of several words: index and composed word per element */
   uint64_t kept;    /* several ranks: filtered outputs' chunks held for rank 0 (io/gathered.h) */
   uint64_t base;    /* RANK_BASE_BYTES, CUDA_CONTEXT_BYTES */
-  uint64_t split;   /* all but base, were the slice merged after an exchange (several ranks) */
 } host_need;
 
 static uint64_t need_total(const host_need *n) {
   return n->buffers + n->scratch + n->moved + n->passes + n->kept + n->base;
 }
 
-static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                      host_need *need) {
+/* What rank `rank` of `size` ranks needs (the run's own rank and size: what it will make). */
+static void rank_need(const h5g_run *run, const h5g_verdict *v, const h5g_plan *run_plan,
+                      int size, int rank, host_need *need) {
+  h5g_run at_run;
+  h5g_plan at;
+  h5g_plan_at(run, v, run_plan, size, rank, &at_run, &at);
+  const h5g_run *r = &at_run;
+  const h5g_plan *plan = &at;
   h5g_buffer_spec specs[H5G_BUFFER_COUNT];
   uint64_t most = (v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
   memset(need, 0, sizeof *need);
@@ -64,7 +100,7 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   need->moved = v->moved_row_bytes * (plan->n + most) +
                 v->staged_row_bytes * (plan->n > most ? plan->n : most) +
                 (v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, r->size,
-                                                          v->moved_row_bytes, plan->rows_follow)
+                                                          v->moved_row_bytes)
                                     : 0);
   if (v->composed && v->layout.words > 1) need->passes = 24 * plan->n;
   /* the encoded rows of this rank's share of every filtered output (about their raw bytes),
@@ -75,26 +111,47 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
                                                                         : GATHER_RANK0_BYTES)
                                       : 0);
   need->base = RANK_BASE_BYTES + (plan->use_cuda ? CUDA_CONTEXT_BYTES : 0);
-  need->split = need_total(need) - need->base;
-  if (!specs[H5G_BUFFER_SPARE].n) /* the merge's other side, for the keys and their values */
-    need->split += specs[H5G_BUFFER_KEYS].n * specs[H5G_BUFFER_KEYS].elem_bytes +
-                   specs[H5G_BUFFER_VALUES].n * specs[H5G_BUFFER_VALUES].elem_bytes;
+}
+
+/* Whether rank `rank` of `size` ranks fits in `room` bytes (*need: what it needs): the one test
+ * of the check (each rank against its node's share) and of the search for what would fit. */
+static int rank_fits(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
+                     int rank, uint64_t room, host_need *need) {
+  rank_need(r, v, plan, size, rank, need);
+  return need_total(need) <= room;
+}
+
+/* Whether `size` ranks fit, each given `room` bytes: the neediest ones do, rank 0 (which also
+ * stores the others' filtered chunks) and the last, whose share is the largest
+ * (h5g_share_begin); the others hold no more rows than the last. */
+static int ranks_fit(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
+                     uint64_t room) {
+  host_need need;
+  return rank_fits(r, v, plan, size, 0, room, &need) &&
+         rank_fits(r, v, plan, size, size - 1, room, &need);
 }
 
 static double gib(uint64_t bytes) { return (double)bytes / (double)((uint64_t)1 << 30); }
 
-/* What fits, for the one-line refusal: ranks needing `base` each plus their share of `spread`
- * bytes, on nodes that give `node_bytes` to their ranks: the fewest nodes, at any count of ranks
- * per node up to `per_node`. */
-static void what_fits(uint64_t spread, uint64_t base, uint64_t node_bytes, int per_node,
-                      char *text, size_t len) {
+/* Nodes the search for what fits tries, for each count of ranks per node: every count up to
+ * LINEAR_NODES, then doubling up to MOST_RANKS ranks. */
+enum { LINEAR_NODES = 1024, MOST_RANKS = 1 << 24 };
+
+/* What fits, for the one-line refusal: on nodes that give `node_bytes` to their ranks, the
+ * fewest nodes, at any count of ranks per node up to `per_node` (the most, of as few nodes),
+ * that ranks_fit, the check's own arithmetic. */
+static void what_fits(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                      uint64_t node_bytes, int per_node, uint64_t base, char *text, size_t len) {
   uint64_t best_nodes = UINT64_MAX, best_ranks = 0;
   for (int ranks_per_node = per_node; ranks_per_node >= 1; ranks_per_node--) {
     uint64_t room = node_bytes / (uint64_t)ranks_per_node;
-    if (room <= base) continue;
-    uint64_t ranks = (spread + (room - base) - 1) / (room - base);
-    uint64_t nodes = (ranks + (uint64_t)ranks_per_node - 1) / (uint64_t)ranks_per_node;
-    if (nodes < best_nodes) best_nodes = nodes, best_ranks = (uint64_t)ranks_per_node;
+    if (room <= base) continue; /* not even a rank without data */
+    for (uint64_t nodes = 1; nodes < best_nodes && nodes * (uint64_t)ranks_per_node <= MOST_RANKS;
+         nodes = nodes < LINEAR_NODES ? nodes + 1 : 2 * nodes)
+      if (ranks_fit(r, v, plan, (int)(nodes * (uint64_t)ranks_per_node), room)) {
+        best_nodes = nodes, best_ranks = (uint64_t)ranks_per_node;
+        break;
+      }
   }
   if (best_nodes == UINT64_MAX)
     snprintf(text, len, "no rank count fits: a rank needs %.2f GiB before any data", gib(base));
@@ -107,20 +164,18 @@ int h5g_sizing_check(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pla
   int rc = H5G_OK;
   host_need need;
   h5g_memory_limits limits;
-  rank_need(r, v, plan, &need);
   h5g_memory_limits_read(r->opt->host_memory, &limits);
-  uint64_t mine = need_total(&need), share = limits.available / (uint64_t)plan->ranks_on_node;
-  int fits = mine <= share, all_fit = 0;
+  uint64_t share = limits.available / (uint64_t)plan->ranks_on_node;
+  int fits = rank_fits(r, v, plan, r->size, r->rank, share, &need), all_fit = 0;
   CHECK_MPI(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, r->comm));
   if (all_fit) goto done;
   /* the same line on every rank: the neediest rank, the tightest node */
-  uint64_t spread = need.split, most[2] = {mine, UINT64_MAX - share}, worst[2], total = 0;
+  uint64_t most[2] = {need_total(&need), UINT64_MAX - share}, worst[2];
   CHECK_MPI(MPI_Allreduce(most, worst, 2, MPI_UINT64_T, MPI_MAX, r->comm));
-  CHECK_MPI(MPI_Allreduce(&spread, &total, 1, MPI_UINT64_T, MPI_SUM, r->comm));
   uint64_t tightest = UINT64_MAX - worst[1];
   char fit[160];
-  what_fits(total, need.base, tightest * (uint64_t)plan->ranks_on_node, plan->ranks_on_node,
-            fit, sizeof fit);
+  what_fits(r, v, plan, tightest * (uint64_t)plan->ranks_on_node, plan->ranks_on_node,
+            need.base, fit, sizeof fit);
   H5G_FAIL(H5G_ERR_RUNTIME, "not enough host memory: a rank needs up to %.2f GiB, and its node "
            "gives each of its %d rank%s %.2f GiB (%s); %s (%s)", gib(worst[0]),
            plan->ranks_on_node, plan->ranks_on_node == 1 ? "" : "s", gib(tightest),
@@ -150,8 +205,98 @@ static const char *io_text(h5g_io_policy policy) {
 typedef struct {
   char host[64];
   uint64_t rows, runs, need, share, device_budget;
-  int use_cuda, io_threads, path;
+  int use_cuda, io_threads, path, cpus;
+  uint64_t cpu_mask[H5G_CPUS_MASK_WORDS]; /* the CPUs it may run on */
 } plan_line;
+
+/* The cores rank 0 gets: its CPUs, or its share of the CPUs its node's ranks run on where they
+ * share them (4 ranks on 2 cores: half a core each). Its node: the lines of its host name. */
+static double rank_cores(const h5g_run *r, const plan_line *lines) {
+  uint64_t mask[H5G_CPUS_MASK_WORDS] = {0};
+  int ranks = 0, cpus = 0;
+  for (int i = 0; i < r->size; i++) {
+    if (strcmp(lines[i].host, lines[0].host) != 0) continue;
+    ranks++;
+    for (int w = 0; w < H5G_CPUS_MASK_WORDS; w++) mask[w] |= lines[i].cpu_mask[w];
+  }
+  for (int w = 0; w < H5G_CPUS_MASK_WORDS; w++) cpus += __builtin_popcountll(mask[w]);
+  double shared = cpus > 0 ? (double)cpus / ranks : 1;
+  return shared < lines[0].cpus ? shared : lines[0].cpus;
+}
+
+/* Bytes of one row of a kind the run reads or writes, and of them those in filtered storage. */
+typedef struct {
+  double keys_in, keys_in_filtered;     /* the keys as read */
+  double carried, carried_in_filtered;  /* rows moved by source index (src/carry.c) */
+  double out, out_filtered;             /* written: the keys, the carried rows, index, counts */
+} row_bytes;
+
+/* Serial (rank 0): whether INPUT's `dataset` has filters: as an output kept like it would. */
+static int input_filtered(const h5g_options *opt, const char *dataset, int *filtered) {
+  static const h5g_io_storage_choice keep; /* all zero: the source's storage */
+  return h5g_io_inspect_storage(opt->input, dataset, &keep, 1, NULL, filtered);
+}
+
+static int rows_of_run(const h5g_run *r, const h5g_verdict *v, row_bytes *b) {
+  int rc = H5G_OK, filtered = 0;
+  const h5g_options *opt = r->opt;
+  int whole_rows = opt->key_field || opt->nkey_columns, keys = h5g_options_key_count(opt);
+  memset(b, 0, sizeof *b);
+  for (int i = 0; i < (whole_rows || !v->composed ? 1 : keys); i++) {
+    double width = whole_rows || !v->composed ? v->info.row_bytes : v->layout.key[i].width;
+    CHECK(input_filtered(opt, opt->datasets[i], &filtered));
+    b->keys_in += width;
+    b->keys_in_filtered += filtered ? width : 0;
+  }
+  b->carried = (double)h5g_carry_row_bytes(opt, v);
+  for (int i = 0; i < opt->ncarry; i++) {
+    CHECK(input_filtered(opt, opt->carry[i], &filtered));
+    b->carried_in_filtered += filtered ? v->carried_row_bytes[i] : 0;
+  }
+  if (whole_rows) b->carried_in_filtered = b->keys_in_filtered; /* the table again */
+  /* a table's rows are written by the carry, the keys' otherwise */
+  b->out = (whole_rows ? 0 : b->keys_in) + b->carried + (opt->index_out ? 8 : 0) +
+           (opt->counts ? 8 : 0);
+  b->out_filtered = v->filtered_row_bytes < b->out ? v->filtered_row_bytes : b->out;
+done:
+  return rc;
+}
+
+/* The time estimate of a run (rank 0's share stands for every rank's): its start, and each
+ * phase's bytes at the rates above on the cores the rank gets: threaded (plain I/O, the
+ * decoding, the copies) on min(I/O threads, cores), one thread (the CPU sort, the merge, the
+ * encoding) on min(1, cores). */
+typedef struct {
+  double start, read, sort, carry, write, total, cores;
+} estimate;
+
+static void estimate_run(const h5g_run *r, const h5g_plan *plan, const h5g_verdict *v,
+                         const row_bytes *b, double cores, int gpus, estimate *e) {
+  double rows = (double)((v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size);
+  double threads = plan->io_threads < cores ? plan->io_threads : cores;
+  double one = cores < 1 ? cores : 1;
+  double keys = rows * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));
+  int passes = v->composed ? v->layout.words : 1;
+  e->cores = cores;
+  e->start = rates.start + rates.start_per_rank * plan->ranks_on_node;
+  e->read = rows * ((b->keys_in - b->keys_in_filtered) / rates.copy +
+                    b->keys_in_filtered / rates.inflate) / threads;
+  if (gpus) {
+    e->sort = (double)v->info.n * plan->ks.width /
+              (rates.gpu_node * (r->size / plan->ranks_on_node));
+  } else {
+    e->sort = passes * keys / (rates.sort * one);
+    if (r->size > 1 || plan->nruns > 1) e->sort += passes * keys / (rates.merge * one);
+  }
+  /* read, moved (between the ranks: as the exchange) and written by the write below */
+  e->carry = rows * ((b->carried - b->carried_in_filtered) / rates.copy +
+                     b->carried_in_filtered / rates.inflate + b->carried / rates.copy) / threads;
+  if (r->size > 1) e->carry += rows * b->carried / (rates.merge * one);
+  e->write = rows * ((b->out - b->out_filtered) / rates.copy / threads +
+                     b->out_filtered / (rates.deflate * one * (cores < 1 ? rates.deflate_shared
+                                                                         : 1)));
+  e->total = e->start + e->read + e->sort + e->carry + e->write;
+}
 
 /* --plan --report FILE.json: the same, for scripts. */
 static int write_plan_json(const h5g_run *r, const h5g_verdict *v, const plan_line *lines,
@@ -163,7 +308,7 @@ static int write_plan_json(const h5g_run *r, const h5g_verdict *v, const plan_li
   fprintf(f, "{\n  \"plan\": true,\n  \"fits\": %s,\n  \"rows\": %" PRIu64
           ",\n  \"ranks\": %d,\n  \"memory_bound\": \"%s\",\n  \"disk_bytes\": %" PRIu64
           ",\n  \"disk_free_bytes\": %" PRIu64 ",\n  \"exchange\": \"%s\",\n"
-          "  \"io_policy\": \"%s\",\n  \"streamed\": %s,\n  \"estimate_seconds\": %.1f,\n"
+          "  \"io_policy\": \"%s\",\n  \"streamed\": %s,\n  \"estimate_seconds\": %.3f,\n"
           "  \"per_rank\": [\n",
           fits ? "true" : "false", v->info.n, r->size, bound, disk, free_bytes,
           h5g_transport_name(r->transport), h5g_io_policy_name(plan->io_policy),
@@ -183,7 +328,11 @@ done:
 
 static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                       const h5g_extent *e, const plan_line *lines, const h5g_memory_limits *l) {
+  int rc = H5G_OK;
   const h5g_options *opt = r->opt;
+  row_bytes rows;
+  estimate time;
+  CHECK(rows_of_run(r, v, &rows));
   uint64_t disk = h5g_write_output_bytes(r, v, plan, e);
   uint64_t free_bytes = h5g_files_free_bytes(opt->output);
   int fits = 1, gpus = 0;
@@ -202,10 +351,7 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
     else if (i == 16)
       printf("  ...\n");
   }
-  double bytes = (double)v->info.n * v->info.width;
-  int nodes = r->size / plan->ranks_on_node;
-  double rate = gpus ? GPU_NODE_BYTES_PER_S * nodes : CPU_CORE_BYTES_PER_S * r->size;
-  double estimate = bytes / rate + 1.0; /* a second of start-up and tear-down */
+  estimate_run(r, plan, v, &rows, rank_cores(r, lines), gpus, &time);
   printf("memory: %s per rank (%s)\n", fits ? "fits" : "DOES NOT FIT", l->bound);
   printf("disk: output and temporary file %.2f GiB, %.2f GiB free beside %s\n", gib(disk),
          gib(free_bytes), opt->output);
@@ -213,12 +359,14 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   if (plan->streamed) /* one rank: its slice needs no host buffer of its size (host GiB above) */
     printf("streamed: the slice goes to the GPU and back through %d pinned slots of %.4g MiB\n",
            H5G_RING_SLOTS, (double)plan->slot_elems * plan->ks.width / 1048576.0);
-  printf("estimate: %.1f s (README's rates: %s)\n", estimate,
-         gpus ? "2.8 GB/s per GPU node" : "0.2 GB/s per CPU rank");
+  printf("estimate: %.1f s (start %.1f, read %.1f, sort %.1f, carry %.1f, write %.1f; %.2g "
+         "core%s a rank; rates measured for src/sizing.c)\n", time.total, time.start, time.read,
+         time.sort, time.carry, time.write, time.cores, time.cores == 1 ? "" : "s");
   fflush(stdout);
-  return opt->report ? write_plan_json(r, v, lines, l->bound, plan, disk, free_bytes,
-                                       estimate, fits)
-                     : H5G_OK;
+  if (opt->report)
+    CHECK(write_plan_json(r, v, lines, l->bound, plan, disk, free_bytes, time.total, fits));
+done:
+  return rc;
 }
 
 int h5g_sizing_print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
@@ -228,7 +376,7 @@ int h5g_sizing_print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan
   h5g_memory_limits limits;
   plan_line mine, *lines = NULL;
   memset(&mine, 0, sizeof mine);
-  rank_need(r, v, plan, &need);
+  rank_need(r, v, plan, r->size, r->rank, &need);
   h5g_memory_limits_read(r->opt->host_memory, &limits);
   gethostname(mine.host, sizeof mine.host - 1);
   mine.rows = plan->n;
@@ -239,6 +387,8 @@ int h5g_sizing_print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan
   mine.use_cuda = plan->use_cuda;
   mine.io_threads = plan->io_threads;
   mine.path = (int)plan->path;
+  mine.cpus = plan->cpus;
+  h5g_cpus_mask(mine.cpu_mask);
   if (r->rank == 0) lines = malloc((size_t)r->size * sizeof *lines);
   CHECK(h5g_agree_alloc(r->comm, r->rank != 0 || lines, (size_t)r->size * sizeof *lines));
   CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, lines, (int)sizeof mine, MPI_BYTE, 0,

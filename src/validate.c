@@ -77,6 +77,51 @@ done:
   return rc;
 }
 
+/* Lines that name the datasets left in the input's order (-v: every one). */
+enum { UNMOVED_LINES = 8 };
+
+typedef struct {
+  const h5g_options *opt;
+  int seen;
+} unmoved_warnings;
+
+static void warn_unmoved(void *ctx, const char *path, int coordinate) {
+  unmoved_warnings *w = ctx;
+  if (w->seen++ >= UNMOVED_LINES && !w->opt->verbose) return;
+  if (coordinate)
+    fprintf(stderr, "h5gsort: warning: the coordinate %s of %s (a dimension scale of its rows) is "
+            "not carried: its values stay in the input's order in OUTPUT (--carry %s moves it "
+            "with the keys)\n", path, w->opt->dataset, path);
+  else
+    fprintf(stderr, "h5gsort: warning: %s has as many rows as the keys but is not carried: it "
+            "stays in the input's order in OUTPUT (--carry %s moves it with the keys)\n", path,
+            path);
+}
+
+/* --whole-file and in place, where OUTPUT starts as a copy of INPUT: the datasets of the keys'
+ * length that the run does not move stay beside the sorted keys in the input's order, which
+ * nothing else would tell (a new OUTPUT holds only what is moved). */
+static int warn_unmoved_datasets(const h5g_options *opt, const h5g_verdict *v) {
+  int rc = H5G_OK, nwritten = 0, count = 0;
+  const char *written[H5G_MAX_WRITTEN], *moved[H5G_MAX_WRITTEN + H5G_MAX_KEYS + H5G_MAX_CARRY];
+  char *targets[H5G_MAX_CARRY] = {0};
+  unmoved_warnings w = {opt, 0};
+  /* one row or none: every order is the sorted one */
+  if (opt->quiet || !(v->in_place || opt->whole_file) || v->info.n < 2) goto done;
+  CHECK(h5g_options_written(opt, written, targets, &nwritten));
+  for (int i = 0; i < nwritten; i++) moved[count++] = written[i];
+  for (int i = 0; i < opt->ndatasets; i++) moved[count++] = opt->datasets[i];
+  for (int i = 0; i < opt->ncarry; i++) moved[count++] = opt->carry[i];
+  CHECK(h5g_io_inspect_unmoved(opt->input, opt->dataset, v->info.n, moved, count, warn_unmoved,
+                               &w));
+  if (w.seen > UNMOVED_LINES && !opt->verbose)
+    fprintf(stderr, "h5gsort: warning: and %d more datasets of the keys' length stay in the "
+            "input's order (-v names them)\n", w.seen - UNMOVED_LINES);
+done:
+  for (int i = 0; i < H5G_MAX_CARRY; i++) free(targets[i]);
+  return rc;
+}
+
 int h5g_validate(const h5g_run *r, h5g_verdict *v) {
   int rc = H5G_OK;
   const h5g_options *opt = r->opt;
@@ -123,6 +168,7 @@ int h5g_validate(const h5g_run *r, h5g_verdict *v) {
       (v->composed && h5g_keyset_by_index(&v->layout)))
     v->carried_bytes = (unsigned long long)input.st_size;
   h5g_input_stamp(&input, v);
+  CHECK(warn_unmoved_datasets(opt, v));
   int stale = opt->plan ? 0 : h5g_files_remove_stale(opt->output, opt->input); /* --plan: nothing */
   if (stale && opt->verbose)
     fprintf(stderr, "h5gsort: removed %d temporary file%s left by killed runs beside %s\n", stale,

@@ -196,7 +196,7 @@ static int write_composed_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan 
   for (int i = 0; i < layout->count; i++) {
     if (h5g_keyset_fetched(layout, i)) continue;
     h5g_key_source k = h5g_options_key(r->opt, i);
-    h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending};
+    h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending, k.na};
     h5g_compose_take(d->sorted, plan->ks.width, part, e->out_n, &ks, layout->shift[i],
                      plan->io_threads);
     CHECK(write_key_dataset(r, plan, e, h5g_options_key_output(r->opt, i), r->keys_in[i], part,
@@ -340,4 +340,18 @@ int h5g_write_commit(h5g_run *r, const h5g_verdict *v) {
   r->tmp_created = 0;
 done:
   return rc;
+}
+
+void h5g_write_name_output(const h5g_options *opt, const h5g_verdict *v) {
+  const char *message = h5g_error_message(), *from = message, *at;
+  size_t len = strlen(v->tmp_path), used = 0;
+  char named[H5G_MSG_MAX];
+  if (len == 0 || !strstr(message, v->tmp_path)) return;
+  for (; (at = strstr(from, v->tmp_path)) != NULL && used < sizeof named; from = at + len) {
+    const char *name = at[len] == '.' ? v->tmp_path : opt->output; /* "<temp>.data.0" is not */
+    used += (size_t)snprintf(named + used, sizeof named - used, "%.*s%s", (int)(at - from), from,
+                             name);
+  }
+  if (used < sizeof named) snprintf(named + used, sizeof named - used, "%s", from);
+  h5g_error_adopt(h5g_error_code(), named);
 }

@@ -19,5 +19,8 @@ int h5g_write_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
 int h5g_write_close(h5g_run *r, const h5g_verdict *v);
 int h5g_write_references(const h5g_run *r, const h5g_verdict *v);
 int h5g_write_commit(h5g_run *r, const h5g_verdict *v);
+/* A failed run's error names OUTPUT where it named the temporary file written in its place (io/
+ * knows only the file it has open); the files MPI-IO makes beside it keep their names. */
+void h5g_write_name_output(const h5g_options *opt, const h5g_verdict *v);
 
 #endif

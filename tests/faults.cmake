@@ -37,19 +37,27 @@ endif()
 # way the commit takes: renameat2, or where a file system lacks RENAME_NOREPLACE a hard link, or
 # where it has no hard links either a check and a rename (the shim faults/no_renameat2.c takes
 # the first away, and the second with H5G_SHIM_NO_LINK; under the sanitizers only renameat2 is
-# tested).
+# tested). A disk that fills while OUTPUT is written (issue 55): the shim faults/full_disk.c
+# fails the temporary file's writes with ENOSPC (badinput.full_disk, label badinput).
 if(NOT H5G_SANITIZE)
-  foreach(shim fail_alloc no_renameat2)
+  foreach(shim fail_alloc no_renameat2 full_disk)
     add_library(h5g_${shim} SHARED ${CMAKE_CURRENT_SOURCE_DIR}/faults/${shim}.c)
     target_link_libraries(h5g_${shim} PRIVATE ${CMAKE_DL_LIBS})
     set_target_properties(h5g_${shim} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
   endforeach()
   set(H5G_FAIL_ALLOC_SHIM $<TARGET_FILE:h5g_fail_alloc>)
   set(H5G_NO_RENAMEAT2_SHIM $<TARGET_FILE:h5g_no_renameat2>)
+  set(H5G_FULL_DISK_SHIM $<TARGET_FILE:h5g_full_disk>)
 else()
   set(H5G_FAIL_ALLOC_SHIM sanitize)
   set(H5G_NO_RENAMEAT2_SHIM sanitize)
+  set(H5G_FULL_DISK_SHIM sanitize)
 endif()
+add_test(NAME badinput.full_disk
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/badinput.sh ${CMAKE_BINARY_DIR}/bin
+                 "${H5G_MPIEXEC_STR}" full_disk)
+set_tests_properties(badinput.full_disk PROPERTIES LABELS badinput TIMEOUT 300 SKIP_RETURN_CODE 77
+                     ENVIRONMENT H5G_FULL_DISK_SHIM=${H5G_FULL_DISK_SHIM})
 add_test(NAME faults.output_appears
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/faults/faults.sh ${CMAKE_BINARY_DIR}/bin
                  "${H5G_MPIEXEC_STR}" output_appears ${H5G_NO_RENAMEAT2_SHIM})

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "base/keys.h"
+#include "base/manual.h"
 #include "io/h5io.h"
 
 #define FEW_DISTINCT 7
@@ -49,7 +50,22 @@ typedef struct {
 /* The packed record of --table: offsets of its fields after the key (whose width varies). */
 enum { FIELD_ROW = 0, FIELD_DET = 8, FIELD_NAME = 10, FIELD_KEY = FIELD_NAME + NAME_BYTES };
 
-/* tools/gen_options.c: the command line; usage text. */
+/* tools/gen_options.c: the command line, from one table of options (what getopt_long returns
+ * for each: `code`), which --help and the man page h5gsort-gen(1) (tools/gen_manpage.c) are
+ * made from too; usage text. */
+typedef struct {
+  const char *name;  /* the long name, without "--" */
+  char short_name;   /* 'd', or 0 */
+  const char *value; /* what the value looks like ("PATH"); NULL: a flag */
+  int code;
+  const char *help;
+} gen_option_spec;
+extern const gen_option_spec gen_option_table[];
+extern const int gen_option_count;
+extern const char *const gen_synopsis[]; /* NULL-terminated */
+extern const char *const gen_summary;
+extern const h5g_manual_item gen_examples[];      /* NULL tag last */
+extern const h5g_manual_item gen_exit_statuses[]; /* NULL tag last */
 void gen_usage(FILE *to);
 /* Parses argv into *o. Returns H5G_ERR_USAGE with a message, or H5G_OK; *help set for -h. */
 int gen_parse_options(int argc, char **argv, gen_options *o, int *help);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/manual.h"
 #include "gen.h"
 
 static const char *const dist_names[] = {"uniform", "normal", "zipf",    "sorted", "reverse",
@@ -22,31 +23,79 @@ static const struct {
     {"f8", H5G_KEY_FLOAT, 8},
 };
 
+/* What getopt_long returns for each long option that has no short one. */
+enum { OPT_COUNT = 256, OPT_TYPE, OPT_DIST, OPT_SEED, OPT_ORDER, OPT_LAYOUT, OPT_CHUNK,
+       OPT_ATTRS, OPT_FORCE, OPT_APPEND, OPT_ROW_SHAPE, OPT_TABLE, OPT_KEY_FIELD, OPT_GZIP_LEVEL };
+
+/* The parser's getopt_long table is made from this one, as --help and h5gsort-gen(1) are. */
+const gen_option_spec gen_option_table[] = {
+    {"dataset", 'd', "PATH", 'd', "dataset to write (intermediate groups are created)"},
+    {"count", 0, "N", OPT_COUNT, "number of elements (0 and N < P allowed)"},
+    {"type", 0, "T", OPT_TYPE, "u1 u2 u4 u8 i1 i2 i4 i8 f4 f8"},
+    {"dist", 0, "D", OPT_DIST,
+     "uniform (default) normal zipf sorted reverse equal few special index (element i holds i, "
+     "truncated to the type)"},
+    {"seed", 0, "S", OPT_SEED, "generator seed (default 1); values depend on (seed, index) only"},
+    {"order", 0, "le|be", OPT_ORDER, "byte order of the file type (default le)"},
+    {"layout", 0, "L", OPT_LAYOUT,
+     "contiguous (default), chunked, gzip (shuffle + deflate), scaleoffset (integer "
+     "scale-offset, minimum bits per chunk) or nbit (n-bit filter on a type of 8 bits less "
+     "precision than its size, e.g. u4 of 24 bits; values keep their low bits); these two take "
+     "integers of 2+ bytes, no --table"},
+    {"chunk", 0, "K", OPT_CHUNK, "chunk length in rows (default 65536)"},
+    {"gzip-level", 0, "L", OPT_GZIP_LEVEL, "deflate level of --layout gzip, 0 to 9 (default 6)"},
+    {"row-shape", 0, "K[,L...]", OPT_ROW_SHAPE,
+     "N x K (x L ...) array: rows of K (x L ...) elements"},
+    {"table", 0, NULL, OPT_TABLE,
+     "1-D compound table {row u8, det u2, name S5, KEY T, x f8}, packed; KEY follows --type and "
+     "--dist"},
+    {"key-field", 0, "NAME", OPT_KEY_FIELD, "name of the KEY field of --table (default key)"},
+    {"attrs", 0, NULL, OPT_ATTRS, "add attributes (int scalar, float array, strings)"},
+    {"force", 0, NULL, OPT_FORCE, "replace OUT if it exists"},
+    {"append", 0, NULL, OPT_APPEND, "add the dataset to OUT if it exists"},
+    {"help", 'h', NULL, 'h', "this text"},
+};
+const int gen_option_count = (int)(sizeof gen_option_table / sizeof *gen_option_table);
+
+const char *const gen_synopsis[] = {
+    "mpiexec -n P h5gsort-gen OUT.h5 -d PATH --count N --type T [OPTIONS]", NULL};
+const char *const gen_summary =
+    "Writes a dataset of N elements in parallel, the test and benchmark input of h5gsort: "
+    "element i's value depends only on the seed and i, so the file is the same whatever the "
+    "number of ranks P. A failed run leaves no OUT behind (unless --append).";
+
+const h5g_manual_item gen_examples[] = {
+    {"mpiexec -n 4 h5gsort-gen in.h5 -d /keys --count 100000000 --type f4",
+     "100 million uniform float32 keys at /keys of in.h5, written by 4 ranks."},
+    {"mpiexec -n 4 h5gsort-gen in.h5 -d /x --count 100000000 --type f8 --append",
+     "A dataset of the same length added to in.h5: float64 values to carry with the keys."},
+    {"mpiexec -n 2 h5gsort-gen table.h5 -d /events --count 1000000 --type i8 --table",
+     "A compound table of a million records, its int64 field key the one to sort by (h5gsort -d "
+     "/events --key-field key)."},
+    {"h5gsort-gen z.h5 -d /keys --count 1000000 --type u4 --dist zipf --layout gzip",
+     "Skewed uint32 keys in gzip chunks, written by a single process."},
+    {"h5gsort-gen rows.h5 -d /rows --count 100000 --type i4 --row-shape 3",
+     "A 100000 x 3 array (h5gsort --key-column)."},
+    {NULL, NULL}};
+
+const h5g_manual_item gen_exit_statuses[] = {
+    {"0", "success."},
+    {"1", "runtime failure: I/O, out of memory, MPI."},
+    {"2", "usage error (the usage is printed too), or OUT exists without --force or --append."},
+    {NULL, NULL}};
+
 void gen_usage(FILE *to) {
-  fprintf(to,
-          "usage: mpiexec -n P h5gsort-gen OUT.h5 -d PATH --count N --type T [options]\n"
-          "  -d, --dataset PATH    dataset to write (intermediate groups are created)\n"
-          "  --count N             number of elements (0 and N < P allowed)\n"
-          "  --type T              u1 u2 u4 u8 i1 i2 i4 i8 f4 f8\n"
-          "  --dist D              uniform (default) normal zipf sorted reverse equal few special\n"
-          "                        index (element i holds i, truncated to the type)\n"
-          "  --seed S              generator seed (default 1); values depend on (seed, index) only\n"
-          "  --order le|be         byte order of the file type (default le)\n"
-          "  --layout L            contiguous (default), chunked, gzip (shuffle + deflate),\n"
-          "                        scaleoffset (integer scale-offset, minimum bits per chunk) or\n"
-          "                        nbit (n-bit filter on a type of 8 bits less precision than\n"
-          "                        its size, e.g. u4 of 24 bits; values keep their low bits);\n"
-          "                        these two take integers of 2+ bytes, no --table\n"
-          "  --chunk K             chunk length in rows (default 65536)\n"
-          "  --gzip-level L        deflate level of --layout gzip, 0 to 9 (default 6)\n"
-          "  --row-shape K[,L...]  N x K (x L ...) array: rows of K (x L ...) elements\n"
-          "  --table               1-D compound table {row u8, det u2, name S5, KEY T, x f8},\n"
-          "                        packed; KEY follows --type and --dist\n"
-          "  --key-field NAME      name of the KEY field of --table (default key)\n"
-          "  --attrs               add attributes (int scalar, float array, strings)\n"
-          "  --force               replace OUT if it exists\n"
-          "  --append              add the dataset to OUT if it exists\n"
-          "  -h, --help            this text\n");
+  fprintf(to, "usage: %s\n\n", gen_synopsis[0]);
+  h5g_help_wrap(to, gen_summary, 0, 0);
+  fputc('\n', to);
+  for (int i = 0; i < gen_option_count; i++) {
+    const gen_option_spec *o = &gen_option_table[i];
+    h5g_help_option(to, o->short_name, o->name, o->value, o->help);
+  }
+  fputc('\n', to);
+  h5g_help_items(to, "Exit codes", gen_exit_statuses);
+  fputc('\n', to);
+  h5g_help_examples(to, gen_examples, H5G_HELP_EXAMPLES);
 }
 
 static int parse_count(const char *text, uint64_t *value) {
@@ -87,22 +136,14 @@ static int find_name(const char *text, const char *const *names, int count) {
 
 /* Parses argv into *o. Returns H5G_ERR_USAGE with a message, or H5G_OK; *help set for -h. */
 int gen_parse_options(int argc, char **argv, gen_options *o, int *help) {
-  enum { OPT_COUNT = 256, OPT_TYPE, OPT_DIST, OPT_SEED, OPT_ORDER, OPT_LAYOUT, OPT_CHUNK,
-         OPT_ATTRS, OPT_FORCE, OPT_APPEND, OPT_ROW_SHAPE, OPT_TABLE, OPT_KEY_FIELD,
-         OPT_GZIP_LEVEL };
-  static const struct option long_options[] = {
-      {"dataset", required_argument, NULL, 'd'}, {"count", required_argument, NULL, OPT_COUNT},
-      {"type", required_argument, NULL, OPT_TYPE}, {"dist", required_argument, NULL, OPT_DIST},
-      {"seed", required_argument, NULL, OPT_SEED}, {"order", required_argument, NULL, OPT_ORDER},
-      {"layout", required_argument, NULL, OPT_LAYOUT},
-      {"chunk", required_argument, NULL, OPT_CHUNK}, {"attrs", no_argument, NULL, OPT_ATTRS},
-      {"gzip-level", required_argument, NULL, OPT_GZIP_LEVEL},
-      {"force", no_argument, NULL, OPT_FORCE}, {"append", no_argument, NULL, OPT_APPEND},
-      {"row-shape", required_argument, NULL, OPT_ROW_SHAPE},
-      {"table", no_argument, NULL, OPT_TABLE},
-      {"key-field", required_argument, NULL, OPT_KEY_FIELD},
-      {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+  struct option long_options[sizeof gen_option_table / sizeof *gen_option_table + 1];
   int rc = H5G_OK, have_count = 0, have_type = 0, opt;
+  for (int i = 0; i < gen_option_count; i++) {
+    const gen_option_spec *g = &gen_option_table[i];
+    long_options[i] = (struct option){g->name, g->value ? required_argument : no_argument, NULL,
+                                      g->code};
+  }
+  long_options[gen_option_count] = (struct option){NULL, 0, NULL, 0};
   *help = 0;
   memset(o, 0, sizeof *o);
   o->seed = 1;

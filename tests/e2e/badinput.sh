@@ -16,12 +16,25 @@ IN=$W/fixtures.h5
 OUT=$OUTDIR/out.h5
 WRAP=() # a command prefix for each rank (e.g. to set a resource limit)
 
-case_missing_input() { expect_failure 2 'nope\.h5' "$W/nope.h5" "$OUT" -d /keys; }
+# Issue 55: the system's reason: a missing input and an unreadable one do not look the same.
+case_missing_input() {
+  expect_failure 2 'cannot open input file: No such file or directory \(.*nope\.h5' "$W/nope.h5" \
+    "$OUT" -d /keys
+}
+
+# Root reads a file whatever its mode: there the case cannot be made, and is skipped.
+case_unreadable_input() {
+  if [ "$(id -u)" -eq 0 ]; then echo "SKIP: run as root, which chmod 000 does not stop"; exit 77; fi
+  IN=$W/unreadable.h5
+  cp "$W/fixtures.h5" "$IN"
+  chmod 000 "$IN"
+  expect_failure 2 'cannot open input file: Permission denied \(.*unreadable\.h5' "$IN" "$OUT" -d /keys
+}
 
 case_not_hdf5() {
   IN=$W/text.h5
   echo "this is not an HDF5 file" >"$IN"
-  expect_failure 2 'text\.h5' "$IN" "$OUT" -d /keys
+  expect_failure 2 'not an HDF5 file \(.*text\.h5' "$IN" "$OUT" -d /keys
 }
 
 case_truncated() {
@@ -283,6 +296,41 @@ PY
   sha256sum -c --quiet "$W/target.sum" || die "the external link's target changed"
 }
 
+# Issue 55: the disk fills while OUTPUT is written (H5G_FULL_DISK_SHIM, faults/full_disk.c:
+# writes to the temporary file fail with ENOSPC: its reservation, or with no reservation (NFS)
+# the writes themselves, of the keys, of compressed chunks through HDF5, of the copy of the
+# input): exit 1 with one line naming OUTPUT, not the hidden temporary file, and the system's
+# reason; the --report of the failure has the start time, the phase and that line.
+case_full_disk() {
+  local shim=${H5G_FULL_DISK_SHIM:-sanitize} writes extra
+  if [ "$shim" = sanitize ]; then echo "SKIP: no preload shim under the sanitizers"; exit 77; fi
+  gen 2 "$W/big.h5" -d /keys --count 200000 --type u8
+  IN=$W/big.h5
+  for writes in "" 1; do
+    for extra in "" --whole-file "--compress gzip=1"; do
+      rm -f "$W/shim.log" "$W/report.json"
+      # the shim goes before what the launcher preloads itself
+      WRAP=(env "H5G_SHIM_FULL_WRITES=$writes" H5G_SHIM_FULL_AFTER=100000 "H5G_SHIM_LOG=$W/shim.log"
+            bash -c 'export LD_PRELOAD="$0${LD_PRELOAD:+:$LD_PRELOAD}"; exec "$@"' "$shim")
+      # shellcheck disable=SC2086 # extra: options to split
+      expect_failure 1 "No space left on device.* \\($OUT(:/keys)?\\)\$" "$IN" "$OUT" -d /keys $extra \
+        --report "$W/report.json"
+      [ -s "$W/shim.log" ] || die "the shim refused nothing: the case tests nothing"
+      if grep '^h5gsort: error:' "$WORK/log" | grep -q 'h5gsort-'; then
+        die "the message names the temporary file"
+      fi
+      /usr/bin/python3 - "$W/report.json" "$(sed -n 's/^h5gsort: error: //p' "$WORK/log")" <<'PY' ||
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "failed" and r["exit_status"] == 1 and r["phase"] == "write", r
+assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["start_time"]), r["start_time"]
+assert r["error"] == sys.argv[2], (r["error"], sys.argv[2])
+PY
+        die "the report of the full disk is wrong"
+    done
+  done
+}
+
 # --help and --version: exit 0, printed once (by rank 0): 3 ranks print what 1 rank prints.
 expect_info() {
   local option=$1 pattern=$2
@@ -299,8 +347,37 @@ expect_info() {
 case_help() {
   expect_info --help 'usage'
   grep -q -- '--dataset' "$W/log_1" || die "--help does not describe --dataset"
+  # it ends with three examples (issue 55): what each does, then its command, h5gsort run by a
+  # launcher; the last line is the third command
+  local command='^    (mpiexec|srun) .*h5gsort '
+  sed -n '/^Examples:$/,$p' "$W/log_1" >"$W/examples"
+  [ "$(grep -cE "$command" "$W/examples")" -eq 3 ] ||
+    die "--help does not end with three examples: $(cat "$W/examples")"
+  tail -n 1 "$W/log_1" | grep -qE "$command" || die "--help's last line is no example's command"
 }
-case_version() { expect_info --version 'h5gsort.*[0-9]+\.[0-9]+'; }
+# --version: "h5gsort X.Y.Z" first (scripts parse it), then the build as CMake configured it and
+# the MPI library and HDF5 the process runs (tests/e2e.cmake passes what CMake found)
+case_version() {
+  expect_info --version '^h5gsort [0-9]+\.[0-9]+\.[0-9]+$'
+  local v=$W/log_1 launcher=${MPIEXEC%% *}
+  head -n 1 "$v" | grep -qxE 'h5gsort [0-9]+\.[0-9]+\.[0-9]+' || die "first line: $(head -n 1 "$v")"
+  if [ "$H5G_HAVE_CUDA" = 1 ]; then
+    grep -qxF "backends: cpu, cuda (CUDA runtime $H5G_CUDA_VERSION, architectures $H5G_CUDA_ARCHITECTURES)" "$v"
+  else
+    grep -qxF "backends: cpu (built without CUDA)" "$v"
+  fi || die "--version does not name the backends built (CUDA $H5G_HAVE_CUDA $H5G_CUDA_VERSION $H5G_CUDA_ARCHITECTURES)"
+  grep -qxF "exchange: mpi$([ "$H5G_HAVE_NCCL" = ON ] && echo ', nccl')" "$v" ||
+    die "--version does not name the exchanges built (NCCL: $H5G_HAVE_NCCL)"
+  grep -qxF "HDF5: $H5G_HDF5_VERSION, parallel (built with the headers of $H5G_HDF5_VERSION)" "$v" ||
+    die "--version does not name HDF5 $H5G_HDF5_VERSION (the headers CMake found), parallel"
+  # the MPI library, by the name of its flavour and the version its launcher reports
+  local name mpi_version
+  name=$(case $H5G_MPI_FLAVOR in openmpi) echo "Open MPI" ;; mpich) echo "MPICH" ;; *) echo "" ;; esac)
+  mpi_version=$("$launcher" --version 2>&1 | grep -oE '[0-9]+\.[0-9]+(\.[0-9]+)?' | head -n 1)
+  [ -n "$mpi_version" ] || die "$launcher --version names no version"
+  grep -E '^MPI: ' "$v" | grep -F "$name" | grep -F "$mpi_version" | grep -qE '\(MPI [0-9]\.[0-9]\)$' ||
+    die "--version does not name $name $mpi_version (what $launcher --version says) and the MPI standard"
+}
 
 "case_$CASE"
 passed

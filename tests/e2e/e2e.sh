@@ -317,6 +317,82 @@ case_inplace() {
   done
 }
 
+# Issue 55: --whole-file and in place keep every dataset of the input, so one of the keys'
+# length that is not carried stays in the input's order beside the sorted keys: a warning names
+# each (a netCDF-4 coordinate variable as such; netCDF's dimension without a variable and the
+# datasets of other lengths not), at most 8 lines and a count (-v: all), none when every one is
+# carried, none with -q. The outputs are checked against numpy as before.
+case_unmoved_warning() {
+  /usr/bin/python3 - "$W" <<'PY' || die "could not make the inputs"
+import sys, h5py, netCDF4, numpy as np
+w, rng = sys.argv[1], np.random.default_rng(55)
+with netCDF4.Dataset(f"{w}/obs.nc", "w") as d:
+    d.createDimension("time", 1000)
+    d.createDimension("level", 7)
+    d.createDimension("obs", 1000)  # a dimension of the keys' length without a variable
+    d.createVariable("time", "f8", ("time",))[:] = rng.permutation(1000)
+    d.createVariable("temperature", "f4", ("time",))[:] = rng.normal(size=1000)
+    d.createVariable("station", "i4", ("time",))[:] = rng.integers(0, 50, 1000)
+    d.createVariable("height", "f4", ("level",))[:] = np.arange(7)
+with h5py.File(f"{w}/p.h5", "w") as f:
+    f["particles/id"] = rng.permutation(2000).astype("i8")
+    f["particles/x"] = rng.normal(size=2000)
+    f["particles/halo"] = rng.integers(0, 9, 2000)
+    f["particles/meta"] = np.arange(10)
+with h5py.File(f"{w}/many.h5", "w") as f:
+    f["k"] = rng.permutation(300).astype("u4")
+    for i in range(10):
+        f[f"d{i}"] = np.arange(300)
+PY
+  local p warnings
+  for p in 1 3; do
+    rm -f "$W/out.nc"
+    sort_ok "$p" --whole-file "$W/obs.nc" "$W/out.nc" -d /temperature --carry /station
+    warnings=$(grep '^h5gsort: warning:' "$W/last.log" || true)
+    grep -q 'the coordinate /time of /temperature .*stay in the input.s order.*--carry /time' <<<"$warnings" ||
+      die "--whole-file: no warning about the coordinate /time: $warnings"
+    [ "$(echo "$warnings" | wc -l)" -eq 1 ] || die "--whole-file: other warnings: $warnings"
+    /usr/bin/python3 - "$W/obs.nc" "$W/out.nc" <<'PY' || die "--whole-file: the output is wrong"
+import sys, netCDF4, numpy as np
+with netCDF4.Dataset(sys.argv[1]) as i, netCDF4.Dataset(sys.argv[2]) as o:
+    order = np.argsort(i["temperature"][:], kind="stable")
+    assert (o["temperature"][:] == i["temperature"][:][order]).all()
+    assert (o["station"][:] == i["station"][:][order]).all()
+    assert (o["time"][:] == i["time"][:]).all()  # as the warning says: the input's order
+PY
+    cp "$W/p.h5" "$W/f.h5"
+    sort_ok "$p" --force "$W/f.h5" "$W/f.h5" -d /particles/id --carry /particles/x
+    warnings=$(grep '^h5gsort: warning:' "$W/last.log" || true)
+    grep -q '^h5gsort: warning: /particles/halo .*not carried.*--carry /particles/halo' <<<"$warnings" ||
+      die "in place: no warning about /particles/halo: $warnings"
+    [ "$(echo "$warnings" | wc -l)" -eq 1 ] || die "in place: other warnings: $warnings"
+    /usr/bin/python3 - "$W/p.h5" "$W/f.h5" <<'PY' || die "in place: the output is wrong"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1]) as i, h5py.File(sys.argv[2]) as o:
+    order = np.argsort(i["particles/id"][...], kind="stable")
+    assert (o["particles/id"][...] == i["particles/id"][...][order]).all()
+    assert (o["particles/x"][...] == i["particles/x"][...][order]).all()
+    for name in ("particles/halo", "particles/meta"):
+        assert (o[name][...] == i[name][...]).all(), name
+PY
+    cp "$W/p.h5" "$W/f.h5"
+    sort_ok "$p" --force "$W/f.h5" "$W/f.h5" -d /particles/id --carry /particles/x,/particles/halo
+    ! grep -q 'warning' "$W/last.log" || die "every same-length dataset carried: $(cat "$W/last.log")"
+    cp "$W/p.h5" "$W/f.h5"
+    sort_ok "$p" --force -q "$W/f.h5" "$W/f.h5" -d /particles/id
+    ! grep -q 'warning' "$W/last.log" || die "-q: $(cat "$W/last.log")"
+    rm -f "$W/many_out.h5"
+    sort_ok "$p" --whole-file "$W/many.h5" "$W/many_out.h5" -d /k
+    [ "$(grep -c '^h5gsort: warning: /d[0-9] has as many rows' "$W/last.log")" -eq 8 ] &&
+      grep -q '^h5gsort: warning: and 2 more datasets' "$W/last.log" ||
+      die "10 datasets left: not 8 lines and a count: $(cat "$W/last.log")"
+    rm -f "$W/many_out.h5"
+    sort_ok "$p" --whole-file -v "$W/many.h5" "$W/many_out.h5" -d /k
+    [ "$(grep -c '^h5gsort: warning: /d[0-9] has as many rows' "$W/last.log")" -eq 10 ] ||
+      die "-v: not every dataset named: $(cat "$W/last.log")"
+  done
+}
+
 case_attrs() {
   gen 2 "$W/in.h5" -d /keys --count 1009 --type u8 --dist uniform --attrs
   local n
@@ -333,7 +409,7 @@ case_verify_report() {
   sort_ok 3 --report "$W/report.json" "$W/in.h5" "$W/out2.h5" -d /keys
   check "$W/in.h5" -d /keys "$W/out2.h5" -o /keys
   python3 -m json.tool "$W/report.json" >/dev/null || die "--report wrote invalid JSON"
-  # Each phase the README lists under "The GPU path and what --report shows" is timed: a key
+  # Each phase docs/gpu.md lists under "What --report shows" is timed: a key
   # naming it holds seconds (a number).
   python3 - "$W/report.json" <<'EOF' || die "--report lacks per-phase seconds"
 import json, sys
@@ -357,6 +433,62 @@ if missing or 3 not in ranks:
     print("no seconds for phases:", missing, "or no ranks == 3 in", json.dumps(report)[:2000])
     sys.exit(1)
 EOF
+}
+
+# --progress under a launcher (issue 55): stderr is a pipe to a file, so every SECONDS rank 0
+# prints a heartbeat line on the phase under way, with its bytes so far and rate: the carry,
+# held 3 s by the test hook halfway (read and moved, not written), gets some, each with bytes
+# and a rate that agree, before its phase line. A phase too short to time gets no rate ("-"),
+# and no rate a one-rank run prints is beyond what memory moves. A bad SECONDS exits 2.
+case_progress_heartbeat() {
+  gen 2 "$W/in.h5" -d /keys --count 2000000 --type u4 --dist uniform --seed 1
+  gen 1 "$W/in.h5" --append -d /vals --count 2000000 --type f8 --dist uniform --seed 2
+  H5GSORT_TEST_SLEEP=carry-moved:3 sort_ok 2 --progress=1 "$W/in.h5" "$W/out.h5" -d /keys \
+    --carry /vals
+  check "$W/in.h5" -d /keys "$W/out.h5" -o /keys
+  python3 - "$W/in.h5" "$W/out.h5" <<'PY' || die "the carried rows are not the keys' rows"
+import h5py, numpy as np, sys
+with h5py.File(sys.argv[1], "r") as i, h5py.File(sys.argv[2], "r") as o:
+    pairs = [np.rec.fromarrays([f["/keys"][:], f["/vals"][:]]) for f in (i, o)]
+assert np.array_equal(np.sort(pairs[0]), np.sort(pairs[1]))
+PY
+  python3 - "$W/last.log" <<'PY' || die "no heartbeat of the carry with bytes and a rate"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+beat = re.compile(r"^h5gsort: carry +under way: ([0-9.]+) of ([0-9.]+) GiB \( *([0-9]+)%\), +"
+                  r"([0-9.]+) GiB/s, ([0-9.]+) s so far$")
+beats = [(i, beat.match(l)) for i, l in enumerate(lines) if beat.match(l)]
+ends = [i for i, l in enumerate(lines) if re.match(r"^h5gsort: carry +[0-9.]+ GiB ", l)]
+assert len(beats) >= 2 and len(ends) == 1, lines
+for i, m in beats:
+    done, total, pct, rate, secs = (float(x) for x in m.groups())
+    assert i < ends[0], "a heartbeat after the carry's end: %s" % lines[i]
+    # 2e6 f8 rows: 0.0149 GiB; rank 0 has read and moved its rows, not written them: 2/3
+    assert 0 < done <= total == 0.015 and 60 <= pct <= 72, lines[i]
+    assert rate > 0 and abs(rate - done / secs) <= 0.001 + 0.1 * rate, lines[i]
+PY
+  sort_ok 1 --progress "$W/in.h5" "$W/out1.h5" -d /keys
+  python3 - "$W/last.log" <<'PY' || die "--progress printed a rate it cannot know"
+import re, sys
+phase = re.compile(r"^h5gsort: \S+ +([0-9.]+) GiB +([0-9.]+) s +(\S+) GiB/s$")
+seen = 0
+for l in open(sys.argv[1]).read().splitlines():
+    m = phase.match(l)
+    if not m:
+        continue
+    seen += 1
+    secs, rate = float(m.group(2)), m.group(3)
+    if secs < 0.001:
+        assert rate == "-", l
+    elif rate != "-":  # beyond what this machine's memory moves: a time too short to tell
+        assert float(rate) < 64, l
+assert seen >= 2
+PY
+  mkdir "$W/bad"
+  IN=$W/in.h5 OUT=$W/bad/out.h5 WRAP=()
+  for bad in 0 x ''; do
+    expect_failure 2 'progress takes seconds' --progress="$bad" "$IN" "$OUT" -d /keys
+  done
 }
 
 # --progress: one line per phase, each phase once, with bytes and a rate where it moves the keys;

@@ -1,6 +1,7 @@
 /* The key transforms fused into the sort and merge kernels (kernels/key_map.cuh; kernels.h's
  * _typed routines) for every key class and width (integers of 1 to 16 bytes, floats of 4 and
- * 8), ascending and descending, raw keys or ordered bits in and out, against the CPU reference:
+ * 8), ascending and descending (floats: NaNs at numpy's place, first and last: --na-position),
+ * raw keys or ordered bits in and out, against the CPU reference:
  * base/keys.c's transform, then std::stable_sort of the ordered bits (bit for bit, values too),
  * and on its own the numpy order of the raw keys that come out (typed_keys.hpp: no code of
  * base/keys.c).
@@ -49,8 +50,9 @@ void expect_records(const Pairs<K> &got, const Expected<K> &e, unsigned raw, boo
   const size_t wrong_order = raw & H5G_CUDA_RAW_OUT ? out_of_order(got.keys.data(), n, ks) : 0;
   const bool keys_equal = got.keys == want.keys, values_equal = got.vals == want.values;
   EXPECT(keys_equal && (!values || values_equal) && wrong_order == 0,
-         "%s %s, class %d %u-byte desc %d, n %zu %s%s: %s%s%s", what, io_name(raw), ks->cls,
-         ks->width, ks->descending, n, typed_dist_name(dist), values ? ", values" : "",
+         "%s %s, class %d %u-byte desc %d na %d, n %zu %s%s: %s%s%s", what, io_name(raw),
+         ks->cls, ks->width, ks->descending, ks->na, n, typed_dist_name(dist),
+         values ? ", values" : "",
          keys_equal ? "" : "keys differ; ", !values || values_equal ? "" : "values differ; ",
          wrong_order ? "out of numpy order" : "");
 }
@@ -193,16 +195,18 @@ int main(int argc, char **argv) {
   for (h5g_key_class cls : {H5G_KEY_FLOAT, H5G_KEY_SIGNED, H5G_KEY_UNSIGNED})
     for (unsigned width : {4u, 8u, 1u, 2u, 16u}) {
       if (cls == H5G_KEY_FLOAT && width != 4 && width != 8) continue;
-      for (int descending = 0; descending < 2; ++descending) {
-        const h5g_keyspec ks = {cls, width, descending};
-        switch (width) {
-        case 1: check_spec<uint8_t>(&ks); break;
-        case 2: check_spec<uint16_t>(&ks); break;
-        case 4: check_spec<uint32_t>(&ks); break;
-        case 8: check_spec<uint64_t>(&ks); break;
-        default: check_spec<u128>(&ks); break;
+      for (int descending = 0; descending < 2; ++descending)
+        for (h5g_na_position na : {H5G_NA_DEFAULT, H5G_NA_FIRST, H5G_NA_LAST}) {
+          if (cls != H5G_KEY_FLOAT && na != H5G_NA_DEFAULT) continue; /* integers: no NaN */
+          const h5g_keyspec ks = {cls, width, descending, na};
+          switch (width) {
+          case 1: check_spec<uint8_t>(&ks); break;
+          case 2: check_spec<uint16_t>(&ks); break;
+          case 4: check_spec<uint32_t>(&ks); break;
+          case 8: check_spec<uint64_t>(&ks); break;
+          default: check_spec<u128>(&ks); break;
+          }
         }
-      }
     }
   /* refused: raw runs to merge, floats of other than 4 or 8 bytes */
   const h5g_keyspec f4 = {H5G_KEY_FLOAT, 4, 0}, f2 = {H5G_KEY_FLOAT, 2, 0};

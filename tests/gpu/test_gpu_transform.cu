@@ -1,9 +1,9 @@
 /* GPU key transform: for every key class and width (integers of 1 to 16 bytes, floats of 4 and
- * 8), ascending and descending,
+ * 8), ascending and descending (floats: NaNs at numpy's place, first and last: --na-position),
  * - the ordered bits equal the CPU reference written from the spec (base/keys.h) and the bits
  *   of base/keys.c (h5g_keys_to_ordered),
  * - sorting the ordered bits and transforming back gives numpy.sort's order (NaNs last,
- *   -0.0 before +0.0) or its exact reverse,
+ *   -0.0 before +0.0) or its exact reverse, the NaNs at the end asked for,
  * - the inverse gives back every input bit pattern (NaN payloads, -0.0). */
 #include "kernels/kernels.h"
 #include "tests/support/check_cuda.h"
@@ -15,8 +15,12 @@ template <typename K> static K reference_ordered(K bits, const h5g_keyspec *ks) 
   const K sign = (K)((K)1 << (8 * sizeof(K) - 1));
   if (ks->cls == H5G_KEY_SIGNED) bits ^= sign;
   if (ks->cls == H5G_KEY_FLOAT) {
+    const K neg_nans = (K)(ks->width == 4 ? (1ull << 23) - 1 : (1ull << 52) - 1);
     bits = (bits & sign) ? (K)~bits : (K)(bits ^ sign);
-    bits -= (K)(ks->width == 4 ? (1ull << 23) - 1 : (1ull << 52) - 1);
+    /* NaNs last ascending: the negative NaNs above +NaN; first (or last descending): every NaN
+     * below -inf, the negative ones above +NaN still */
+    const bool nan_below = ks->na == (ks->descending ? H5G_NA_LAST : H5G_NA_FIRST);
+    bits = nan_below ? (K)(bits + neg_nans) : (K)(bits - neg_nans);
   }
   return ks->descending ? (K)~bits : bits;
 }
@@ -35,8 +39,8 @@ void check_order(const std::vector<K> &input, const std::vector<K> &ordered, con
   MUST_CUDA(cudaMemcpyAsync(back.data(), d, n * sizeof(K), cudaMemcpyDeviceToHost, stream));
   MUST_CUDA(cudaStreamSynchronize(stream));
   const size_t wrong = out_of_order(back.data(), n, ks);
-  EXPECT(wrong == 0, "class %d width %u desc %d n %zu: %zu pairs out of order", ks->cls,
-         ks->width, ks->descending, n, wrong);
+  EXPECT(wrong == 0, "class %d width %u desc %d na %d n %zu: %zu pairs out of order", ks->cls,
+         ks->width, ks->descending, ks->na, n, wrong);
   EXPECT(multiset_checksum(back.data(), n) == multiset_checksum(input.data(), n),
          "class %d width %u desc %d n %zu: inverse lost bit patterns", ks->cls, ks->width,
          ks->descending, n);
@@ -53,8 +57,8 @@ template <typename K> void check_spec(const h5g_keyspec *ks, size_t n, cudaStrea
   MUST_CUDA(cudaStreamSynchronize(stream));
   size_t wrong = 0;
   for (size_t i = 0; i < n; ++i) wrong += ordered[i] != reference_ordered(input[i], ks);
-  EXPECT(wrong == 0, "class %d width %u desc %d n %zu: %zu keys differ from the reference",
-         ks->cls, ks->width, ks->descending, n, wrong);
+  EXPECT(wrong == 0, "class %d width %u desc %d na %d n %zu: %zu keys differ from the reference",
+         ks->cls, ks->width, ks->descending, ks->na, n, wrong);
   std::vector<K> host_ordered(input);
   h5g_keys_to_ordered(host_ordered.data(), n, ks);
   EXPECT(host_ordered == ordered, "class %d width %u desc %d n %zu: GPU bits differ from base/keys.c",
@@ -83,8 +87,11 @@ int main(void) {
   for (h5g_key_class cls : classes) {
     for (unsigned width : {1u, 2u, 4u, 8u, 16u}) {
       if (cls == H5G_KEY_FLOAT && (width < 4 || width > 8)) continue;
-      for (int descending = 0; descending < 2; ++descending) {
-        const h5g_keyspec ks = {cls, width, descending};
+      for (int o = 0; o < 6; ++o) { /* each direction, NaNs at numpy's place, first, last */
+        const int descending = o / 3;
+        const h5g_na_position na = (h5g_na_position)(o % 3);
+        if (cls != H5G_KEY_FLOAT && na != H5G_NA_DEFAULT) continue; /* integers: no NaN */
+        const h5g_keyspec ks = {cls, width, descending, na};
         for (size_t n : {(size_t)0, (size_t)1, (size_t)2, (size_t)33, (size_t)1000, (size_t)65537, (size_t)10000000}) {
           switch (width) {
           case 1: check_spec<uint8_t>(&ks, n, stream); break;

@@ -5,7 +5,7 @@
 # every output is checked byte for byte by the independent h5gsort_check_keys (numpy.lexsort
 # with a stable sort: the permutation is unique, so it does not depend on the rank count).
 # Also --check and --verify of such outputs, a self-test of the checker (it must reject wrong
-# outputs), and bad inputs (bad_* cases: exit 2, one error line naming the problem, no OUTPUT
+# outputs), --na-position (na_* cases, checked by tests/keys/na_position.py), and bad inputs (bad_* cases: exit 2, one error line naming the problem, no OUTPUT
 # and no temporary file left; expect_failure in tests/e2e/lib.sh, on 1 and 3 ranks).
 # H5G_TEST_BACKEND=cuda sorts on the GPU (skipped, exit 77, where no GPU is usable).
 #   keys.sh BIN_DIR "MPIEXEC ... -n" CASE
@@ -22,6 +22,7 @@ OOC_BUDGET=128K
 [ "$BACKEND" = cuda ] && OOC_BUDGET=3M
 
 # kcheck IN OUT ARGS...: the independent checker must accept OUT.
+KCHECK=kcheck # the checker sort_keys runs: kcheck, or nacheck for --na-position
 kcheck() {
   "$BIN/h5gsort_check_keys" "$@" >"$W/check.log" 2>&1 || {
     cat "$W/check.log" >&2
@@ -30,8 +31,9 @@ kcheck() {
 }
 
 # sort_keys P IN OUT SORT_AND_CHECK_ARGS... [-- SORT_ONLY_ARGS...]: sorts on P ranks and checks
-# the output with the same key arguments (-d, --key-field, --key-column, --order, --descending,
-# --output-dataset, --carry); --index-out PATH is passed to the checker as --index PATH.
+# the output ($KCHECK) with the same key arguments (-d, --key-field, --key-column, --order,
+# --descending, --na-position, --output-dataset, --carry); --index-out PATH is passed to the
+# checker as --index PATH.
 sort_keys() {
   local ranks=$1 in=$2 out=$3
   shift 3
@@ -41,14 +43,14 @@ sort_keys() {
     --index-out) args+=("$1" "$2"); check+=(--index "$2"); shift 2 ;;
     --top | --counts) args+=("$1" "$2"); check+=("$1" "$2"); shift 2 ;;
     --) shift; args+=("$@"); break ;;
-    -d | --key-field | --key-column | --order | --output-dataset | --carry)
+    -d | --key-field | --key-column | --order | --na-position | --output-dataset | --carry)
       args+=("$1" "$2"); check+=("$1" "$2"); shift 2 ;;
     *) args+=("$1"); check+=("$1"); shift ;;
     esac
   done
   rm -f "$out"
   sort_ok "$ranks" "$in" "$out" "${args[@]}"
-  kcheck "$in" "$out" "${check[@]}"
+  "$KCHECK" "$in" "$out" "${check[@]}"
 }
 
 # make_pair IN N TYPE_A DIST_A TYPE_B DIST_B: /a and /b (with attributes) and /c (a carried
@@ -445,6 +447,205 @@ case_checker() {
   [ "$rc" -eq 2 ] || die "h5gsort_check_keys with a wrong --order count exited $rc, expected 2"
 }
 
+# ---- --na-position: NaNs first or last, checked by tests/keys/na_position.py (numpy, pandas) ----
+NA_PY=$(dirname "$0")/na_position.py
+# the Python with h5py and numpy: Debian's (CI) or, on the GPU machine, the one on PATH
+NA_PYTHON=/usr/bin/python3
+"$NA_PYTHON" -c 'import h5py' 2>/dev/null || NA_PYTHON=python3
+
+# nacheck IN OUT ARGS...: na_position.py's checker must accept OUT.
+nacheck() {
+  "$NA_PYTHON" "$NA_PY" check "$@" >"$W/check.log" 2>&1 || {
+    cat "$W/check.log" >&2
+    die "na_position.py check $* rejected the output"
+  }
+}
+
+# na_input FILE N SEED: float keys with NaNs of many payloads, -0.0, +-inf; integer keys; a
+# compound table; a 2-D float64 array (na_position.py make).
+na_input() {
+  "$NA_PYTHON" "$NA_PY" make "$@" || die "na_position.py make $* failed"
+}
+
+# One float key (the single-key sort: ties and NaNs in bit order), f4 and f8, each direction and
+# NaN place: keys only, with records (--index-out, --carry), --stable; without the option the
+# place is numpy's; the NaNs keep among themselves the order they have at numpy's place.
+case_na_single() {
+  KCHECK=nacheck
+  na_input "$W/in.h5" 3001 1
+  for t in /f4 /f8; do
+    for dir in asc desc; do
+      sort_keys 2 "$W/in.h5" "$W/numpy.h5" -d "$t" --order "$dir"
+      for na in first last; do
+        for p in "${RANKS[@]}"; do
+          sort_keys "$p" "$W/in.h5" "$W/r.h5" -d "$t" --order "$dir" --na-position "$na" \
+            --index-out /idx --carry /id
+          sort_keys "$p" "$W/in.h5" "$W/k.h5" -d "$t" --order "$dir" --na-position "$na"
+          nacheck "$W/in.h5" "$W/k.h5" -d "$t" --order "$dir" --na-position "$na" \
+            --nans-as "$W/numpy.h5"
+        done
+        sort_keys 3 "$W/in.h5" "$W/s.h5" -d "$t" --order "$dir" --na-position "$na" --stable \
+          --carry /id --index-out /idx -- --verify
+      done
+    done
+  done
+}
+
+# Several keys with NaNs in the second (or first) key, mixed directions; keys of 16 bytes (one
+# word) and of 18 (two words, two sort passes); without the option each key's NaNs at numpy's
+# place for its own direction.
+case_na_keys() {
+  KCHECK=nacheck
+  na_input "$W/in.h5" 3001 2
+  for na in first last; do
+    for p in "${RANKS[@]}"; do
+      sort_keys "$p" "$W/in.h5" "$W/a.h5" -d /i -d /f4 --na-position "$na" --index-out /idx \
+        --carry /id
+      sort_keys "$p" "$W/in.h5" "$W/b.h5" -d /u -d /f8 --order asc,desc --na-position "$na"
+      sort_keys "$p" "$W/in.h5" "$W/c.h5" -d /f8 -d /i --order desc,asc --na-position "$na" \
+        --index-out /idx
+    done
+    sort_keys 2 "$W/in.h5" "$W/w.h5" -d /f8 -d /f4 -d /i --order desc,asc,desc \
+      --na-position "$na" --index-out /idx -- --verify
+    sort_keys 3 "$W/in.h5" "$W/w2.h5" -d /f4 -d /f8 -d /i -d /u --order asc,desc,asc,desc \
+      --na-position "$na" --index-out /idx -- --verify
+  done
+  sort_keys 2 "$W/in.h5" "$W/d.h5" -d /f4 -d /f8 --order asc,desc --index-out /idx
+}
+
+# --key-field (a compound table's f4, f8 and int16 fields) and --key-column (2-D float64 rows).
+case_na_fields() {
+  KCHECK=nacheck
+  na_input "$W/in.h5" 3001 3
+  for na in first last; do
+    for p in "${RANKS[@]}"; do
+      sort_keys "$p" "$W/in.h5" "$W/t.h5" -d /t --key-field det,x --order desc,asc \
+        --na-position "$na" --index-out /idx --carry /id
+      sort_keys "$p" "$W/in.h5" "$W/m.h5" -d /m --key-column 2,0 --order asc,desc \
+        --na-position "$na" --index-out /idx
+    done
+    sort_keys 3 "$W/in.h5" "$W/y.h5" -d /t --key-field y --descending --na-position "$na" \
+      -- --verify
+    sort_keys 2 "$W/in.h5" "$W/xy.h5" -d /t --key-field x,y,det --na-position "$na" -- --verify
+    sort_keys 4 "$W/in.h5" "$W/m1.h5" -d /m --key-column 1 --na-position "$na" -- --verify
+  done
+}
+
+# --top K with the NaNs first (the K smallest are NaNs) or last: one key (exact selection), one
+# key with records, several keys, a table field.
+case_na_top() {
+  KCHECK=nacheck
+  local n=3001
+  na_input "$W/in.h5" "$n" 4
+  for k in 0 1 700 $((n - 1)) "$n" $((n + 1)); do
+    for na in first last; do
+      for dir in asc desc; do
+        for p in 1 3; do
+          sort_keys "$p" "$W/in.h5" "$W/k.h5" -d /f4 --order "$dir" --na-position "$na" --top "$k"
+        done
+        sort_keys 4 "$W/in.h5" "$W/r.h5" -d /f8 --order "$dir" --na-position "$na" --top "$k" \
+          --index-out /idx
+      done
+      sort_keys 2 "$W/in.h5" "$W/ab.h5" -d /i -d /f8 --order asc,desc --na-position "$na" \
+        --top "$k" --carry /id --index-out /idx
+      sort_keys 3 "$W/in.h5" "$W/t.h5" -d /t --key-field y --na-position "$na" --top "$k"
+    done
+  done
+}
+
+# --unique: every NaN is one value (the earliest kept, at the end asked for), -0.0 is +0.0;
+# --counts, --top, several keys.
+case_na_unique() {
+  KCHECK=nacheck
+  na_input "$W/in.h5" 3001 5
+  for na in first last; do
+    for dir in asc desc; do
+      for p in "${RANKS[@]}"; do
+        sort_keys "$p" "$W/in.h5" "$W/u.h5" -d /f4 --order "$dir" --na-position "$na" --unique \
+          --counts /n --index-out /idx
+        # one NaN row, at the end --na-position names
+        "$NA_PYTHON" - "$W/u.h5" "$na" <<'PY' || die "--unique did not keep one NaN at its end"
+import sys, h5py, numpy as np
+k = h5py.File(sys.argv[1], "r")["f4"][()]
+at = np.flatnonzero(np.isnan(k))
+assert list(at) == [0 if sys.argv[2] == "first" else len(k) - 1], (at, len(k))
+PY
+      done
+      sort_keys 2 "$W/in.h5" "$W/ab.h5" -d /i -d /f8 --order "$dir",asc --na-position "$na" \
+        --unique --counts /n --index-out /idx -- --verify
+      sort_keys 3 "$W/in.h5" "$W/top.h5" -d /f8 --order "$dir" --na-position "$na" --unique \
+        --counts /n --top 3
+    done
+  done
+}
+
+# --check with --na-position: a file sorted with the NaNs first (or descending, last) checks only
+# with the same option; several keys and a table too; --report records the place.
+case_na_check() {
+  KCHECK=nacheck
+  na_input "$W/in.h5" 5003 6
+  for p in 1 2 3 4; do
+    sort_keys "$p" "$W/in.h5" "$W/f.h5" -d /f4 --na-position first
+    check_run 0 "$p" --check "$W/f.h5" -d /f4 --na-position first --against "$W/in.h5"
+    check_run 1 "$p" --check "$W/f.h5" -d /f4
+    check_run 1 "$p" --check "$W/f.h5" -d /f4 --na-position last
+    sort_keys "$p" "$W/in.h5" "$W/dl.h5" -d /f8 --descending --na-position last
+    check_run 0 "$p" --check "$W/dl.h5" -d /f8 --descending --na-position last
+    check_run 1 "$p" --check "$W/dl.h5" -d /f8 --descending
+    check_run 1 "$p" --check "$W/dl.h5" -d /f8 --na-position last
+    sort_keys "$p" "$W/in.h5" "$W/m.h5" -d /i -d /f4 --order asc,desc --na-position last
+    check_run 0 "$p" --check "$W/m.h5" -d /i -d /f4 --order asc,desc --na-position last \
+      --against "$W/in.h5"
+    check_run 1 "$p" --check "$W/m.h5" -d /i -d /f4 --order asc,desc
+  done
+  sort_keys 2 "$W/in.h5" "$W/t.h5" -d /t --key-field x,y --na-position first -- \
+    --report "$W/r.json"
+  check_run 0 3 --check "$W/t.h5" -d /t --key-field x,y --na-position first --against "$W/in.h5"
+  check_run 1 3 --check "$W/t.h5" -d /t --key-field x,y
+  "$NA_PYTHON" - "$W/r.json" <<'PY' || die "--report does not record --na-position"
+import json, sys
+keys = json.load(open(sys.argv[1]))["input"]["keys"]
+assert [k.get("na_position") for k in keys] == ["first", "first"], keys
+PY
+}
+
+# Integer keys: the option is accepted and changes nothing (the same outputs as without it).
+case_na_integer() {
+  KCHECK=nacheck
+  na_input "$W/in.h5" 3001 7
+  for p in 1 3; do
+    for args in "-d /i" "-d /u --descending" "-d /i -d /u --order desc,asc"; do
+      # shellcheck disable=SC2086  # args is several words
+      sort_keys "$p" "$W/in.h5" "$W/plain.h5" $args --index-out /idx
+      for na in first last; do
+        # shellcheck disable=SC2086
+        sort_keys "$p" "$W/in.h5" "$W/na.h5" $args --na-position "$na" --index-out /idx
+        h5diff "$W/plain.h5" "$W/na.h5" >&2 || die "--na-position $na changed the sort of $args"
+      done
+    done
+  done
+}
+
+# Out of core (many sorted runs merged), NaNs first and last.
+case_na_out_of_core() {
+  KCHECK=nacheck
+  local n=200000
+  [ "$BACKEND" = cuda ] && n=$((1 << 21))
+  na_input "$W/in.h5" "$n" 8
+  for na in first last; do
+    sort_keys 2 "$W/in.h5" "$W/k.h5" -d /f8 --na-position "$na" -- \
+      --device-memory "$OOC_BUDGET" --verify
+    sort_keys 3 "$W/in.h5" "$W/d.h5" -d /f4 --descending --na-position "$na" --index-out /idx \
+      -- --device-memory "$OOC_BUDGET" --verify
+    sort_keys 4 "$W/in.h5" "$W/m.h5" -d /i -d /f8 --order desc,asc --na-position "$na" \
+      --top 5000 --index-out /idx -- --device-memory "$OOC_BUDGET" --verify
+    sort_keys 2 "$W/in.h5" "$W/r.h5" -d /f4 --na-position "$na" -- \
+      --device-memory "$OOC_BUDGET" --report "$W/r.json"
+    grep -qE '"runs_per_rank": *([2-9]|[1-9][0-9])' "$W/r.json" ||
+      die "--device-memory $OOC_BUDGET did not sort out of core"
+  done
+}
+
 # ---- bad inputs ----
 IN=$W/in.h5
 OUT=$W/outdir/out.h5
@@ -479,6 +680,11 @@ case_bad_order_count() {
   expect_failure 2 'one per key' "$IN" "$OUT" -d /a -d /b --order asc
   expect_failure 2 'one per key' "$IN" "$OUT" -d /a -d /b --order asc,desc,asc
   expect_failure 2 'one per key' "$IN" "$OUT" -d /m --key-column 2,0 --order desc
+}
+case_bad_na_position() {
+  gen 2 "$IN" -d /a --count 100 --type f4
+  expect_failure 2 'na-position takes first or last' "$IN" "$OUT" -d /a --na-position middle
+  expect_failure 2 'na-position takes first or last' "$IN" "$OUT" -d /a --na-position FIRST
 }
 case_bad_output_dataset_two_d() {
   gen 2 "$IN" -d /a --count 100 --type i2

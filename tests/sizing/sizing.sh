@@ -80,8 +80,8 @@ case_plan() {
     plan_vs_run $p --device-memory 2M
     [ "$PLANNED_RUNS" -gt 1 ] || die "$p ranks out of core: $PLANNED_RUNS runs"
     # records: values (8 bytes a key) and their scratch, the carried f8 rows in and out, and
-    # with several ranks their route (mpi/gather_rows.h, the way the keys went): the source
-    # index of each row sent and the position of each row received, the rows sent and received
+    # with several ranks their route (mpi/gather_rows.h): a request index and a position per
+    # row, the rows served and fetched (the requests, freed before, take no more)
     plan_vs_run $p --carry /vals
     local spare=$((p > 1 ? 12 * n1 : 0)) route=$((p > 1 ? 16 * (n1 + most) : 0))
     expect=$((12 * n1 + spare + 12 * n1 + 8 * (n1 + most) + route + BASE))
@@ -99,6 +99,122 @@ case_plan() {
     >"$WORK/plan.txt" 2>"$WORK/log" || rc=$?
   [ "$rc" = 1 ] || die "--plan of a job that cannot fit: exit $rc, expected 1"
   grep -q "DOES NOT FIT" "$WORK/plan.txt" || die "--plan did not say it does not fit"
+}
+
+# The refusal's hint comes from the check's own arithmetic (issue 55): with a compressed output
+# rank 0 also stores the others' encoded chunks, so "N nodes of R ranks would fit" is taken at
+# its word: N*R ranks given N times the memory (the same per rank: on one node --host-memory is
+# shared by its ranks) are accepted and sort, and one node fewer is refused.
+case_hint() {
+  local fit nodes per
+  for p in 1 2 3; do
+    rm -rf "$WORK/out" && mkdir -p "$WORK/out"
+    rc=0
+    mpirun $p "$BIN/h5gsort" "$IN" "$OUT" -d /keys --backend cpu --compress gzip \
+      --host-memory 90M --plan >/dev/null 2>"$WORK/log" || rc=$?
+    [ "$rc" = 1 ] || die "$p ranks, 90M a node: exit $rc, expected 1"
+    fit=$(grep -o '[0-9]* nodes\? of [0-9]* ranks\? would fit' "$WORK/log") ||
+      { cat "$WORK/log" >&2; die "$p ranks: the refusal names no configuration"; }
+    nodes=${fit%% node*}
+    per=$(echo "$fit" | sed 's/.* of \([0-9]*\) rank.*/\1/')
+    echo "$p ranks on 90M: $fit"
+    mpirun $((nodes * per)) "$BIN/h5gsort" "$IN" "$OUT" -d /keys --backend cpu --compress gzip \
+      --host-memory $((nodes * 90))M >/dev/null 2>"$WORK/log" ||
+      { cat "$WORK/log" >&2; die "$p ranks: '$fit', but $nodes x $per ranks were refused"; }
+    check "$IN" -d /keys "$OUT" -o /keys
+    rm -f "$OUT"
+    [ "$nodes" -gt 1 ] || continue
+    rc=0
+    mpirun $(((nodes - 1) * per)) "$BIN/h5gsort" "$IN" "$OUT" -d /keys --backend cpu \
+      --compress gzip --host-memory $(((nodes - 1) * 90))M --plan >/dev/null 2>&1 || rc=$?
+    [ "$rc" = 1 ] || die "$p ranks: '$fit', but $((nodes - 1)) x $per ranks fit too (exit $rc)"
+  done
+}
+
+# estimate P ARGS...: --plan's estimate_seconds for h5gsort ARGS on P ranks (CPU backend), run
+# under ${CPUS_PREFIX[@]} (e.g. taskset).
+CPUS_PREFIX=()
+estimate() {
+  local p=$1
+  shift
+  # shellcheck disable=SC2086  # MPIEXEC is a command line to split into words
+  "${CPUS_PREFIX[@]}" $MPIEXEC "$p" "$BIN/h5gsort" "$@" --backend cpu --plan --force \
+    --report "$WORK/plan.json" >"$WORK/plan.txt" || die "--plan $* on $p ranks failed"
+  grep -o '"estimate_seconds": [0-9.]*' "$WORK/plan.json" | grep -o '[0-9.]*$'
+}
+# above A B WHAT: A > B, else the test fails saying WHAT
+above() {
+  awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }' || die "$3: $1 s, not above $2 s"
+}
+
+# --plan's time estimate counts the carried datasets, the filters and the cores each rank gets
+# (issue 55). A run's time on a shared CI machine is noise, so CI checks what is not: it grows
+# with each carried dataset, with a gzip input and with a gzip output, and 4 ranks sharing 2
+# CPUs are not predicted faster than 2. estimate_timed, run by hand, holds it to 1.5x of runs.
+case_estimate() {
+  local gz=$WORK/gz.h5 keys one two gz_in plain_in gz_out cpus
+  mpirun 1 "$BIN/h5gsort-gen" "$gz" -d /keys --count $N --type u4 --layout gzip --seed 3 >/dev/null
+  mpirun 1 "$BIN/h5gsort-gen" "$gz" --append -d /vals --count $N --type f8 --layout gzip \
+    --seed 4 >/dev/null
+  keys=$(estimate 1 "$IN" "$OUT" -d /keys)
+  one=$(estimate 1 "$IN" "$OUT" -d /keys --carry /vals)
+  two=$(estimate 1 "$IN" "$OUT" -d /keys --carry /vals,/small)
+  above "$one" "$keys" "carrying a dataset"
+  above "$two" "$one" "carrying a second dataset"
+  gz_in=$(estimate 1 "$gz" "$OUT" -d /keys --carry /vals --compress none)
+  plain_in=$(estimate 1 "$IN" "$OUT" -d /keys --carry /vals --compress none)
+  above "$gz_in" "$plain_in" "a gzip input"
+  gz_out=$(estimate 1 "$IN" "$OUT" -d /keys --carry /vals --compress gzip)
+  above "$gz_out" "$one" "a gzip output"
+  grep -q '^estimate: .*carry' "$WORK/plan.txt" || die "--plan prints no estimate by phase"
+  cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(",".join(map(str, c[:2])) if len(c) > 1 else "")')
+  [ -n "$cpus" ] || { echo "one CPU: 2 against 4 ranks on 2 CPUs not checked"; return; }
+  CPUS_PREFIX=(taskset -c "$cpus")
+  for args in "-d /keys" "-d /keys --carry /vals --compress gzip"; do
+    # shellcheck disable=SC2086  # the arguments are words
+    two=$(estimate 2 "$IN" "$OUT" $args)
+    # shellcheck disable=SC2086
+    four=$(estimate 4 "$IN" "$OUT" $args)
+    echo "on CPUs $cpus, $args: 2 ranks $two s, 4 ranks $four s"
+    awk -v a="$four" -v b="$two" 'BEGIN { exit !(a >= b) }' ||
+      die "$args: 4 ranks on 2 CPUs predicted faster ($four s) than 2 ($two s)"
+  done
+  CPUS_PREFIX=()
+}
+
+# By hand, not in CTest (a run's time on a shared machine is noise): --plan's estimate within
+# 1.5x of the faster of two runs, for a gzip input carrying four datasets at 1 and 2 ranks, a
+# plain key sort, and 2 against 4 ranks; it prints each figure.
+#   tests/sizing/sizing.sh BUILD/bin "mpiexec -n" estimate_timed
+case_estimate_timed() {
+  local gz=$WORK/gz4.h5 plain=$WORK/plain.h5 n=4000000 est real t0 t1 ratio failed=
+  mpirun 1 "$BIN/h5gsort-gen" "$gz" -d /k --count $n --type u4 --layout gzip --seed 1 >/dev/null
+  for i in 1 2 3 4; do
+    mpirun 1 "$BIN/h5gsort-gen" "$gz" --append -d /c$i --count $n --type f8 --layout gzip \
+      --seed $((i + 1)) >/dev/null
+  done
+  mpirun 1 "$BIN/h5gsort-gen" "$plain" -d /k --count $((8 * n)) --type u8 --seed 1 >/dev/null
+  local cases=("1 $gz --carry /c1,/c2,/c3,/c4" "2 $gz --carry /c1,/c2,/c3,/c4" "1 $plain"
+               "2 $plain" "4 $plain" "4 $gz --carry /c1,/c2,/c3,/c4")
+  for c in "${cases[@]}"; do
+    # shellcheck disable=SC2086  # the case's words
+    set -- $c
+    local p=$1 in=$2
+    shift 2
+    est=$(estimate "$p" "$in" "$OUT" -d /k "$@")
+    real=
+    for _ in 1 2; do
+      t0=$(date +%s.%N)
+      mpirun "$p" "$BIN/h5gsort" "$in" "$OUT" -d /k "$@" --backend cpu --force >/dev/null ||
+        die "$c: the run failed"
+      t1=$(date +%s.%N)
+      real=$(awk -v a="$t0" -v b="$t1" -v r="$real" 'BEGIN { t = b - a; print (r == "" || t < r) ? t : r }')
+    done
+    ratio=$(awk -v e="$est" -v r="$real" 'BEGIN { printf "%.2f", e / r }')
+    echo "$p ranks, $in $*: estimate $est s, run $real s, ratio $ratio"
+    awk -v q="$ratio" 'BEGIN { exit !(q >= 1 / 1.5 && q <= 1.5) }' || failed="$failed; $c: $ratio"
+  done
+  [ -z "$failed" ] || die "estimates beyond 1.5x of the runs$failed"
 }
 
 # Small chunks through HDF5 (issue 56 item 6): HDF5 keeps a few KiB for every chunk one call

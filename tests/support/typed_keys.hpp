@@ -39,10 +39,15 @@ static inline int after(double a, double b) {
   return a > b;
 }
 
-/* The same for two keys of class ks->cls given by their bits: integers compared exactly. */
+/* The same for two keys of class ks->cls given by their bits: integers compared exactly. NaNs
+ * sort below -inf instead where --na-position puts them first ascending or last descending. */
 template <typename K> static int key_after(K a, K b, const h5g_keyspec *ks) {
-  if (ks->cls == H5G_KEY_FLOAT)
-    return after(float_value((uint64_t)a, ks), float_value((uint64_t)b, ks));
+  if (ks->cls == H5G_KEY_FLOAT) {
+    const double x = float_value((uint64_t)a, ks), y = float_value((uint64_t)b, ks);
+    const bool nan_below = ks->na == (ks->descending ? H5G_NA_LAST : H5G_NA_FIRST);
+    if (nan_below && (isnan(x) || isnan(y))) return isnan(y) && !isnan(x);
+    return after(x, y);
+  }
   if (ks->cls == H5G_KEY_SIGNED) return signed_value(a) > signed_value(b);
   return a > b;
 }

@@ -1,9 +1,10 @@
 /* base/compose.h against an independent reference: for random key tuples (ties, signed and
  * unsigned integers of 1-4 bytes, uint64, float32 with -0.0, +-inf and NaNs of both signs and any
  * payload, float64) of up to 16 bytes together, keys crossing the composed key's 64-bit halves, in
- * every direction, comparing composed keys as unsigned integers must agree with
- * a lexicographic comparison of the values themselves (numpy's: -0.0 == +0.0, NaNs equal and
- * last; descending its mirror), and taking an integer key back out gives its exact bits. */
+ * every direction and NaN place (--na-position: numpy's, first, last), comparing composed keys as
+ * unsigned integers must agree with a lexicographic comparison of the values themselves (numpy's:
+ * -0.0 == +0.0, NaNs equal and last; descending its mirror; NaNs first or last as asked), and
+ * taking an integer key back out gives its exact bits. */
 #include <math.h>
 #include <string.h>
 
@@ -33,10 +34,12 @@ static double value_of(const void *keys, size_t i, const key_type *t) {
   return (double)h5g_key_load(keys, i, t->width);
 }
 
-/* <0, 0, >0: numpy's order of two values, NaNs equal and last. */
-static int compare(double a, double b) {
-  if (isnan(a) || isnan(b)) return isnan(a) - isnan(b);
-  return (a > b) - (a < b);
+/* <0, 0, >0: the order of two values in a direction, NaNs equal and where `na` puts them (by
+ * default numpy's: last ascending, first descending). */
+static int compare(double a, double b, int descending, h5g_na_position na) {
+  int nan_last = na == H5G_NA_DEFAULT ? !descending : na == H5G_NA_LAST;
+  if (isnan(a) || isnan(b)) return nan_last ? isnan(a) - isnan(b) : isnan(b) - isnan(a);
+  return descending ? (a < b) - (a > b) : (a > b) - (a < b);
 }
 
 static void fill(void *keys, const key_type *t, uint64_t *rng) {
@@ -52,7 +55,8 @@ static void fill(void *keys, const key_type *t, uint64_t *rng) {
       }
       ((float *)keys)[i] = f;
     } else if (t->cls == H5G_KEY_FLOAT) {
-      ((double *)keys)[i] = r % 5 == 0 ? -0.0 : r % 7 == 0 ? NAN : (double)((int)(r % 9) - 4);
+      double nan = copysign(NAN, r & 16 ? -1.0 : 1.0);
+      ((double *)keys)[i] = r % 5 == 0 ? -0.0 : r % 7 == 0 ? nan : (double)((int)(r % 9) - 4);
     } else {
       uint64_t v = (r >> 7) % 5 == 0 ? ~(uint64_t)0 : (r >> 9) % 7; /* ties and extremes */
       switch (t->width) {
@@ -65,7 +69,8 @@ static void fill(void *keys, const key_type *t, uint64_t *rng) {
   }
 }
 
-static void check_tuple(const key_type *types, int count, const int *descending, uint64_t *rng) {
+static void check_tuple(const key_type *types, int count, const int *descending,
+                        h5g_na_position na, uint64_t *rng) {
   static h5g_u128 composed[N];
   static unsigned char keys[MAX_KEYS][N * 8], scratch[N * 8], back[N * 8];
   unsigned bytes = 0, shift[MAX_KEYS];
@@ -75,7 +80,7 @@ static void check_tuple(const key_type *types, int count, const int *descending,
   for (int k = count - 1, s = 0; k >= 0; s += 8 * (int)types[k].width, k--) shift[k] = (unsigned)s;
   memset(composed, 0, sizeof composed);
   for (int k = 0; k < count; k++) {
-    h5g_keyspec ks = {types[k].cls, types[k].width, descending[k]};
+    h5g_keyspec ks = {types[k].cls, types[k].width, descending[k], na};
     fill(keys[k], &types[k], rng);
     memcpy(scratch, keys[k], N * types[k].width);
     h5g_compose_add(composed, width, scratch, N, &ks, shift[k], 1 + k);
@@ -83,18 +88,17 @@ static void check_tuple(const key_type *types, int count, const int *descending,
   for (size_t i = 0; i + 1 < N; i++)
     for (size_t j = i + 1; j < N && j < i + 40; j++) {
       int expected = 0;
-      for (int k = 0; k < count && expected == 0; k++) {
-        int c = compare(value_of(keys[k], i, &types[k]), value_of(keys[k], j, &types[k]));
-        expected = descending[k] ? -c : c;
-      }
+      for (int k = 0; k < count && expected == 0; k++)
+        expected = compare(value_of(keys[k], i, &types[k]), value_of(keys[k], j, &types[k]),
+                           descending[k], na);
       h5g_u128 a = h5g_key_load(composed, i, width), b = h5g_key_load(composed, j, width);
       int got = (a > b) - (a < b);
-      EXPECT(got == expected, "%d keys: rows %zu, %zu: composed order %d, values' order %d",
-             count, i, j, got, expected);
+      EXPECT(got == expected, "%d keys, na %d: rows %zu, %zu: composed order %d, values' order %d",
+             count, na, i, j, got, expected);
     }
   for (int k = 0; k < count; k++) {
     if (types[k].cls == H5G_KEY_FLOAT) continue;
-    h5g_keyspec ks = {types[k].cls, types[k].width, descending[k]};
+    h5g_keyspec ks = {types[k].cls, types[k].width, descending[k], na};
     h5g_compose_take(composed, width, back, N, &ks, shift[k], 2);
     EXPECT(memcmp(back, keys[k], N * types[k].width) == 0, "key %d does not come back exactly", k);
   }
@@ -116,7 +120,8 @@ int main(void) {
     for (int dirs = 0; dirs < (1 << counts[t]); dirs++) {
       int descending[MAX_KEYS];
       for (int k = 0; k < counts[t]; k++) descending[k] = (dirs >> k) & 1;
-      check_tuple(tuples[t], counts[t], descending, &rng);
+      for (h5g_na_position na = H5G_NA_DEFAULT; na <= H5G_NA_LAST; na++)
+        check_tuple(tuples[t], counts[t], descending, na, &rng);
     }
   /* threads: the rows split between them give the same keys as one thread (8- and 16-byte
    * composed keys, the key at bit 7 and across the halves at bit 60) */
@@ -124,7 +129,7 @@ int main(void) {
   uint32_t *a = malloc(BIG * 4), *b = malloc(BIG * 4);
   h5g_u128 *one = malloc(BIG * 16), *many = malloc(BIG * 16);
   for (unsigned width = 8; a && b && one && many && width <= 16; width += 8) {
-    h5g_keyspec ks = {H5G_KEY_SIGNED, 4, 1};
+    h5g_keyspec ks = {H5G_KEY_SIGNED, 4, 1, H5G_NA_DEFAULT};
     unsigned shift = width == 8 ? 7 : 60;
     memset(one, 0, BIG * 16);
     memset(many, 0, BIG * 16);

@@ -35,6 +35,19 @@ static int64_t sign_extend(uint64_t bits, unsigned width) {
   return bits & sign ? -(int64_t)(~bits & mask) - 1 : (int64_t)bits;
 }
 
+/* The float of 4 or 8 bytes whose bits these are. */
+static double float_value(const key_type *t, uint64_t bits) {
+  if (t->width == 4) {
+    uint32_t u = (uint32_t)bits;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  double d;
+  memcpy(&d, &bits, 8);
+  return d;
+}
+
 static int reference_compare(const key_type *t, uint64_t a, uint64_t b) {
   switch (t->cls) {
   case H5G_KEY_UNSIGNED: return (a > b) - (a < b);
@@ -43,18 +56,7 @@ static int reference_compare(const key_type *t, uint64_t a, uint64_t b) {
     return (x > y) - (x < y);
   }
   default: {
-    double x, y;
-    if (t->width == 4) {
-      uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
-      float fa, fb;
-      memcpy(&fa, &ua, 4);
-      memcpy(&fb, &ub, 4);
-      x = fa;
-      y = fb;
-    } else {
-      memcpy(&x, &a, 8);
-      memcpy(&y, &b, 8);
-    }
+    const double x = float_value(t, a), y = float_value(t, b);
     if (isnan(x) || isnan(y)) return !!isnan(x) - !!isnan(y);
     return (x > y) - (x < y); /* -0.0 == +0.0 */
   }
@@ -146,19 +148,44 @@ static int compare_pairs(const void *a, const void *b) {
   return test_compare_u64(&((const key_pair *)a)->ordered, &((const key_pair *)b)->ordered);
 }
 
+static int reference_nan(const key_type *t, uint64_t bits) {
+  return t->cls == H5G_KEY_FLOAT && isnan(float_value(t, bits));
+}
+
+/* <=0: a may come before b in the order of `descending` with NaNs where `na` puts them
+ * (--na-position; by default numpy's: last ascending, first descending). */
+static int placed_compare(const key_type *t, uint64_t a, uint64_t b, int descending,
+                          h5g_na_position na) {
+  const int nan_a = reference_nan(t, a), nan_b = reference_nan(t, b);
+  const int nan_last = na == H5G_NA_DEFAULT ? !descending : na == H5G_NA_LAST;
+  if (nan_a || nan_b) return nan_last ? nan_a - nan_b : nan_b - nan_a;
+  const int cmp = reference_compare(t, a, b);
+  return descending ? -cmp : cmp;
+}
+
+static const char *const na_names[] = {"", " na first", " na last"};
+
+/* Each direction and NaN place (6 orders, sorted[descending * 3 + na]): round trip, order, a
+ * bijection; descending is the exact reverse of ascending with the NaNs at the other end; the
+ * NaNs keep their order among themselves whatever their place; integers ignore the place. */
 static void check_type(const key_type *t, const uint64_t *values, size_t n) {
   const size_t bytes = n * t->width;
   void *keys = malloc(bytes);
   uint64_t *back = malloc(n * sizeof *back);
-  key_pair *asc = malloc(n * sizeof *asc), *desc = malloc(n * sizeof *desc);
-  if (!keys || !back || !asc || !desc) {
+  key_pair *sorted[6] = {NULL};
+  int ok = keys && back;
+  for (int o = 0; o < 6; o++) ok &= (sorted[o] = malloc(n * sizeof *sorted[o])) != NULL;
+  if (!ok) {
     EXPECT(0, "out of memory");
     goto done;
   }
 
-  for (int descending = 0; descending <= 1; descending++) {
-    const h5g_keyspec ks = {t->cls, t->width, descending};
-    key_pair *pairs = descending ? desc : asc;
+  for (int o = 0; o < 6; o++) {
+    const int descending = o / 3;
+    const h5g_na_position na = (h5g_na_position)(o % 3);
+    const h5g_keyspec ks = {t->cls, t->width, descending, na};
+    key_pair *pairs = sorted[o];
+    const char *dir = descending ? " desc" : "";
     pack(keys, values, n, t->width);
     h5g_keys_to_ordered(keys, n, &ks);
     for (size_t i = 0; i < n; i++) pairs[i] = (key_pair){h5g_key_load(keys, i, t->width), values[i]};
@@ -166,36 +193,57 @@ static void check_type(const key_type *t, const uint64_t *values, size_t n) {
     h5g_keys_from_ordered(keys, n, &ks);
     unpack(back, keys, n, t->width);
     for (size_t i = 0; i < n; i++)
-      EXPECT(back[i] == values[i], "%s%s: round trip of 0x%llx gave 0x%llx", t->name,
-             descending ? " desc" : "", (unsigned long long)values[i], (unsigned long long)back[i]);
+      EXPECT(back[i] == values[i], "%s%s%s: round trip of 0x%llx gave 0x%llx", t->name, dir,
+             na_names[na], (unsigned long long)values[i], (unsigned long long)back[i]);
 
     qsort(pairs, n, sizeof *pairs, compare_pairs);
     for (size_t i = 1; i < n; i++) {
-      const int cmp = reference_compare(t, pairs[i - 1].raw, pairs[i].raw);
-      EXPECT(descending ? cmp >= 0 : cmp <= 0, "%s%s: 0x%llx ordered before 0x%llx", t->name,
-             descending ? " desc" : "", (unsigned long long)pairs[i - 1].raw,
-             (unsigned long long)pairs[i].raw);
+      EXPECT(placed_compare(t, pairs[i - 1].raw, pairs[i].raw, descending, na) <= 0,
+             "%s%s%s: 0x%llx ordered before 0x%llx", t->name, dir, na_names[na],
+             (unsigned long long)pairs[i - 1].raw, (unsigned long long)pairs[i].raw);
       /* a bijection: distinct bit patterns never share ordered bits */
       EXPECT(pairs[i - 1].ordered != pairs[i].ordered || pairs[i - 1].raw == pairs[i].raw,
-             "%s%s: 0x%llx and 0x%llx map to the same ordered bits", t->name,
-             descending ? " desc" : "", (unsigned long long)pairs[i - 1].raw,
-             (unsigned long long)pairs[i].raw);
+             "%s%s%s: 0x%llx and 0x%llx map to the same ordered bits", t->name, dir,
+             na_names[na], (unsigned long long)pairs[i - 1].raw, (unsigned long long)pairs[i].raw);
     }
   }
-  /* descending is the exact reverse of ascending, bit pattern for bit pattern */
-  for (size_t i = 0; i < n; i++)
-    EXPECT(desc[i].raw == asc[n - 1 - i].raw, "%s: descending position %zu is 0x%llx, not 0x%llx",
-           t->name, i, (unsigned long long)desc[i].raw, (unsigned long long)asc[n - 1 - i].raw);
+  for (int descending = 0; descending <= 1; descending++) {
+    const key_pair *numpy = sorted[3 * descending], *first = sorted[3 * descending + 1],
+                   *last = sorted[3 * descending + 2];
+    const key_pair *numpys_place = descending ? first : last, *other = descending ? last : first;
+    /* the NaNs, in their order, are the tail or head of the other place's order */
+    size_t nans = 0;
+    for (size_t i = 0; i < n; i++) nans += reference_nan(t, values[i]);
+    for (size_t i = 0; i < n; i++) {
+      EXPECT(numpys_place[i].raw == numpy[i].raw && numpys_place[i].ordered == numpy[i].ordered,
+             "%s%s: the default NaN place is not numpy's at position %zu", t->name,
+             descending ? " desc" : "", i);
+      const key_pair *o = descending ? &other[(i + n - nans) % n] : &other[(i + nans) % n];
+      EXPECT(o->raw == numpy[i].raw, "%s%s: position %zu is 0x%llx with the NaNs at the other end, "
+             "not 0x%llx", t->name, descending ? " desc" : "", i, (unsigned long long)o->raw,
+             (unsigned long long)numpy[i].raw);
+      if (t->cls != H5G_KEY_FLOAT)
+        EXPECT(other[i].ordered == numpy[i].ordered, "%s: --na-position changed an integer key",
+               t->name);
+    }
+  }
+  /* descending is the exact reverse of ascending (NaNs at the other end), pattern for pattern */
+  for (int na = 0; na < 3; na++) {
+    const key_pair *asc = sorted[na], *desc = sorted[3 + (na == 0 ? 0 : 3 - na)];
+    for (size_t i = 0; i < n; i++)
+      EXPECT(desc[i].raw == asc[n - 1 - i].raw, "%s%s: descending position %zu is 0x%llx, not "
+             "0x%llx", t->name, na_names[na], i, (unsigned long long)desc[i].raw,
+             (unsigned long long)asc[n - 1 - i].raw);
+  }
 done:
   free(keys);
   free(back);
-  free(asc);
-  free(desc);
+  for (int o = 0; o < 6; o++) free(sorted[o]);
 }
 
 /* Hand-picked facts that the sorted-neighbour check implies, stated directly. */
 static void check_float_landmarks(void) {
-  const h5g_keyspec f32 = {H5G_KEY_FLOAT, 4, 0};
+  const h5g_keyspec f32 = {H5G_KEY_FLOAT, 4, 0, H5G_NA_DEFAULT};
   /* -NaN, -inf, -1, -0, +0, denormal, +inf, +NaN, -NaN(all payload) */
   uint32_t k[] = {0xffc00000u, 0xff800000u, 0xbf800000u, 0x80000000u, 0x00000000u,
                   0x00000001u, 0x7f800000u, 0x7fc00000u, 0xffffffffu};
@@ -205,7 +253,7 @@ static void check_float_landmarks(void) {
          "finite float32 landmarks out of order");
   EXPECT(k[6] < k[7] && k[6] < k[0] && k[6] < k[8], "a NaN is not above +inf");
 
-  const h5g_keyspec f64_desc = {H5G_KEY_FLOAT, 8, 1};
+  const h5g_keyspec f64_desc = {H5G_KEY_FLOAT, 8, 1, H5G_NA_DEFAULT};
   uint64_t d[] = {UINT64_C(0xfff8000000000000), UINT64_C(0x7ff0000000000000),
                   UINT64_C(0x0000000000000000)};
   h5g_keys_to_ordered(d, 3, &f64_desc);
@@ -319,7 +367,8 @@ static int compare_u128(const void *a, const void *b) {
 static void check_wide(uint64_t *rng) {
   enum { N = 257 };
   static h5g_u128 keys[N], back[N];
-  const h5g_keyspec ascending = {H5G_KEY_UNSIGNED, 16, 0}, descending = {H5G_KEY_UNSIGNED, 16, 1};
+  const h5g_keyspec ascending = {H5G_KEY_UNSIGNED, 16, 0, H5G_NA_DEFAULT},
+                    descending = {H5G_KEY_UNSIGNED, 16, 1, H5G_NA_DEFAULT};
   for (size_t i = 0; i < N; i++) keys[i] = wide_value(rng);
   memcpy(back, keys, sizeof keys);
   h5g_keys_to_ordered(back, N, &ascending);

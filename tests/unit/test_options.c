@@ -1,7 +1,8 @@
 /* h5g_options_parse (src/options.h): every option's accepted forms and values, the defaults,
  * and every usage error (H5G_ERR_USAGE with a message that names the problem); where carried
  * datasets land (h5g_options_carry_target), h5g_options_moves_records, and the usage text
- * naming every option. */
+ * naming every option and ending with three examples; --version's first line. */
+#include "src/about.h"
 #include "src/options.h"
 #include "base/error.h"
 #include "tests/support/check.h"
@@ -98,6 +99,14 @@ static void check_forms(void) {
   EXPECT_PARSES("flags", "in", "out", "-d", "/k", "--descending", "--force", "--verify", "--stable",
                 "--progress");
   EXPECT(opt.descending && opt.force && opt.verify && opt.stable && opt.progress, "flags set");
+  EXPECT(opt.progress_seconds == 10, "--progress alone: a line every %g s", opt.progress_seconds);
+  EXPECT_PARSES("--progress=", "in", "out", "-d", "/k", "--progress=2.5");
+  EXPECT(opt.progress && opt.progress_seconds == 2.5, "--progress=2.5: %g", opt.progress_seconds);
+  /* an optional value: only as --progress=SECONDS, so "--progress 5" leaves 5 a file argument */
+  EXPECT_USAGE("got 3 file arguments", "in", "out", "-d", "/k", "--progress", "5");
+  EXPECT_USAGE("--progress takes seconds", "in", "out", "-d", "/k", "--progress=0");
+  EXPECT_USAGE("--progress takes seconds", "in", "out", "-d", "/k", "--progress=x");
+  EXPECT_USAGE("--progress takes seconds", "in", "out", "-d", "/k", "--progress=");
   EXPECT_PARSES("-q", "in", "out", "-d", "/k", "-q");
   EXPECT(opt.quiet && !opt.verbose, "-q");
   EXPECT_PARSES("--quiet", "in", "out", "-d", "/k", "--quiet");
@@ -289,10 +298,34 @@ static void check_help_version(void) {
       "--exchange", "--device-memory", "--verify", "--report", "--carry", "--index-out",
       "--key-field", "--stable", "--check", "--against", "--against-dataset", "-q, --quiet",
       "--layout keep|contiguous|chunked", "--chunk ROWS", "--compress keep|none|gzip[=L]",
-      "--whole-file", "--order asc|desc", "--key-column J", "--top K", "--unique", "--counts PATH",
+      "--whole-file", "--order asc|desc", "--na-position first|last", "--key-column J", "--top K",
+      "--unique", "--counts PATH",
       "-v, --verbose", "--progress", "-h, --help", "--version", "Exit codes"};
   for (size_t i = 0; i < sizeof named / sizeof *named; i++)
     EXPECT(strstr(text, named[i]) != NULL, "the usage text does not name %s", named[i]);
+  /* it ends with the man page's first three examples (src/about.c), each command on a line */
+  const char *examples = strstr(text, "\nExamples:\n"), *at = examples;
+  EXPECT(examples != NULL, "the usage text has no examples");
+  for (int i = 0; at && i < 3; i++) {
+    char line[256];
+    snprintf(line, sizeof line, "\n    %s\n", h5g_about_examples[i].tag);
+    at = strstr(at, line);
+    EXPECT(at != NULL, "the usage text does not show example %d: %s", i + 1, line);
+    if (at && i == 2)
+      EXPECT(at + strlen(line) == text + len, "the usage text goes on after its third example");
+  }
+  free(text);
+
+  /* --version: its first line is "h5gsort X.Y.Z", which scripts parse */
+  out = open_memstream(&text, &len);
+  EXPECT(out != NULL, "open_memstream");
+  if (!out) return;
+  h5g_about_version(out);
+  fclose(out);
+  EXPECT(strncmp(text, "h5gsort " H5G_VERSION "\n", strlen("h5gsort " H5G_VERSION "\n")) == 0,
+         "--version's first line: %s", text);
+  EXPECT(strstr(text, "\nbackends: cpu") && strstr(text, "\nMPI: ") && strstr(text, "\nHDF5: "),
+         "--version names no backends, MPI or HDF5: %s", text);
   free(text);
 }
 
@@ -332,6 +365,22 @@ static void check_keys(void) {
   EXPECT_USAGE("asc or desc", "in", "out", "-d", "/a", "--order", "up");
   EXPECT_USAGE("comma-separated", "in", "out", "-d", "/a", "--order", "asc,");
   EXPECT_USAGE("not both", "in", "out", "-d", "/a", "--order", "desc", "--descending");
+  /* --na-position: every key's, in either direction; numpy's place without it; --check too */
+  EXPECT_PARSES("no --na-position", "in", "out", "-d", "/a", "-d", "/b");
+  EXPECT(opt.na_position == H5G_NA_DEFAULT && h5g_options_key(&opt, 1).na == H5G_NA_DEFAULT,
+         "without --na-position: numpy's place");
+  EXPECT_PARSES("--na-position first", "in", "out", "-d", "/a", "-d", "/b", "--order", "asc,desc",
+                "--na-position", "first");
+  EXPECT(h5g_options_key(&opt, 0).na == H5G_NA_FIRST &&
+             h5g_options_key(&opt, 1).na == H5G_NA_FIRST && h5g_options_key(&opt, 1).descending,
+         "--na-position first: every key");
+  EXPECT_PARSES("--na-position=last", "--check", "s.h5", "-d", "/k", "--descending",
+                "--na-position=last");
+  EXPECT(opt.check && opt.na_position == H5G_NA_LAST && opt.descending, "--check --na-position");
+  EXPECT_USAGE("--na-position takes first or last, not 'up'", "in", "out", "-d", "/a",
+               "--na-position", "up");
+  EXPECT_USAGE("--na-position takes first or last, not ''", "in", "out", "-d", "/a",
+               "--na-position=");
   EXPECT_USAGE("--output-dataset goes with one -d", "in", "out", "-d", "/a", "-d", "/b",
                "--output-dataset", "/c");
   EXPECT_USAGE("do not go with --key-field", "in", "out", "-d", "/a", "-d", "/b", "--key-field", "x");
