@@ -1,8 +1,8 @@
-/* Several keys composed into one (README "Several keys"): each key's ordered bits (base/keys.h),
- * its direction applied, side by side in one unsigned key of up to 128 bits, the first key in the
- * highest bits. Comparing composed keys as unsigned integers is then comparing the key tuples
- * lexicographically, so one radix sort, one set of exact splitters and one merge sort by all the
- * keys at once.
+/* Several keys composed into one (docs/semantics.md, "Several keys"): each key's ordered bits
+ * (base/keys.h), its direction applied, side by side in one unsigned key of up to 128 bits, the
+ * first key in the highest bits. Comparing composed keys as unsigned integers is then comparing
+ * the key tuples lexicographically, so one radix sort, one set of exact splitters and one merge
+ * sort by all the keys at once.
  *
  * Equality is numpy's: in a composed key -0.0 is +0.0 and every NaN is one value (so equal tuples
  * keep their input order in a stable sort, as numpy.lexsort keeps them), first or last as the

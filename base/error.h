@@ -1,7 +1,7 @@
 /* Status codes, error records and the CHECK macros used by every layer.
  *
  * Every non-trivial function returns an int status: H5G_OK, H5G_ERR_RUNTIME or H5G_ERR_USAGE
- * (the process exit codes of the README, "Exit codes"). The first error raised on a rank is kept with
+ * (the process exit codes: README, "Exit status"). The first error raised on a rank is kept with
  * the file:line and failing call where it happened; later ones only add to the trace. Functions
  * keep one cleanup label, `done:`, reached by the CHECK macros with `rc` set. */
 #ifndef H5G_ERROR_H

@@ -6,8 +6,8 @@
 # found (the same pread + threads copying into a shared mapping of the output, h5gsort's write
 # method, one copy per thread), `cp`, on a GPU machine the same bytes' round trip through the GPU
 # without HDF5, MPI or a sort (bench_staged_io: through a slice-sized pinned buffer, h5gsort's
-# way, and through a small pinned ring), h5gsort launched as the README says (every rank given its
-# cores, mpirun --bind-to none, Open MPI's session directory in /dev/shm, hwloc's GPU components
+# way, and through a small pinned ring), h5gsort launched as docs/launch.md says (every rank given
+# its cores, mpirun --bind-to none, Open MPI's session directory in /dev/shm, hwloc's GPU components
 # left out of mpirun's start, the one-node transport named with --mca), the same with only
 # --bind-to none, h5gsort with mpirun's default binding (one core when P <= 2), h5py + numpy.sort
 # and h5py + cupy.sort (the 4 GiB and f8 sets). Medians of REPEATS runs after a warm-up, files in
@@ -61,7 +61,7 @@ h5gsort_run() { # launch in out [h5gsort options]: whole-process seconds; the ru
   rm -f "$out" "$work/timeline.txt"
   local launch=("${mpirun[@]}" -np 1 -x H5GSORT_TIMELINE) program=${H5GSORT:-$bin/h5gsort}
   [ "$binding" = default ] || launch+=(--bind-to none)
-  # the README's launch: Open MPI's session directory in memory, not under /tmp on the disk;
+  # docs/launch.md's launch: Open MPI's session directory in memory, not under /tmp on the disk;
   # hwloc's GPU discovery left out of mpirun's start; the one-node transport named
   [ "$binding" = readme ] &&
     launch=(env TMPDIR=/dev/shm HWLOC_COMPONENTS=-cuda,-nvml,-opencl,-rsmi,-levelzero "${launch[@]}"
@@ -176,7 +176,7 @@ echo "|---|---|---:|---:|---:|---:|"
 : >"$work/phases.txt"
 : >"$work/breakdown.md"
 declare -A seconds # "LOG2 TYPE EXTRA what" -> seconds, for the targets
-against_old=()     # with OLD_BIN: each set's README launch / the earlier build's
+against_old=()     # with OLD_BIN: each set's docs/launch.md launch / the earlier build's
 row() { # label what seconds key
   echo "| $1 | $2 | $3 | $(ratio "$3" "$raw") | $(ratio "$3" "$mapped") | $(ratio "$3" "$copy") |"
   seconds[$4]=$3
@@ -218,7 +218,7 @@ for spec in $sets; do
   timelines=()
   for binding in readme none default; do
     case $binding in
-      readme) what="h5gsort, HWLOC_COMPONENTS=-cuda,... TMPDIR=/dev/shm mpirun -np 1 --bind-to none --mca pml ob1 --mca btl self,vader,tcp (the README's launch)" ;;
+      readme) what="h5gsort, HWLOC_COMPONENTS=-cuda,... TMPDIR=/dev/shm mpirun -np 1 --bind-to none --mca pml ob1 --mca btl self,vader,tcp (docs/launch.md's launch)" ;;
       none) what="h5gsort, mpirun -np 1 --bind-to none (transport: Open MPI's pick)" ;;
       default) what="h5gsort, mpirun -np 1 (default binding)" ;;
     esac
@@ -232,7 +232,7 @@ for spec in $sets; do
   breakdown "$label" "${timelines[@]}" >>"$work/breakdown.md"
   if [ -n "${OLD_BIN:-}" ]; then
     t=$(H5GSORT=$OLD_BIN/h5gsort repeat "$repeats" h5gsort_run readme "$in" "$out" "${opts[@]}")
-    row "$label" "earlier h5gsort ($OLD_BIN), the README's launch" "$t" "$key old"
+    row "$label" "earlier h5gsort ($OLD_BIN), docs/launch.md's launch" "$t" "$key old"
     against_old+=("$label: $(ratio "${seconds[$key readme]}" "$t")")
   fi
   if [ "$extra" = py ]; then
@@ -264,7 +264,7 @@ ok = r <= lim if lim > 0 else r >= -lim
 print('- %s: %.2fx (target %s %.2fx): %s' % (sys.argv[1], r, '<=' if lim > 0 else '>=', abs(lim), 'met' if ok else 'MISSED'))" "$1" "$a" "$b" "$4"
 }
 echo
-echo "Targets (issue 15), h5gsort launched as the README says [readme], --bind-to none alone [none]:"
+echo "Targets (issue 15), h5gsort launched as docs/launch.md says [readme], --bind-to none alone [none]:"
 for launch in readme none; do
   target "16 GiB u4 / raw bound [$launch]" "32 u4  $launch" "32 u4  raw" 1.15
   target "16 GiB u4 / cp [$launch]" "32 u4  $launch" "32 u4  cp" 1.0
@@ -284,7 +284,7 @@ for launch in readme none; do
 done
 if [ ${#against_old[@]} -gt 0 ]; then
   echo
-  echo "This build against the earlier one ($OLD_BIN), both the README's launch (above 1: slower):"
+  echo "This build against the earlier one ($OLD_BIN), both docs/launch.md's launch (above 1: slower):"
   printf -- '- %s\n' "${against_old[@]}"
 fi
 rm -f "$work/phases.txt" "$work/breakdown.md" "$work"/timeline*.txt "$work/last.wall" "$work/out.h5"

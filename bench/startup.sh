@@ -8,7 +8,7 @@
 # rows to the first table with the launcher and the ranks under other settings: each entry is
 # VAR=VALUE assignments joined by '+', e.g. (the H200 machine, Open MPI 4.1.6: MPI_Init 0.24 s with
 # UCX, 0.03 s with ob1; mpirun's start and exit 0.05 s shorter without hwloc's GPU discovery,
-# 0.27-0.30 s on the H100 machine: the README's launch sets it)
+# 0.27-0.30 s on the H100 machine: docs/launch.md's launch sets it)
 #   ENVS="OMPI_MCA_pml=ob1+OMPI_MCA_btl=self,vader HWLOC_COMPONENTS=-cuda,-nvml,-opencl,-rsmi"
 #   bench/startup.sh [WORKDIR]   env: BIN (build/bin), REPEATS (5), COUNTS (keys per file: 1000;
 #                                e.g. "1000 1073741824" adds a 4 GiB u4 file), RANKS ("1 2"), ENVS

@@ -20,11 +20,11 @@
  * default: threads copying into a mapping scale where threads of buffered pwrite do not
  * (buffered writes to one file go one at a time), and O_DIRECT is slower still (bench_raw_io:
  * bench/RESULTS.md, "How to write the output"). H5GSORT_IO=pwrite forces pwrite. SHARED writes
- * a file that
- * ranks on other nodes write too (README "Several nodes"): pwrite, never a mapping (not coherent
- * between NFS clients), in pieces aligned to units of h5g_direct_shared_unit (so no two writers
- * share a file system block but at the ends of a rank's range), then fdatasync, so the rank's
- * bytes are on the server before the ranks agree and rank 0 closes and renames the file. */
+ * a file that ranks on other nodes write too (docs/io-paths.md, "Several nodes"): pwrite, never a
+ * mapping (not coherent between NFS clients), in pieces aligned to units of
+ * h5g_direct_shared_unit (so no two writers share a file system block but at the ends of a
+ * rank's range), then fdatasync, so the rank's bytes are on the server before the ranks agree and
+ * rank 0 closes and renames the file. */
 typedef enum {
   H5G_DIRECT_READ,
   H5G_DIRECT_PWRITE,

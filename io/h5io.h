@@ -168,7 +168,7 @@ int h5g_io_read_each(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, h5g_io
                      void *ctx);
 int h5g_io_write_each(h5g_dset *d, uint64_t row, uint64_t rows, const void *buf,
                       h5g_io_piece_fn each, void *ctx);
-/* How the ranks' transfers meet the file (README "Several nodes"). */
+/* How the ranks' transfers meet the file (docs/io-paths.md, "Several nodes"). */
 typedef enum {
   H5G_IO_ONE_NODE,         /* every rank on this node: direct reads, writes into a mapping */
   H5G_IO_MULTINODE,        /* ranks on several nodes: direct reads, aligned pwrite + fdatasync */

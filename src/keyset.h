@@ -1,7 +1,7 @@
-/* Several keys sorted as one (README "Several keys"): the keys of a run (several -d, the fields
- * of a compound table, the columns of a 2-D dataset) read side by side and composed into one
- * unsigned key (base/compose.h) that the rest of the pipeline sorts, splits, exchanges and merges
- * as it would one key. Internal to src/. */
+/* Several keys sorted as one (docs/semantics.md, "Several keys"): the keys of a run (several
+ * -d, the fields of a compound table, the columns of a 2-D dataset) read side by side and
+ * composed into one unsigned key (base/compose.h) that the rest of the pipeline sorts, splits,
+ * exchanges and merges as it would one key. Internal to src/. */
 #ifndef H5G_SRC_KEYSET_H
 #define H5G_SRC_KEYSET_H
 

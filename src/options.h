@@ -1,4 +1,4 @@
-/* Command line of h5gsort (README "Usage"). */
+/* Command line of h5gsort (README "Options"; docs/semantics.md, "Options in detail"). */
 #ifndef H5G_OPTIONS_H
 #define H5G_OPTIONS_H
 

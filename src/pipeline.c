@@ -1,7 +1,8 @@
-/* The h5gsort pipeline on each rank (README "Architecture"): validate, plan, read and sort the
- * runs, exact splitters, exchange, merge, write to a temporary file, carry, verify, commit. The
- * phases live in files of their own (src/run.h); this file only orders them. Every step ends in
- * an agreement, so an error on one rank reaches every rank before the next collective call. */
+/* The h5gsort pipeline on each rank (docs/design-notes.md, "Architecture"): validate, plan, read
+ * and sort the runs, exact splitters, exchange, merge, write to a temporary file, carry, verify,
+ * commit. The phases live in files of their own (src/run.h); this file only orders them. Every
+ * step ends in an agreement, so an error on one rank reaches every rank before the next collective
+ * call. */
 #include "src/pipeline.h"
 
 #include <string.h>

@@ -1,5 +1,6 @@
-/* The h5gsort pipeline (README "Architecture"): validate, read, transform, sort runs, exact
- * splitters, exchange, merge, inverse transform, write to a temporary file, verify, rename. */
+/* The h5gsort pipeline (docs/design-notes.md, "Architecture"): validate, read, transform, sort
+ * runs, exact splitters, exchange, merge, inverse transform, write to a temporary file, verify,
+ * rename. */
 #ifndef H5G_PIPELINE_H
 #define H5G_PIPELINE_H
 

@@ -1,6 +1,6 @@
 /* One h5gsort run on this rank: its context (h5g_run) and the types of the state the phases
- * share. Internal to src/; src/pipeline.c drives the phases in the order of the README's
- * "Architecture" section: validate, plan, read, local sort, exact splitters, exchange, merge,
+ * share. Internal to src/; src/pipeline.c drives the phases in the order of docs/design-notes.md,
+ * "Architecture": validate, plan, read, local sort, exact splitters, exchange, merge,
  * write, carry, verify, commit. Each phase lives in a file of its own, whose header (src/plan.h,
  * src/read.h, ...) says what it takes and what it changes. */
 #ifndef H5G_SRC_RUN_H

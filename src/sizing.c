@@ -1,6 +1,6 @@
-/* Sizing (README "Sizing a job"): before anything is read, the host memory each rank needs
- * against what its node gives it, so that a run that cannot fit stops with one line instead of
- * being killed by the kernel; and --plan, which prints that sizing with the plan and stops. */
+/* Sizing (docs/cost-model.md, "Sizing a job"): before anything is read, the host memory each rank
+ * needs against what its node gives it, so that a run that cannot fit stops with one line instead
+ * of being killed by the kernel; and --plan, which prints that sizing with the plan and stops. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,7 +190,7 @@ static const char *path_name(h5g_path path) {
                                         : "device resident";
 }
 
-/* The I/O line of the plan (README "Several nodes"). */
+/* The I/O line of the plan (docs/io-paths.md, "Several nodes"). */
 static const char *io_text(h5g_io_policy policy) {
   static const char *const text[] = {
       "threaded direct reads and writes on one node",
@@ -360,7 +360,7 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
     printf("streamed: the slice goes to the GPU and back through %d pinned slots of %.4g MiB\n",
            H5G_RING_SLOTS, (double)plan->slot_elems * plan->ks.width / 1048576.0);
   printf("estimate: %.1f s (start %.1f, read %.1f, sort %.1f, carry %.1f, write %.1f; %.2g "
-         "core%s a rank; rates measured for src/sizing.c)\n", time.total, time.start, time.read,
+         "core%s a rank; rates: docs/cost-model.md)\n", time.total, time.start, time.read,
          time.sort, time.carry, time.write, time.cores, time.cores == 1 ? "" : "s");
   fflush(stdout);
   if (opt->report)

@@ -1,5 +1,5 @@
 /* Phase "write": the sorted share into a temporary file beside OUTPUT, renamed over OUTPUT only
- * after every rank succeeded (README "Semantics": output is atomic). */
+ * after every rank succeeded (docs/semantics.md, "Atomic output"). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
