@@ -58,7 +58,7 @@ static void put_heartbeat(const beat *b) {
     double fraction = (double)b->done / (double)b->share;
     char rate[32];
     rate_text(rate, sizeof rate, fraction * total, elapsed, 3);
-    fprintf(stderr, "h5gsort: %-10s under way: %.3f of %.3f GiB (%3.0f%%), %s GiB/s, %.1f s so "
+    fprintf(stderr, "h5gsort: %-10s under way: %.3f of %.3f GiB (%3.0f%%), %s GiB/s, %.3f s so "
             "far\n", name, to_gib(fraction * total), to_gib(total), 100 * fraction, rate,
             elapsed);
   } else if (total > 0) { /* a phase that counts nothing before its end */
