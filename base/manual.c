@@ -20,16 +20,14 @@ void h5g_help_wrap(FILE *out, const char *text, int column, int indent) {
   }
 }
 
-/* An optional value ("[=SECONDS]") follows the option's name without a space. */
-static int attached(const char *value) { return value[0] == '['; }
-
 void h5g_help_option(FILE *out, char short_name, const char *name, const char *value,
                      const char *help) {
   char head[128];
   int used = short_name ? snprintf(head, sizeof head, "  -%c, --%s", short_name, name)
                         : snprintf(head, sizeof head, "      --%s", name);
   if (value)
-    snprintf(head + used, sizeof head - (size_t)used, "%s%s", attached(value) ? "" : " ", value);
+    snprintf(head + used, sizeof head - (size_t)used, "%s%s",
+             h5g_manual_value_optional(value) ? "" : " ", value);
   if ((int)strlen(head) >= H5G_HELP_COLUMN - 1)
     fprintf(out, "%s\n%*s", head, H5G_HELP_COLUMN, "");
   else
@@ -100,7 +98,7 @@ void h5g_man_option(FILE *out, char short_name, const char *name, const char *va
   h5g_man_text(out, name);
   fprintf(out, "\\fR");
   if (value) {
-    fprintf(out, "%s\\fI", attached(value) ? "" : " ");
+    fprintf(out, "%s\\fI", h5g_manual_value_optional(value) ? "" : " ");
     h5g_man_text(out, value);
     fprintf(out, "\\fR");
   }

@@ -14,6 +14,10 @@ typedef struct {
   const char *text;
 } h5g_manual_item;
 
+/* An option's value written "[=SECONDS]" is optional: given only as --name=VALUE, and shown
+ * after the name without a space. */
+static inline int h5g_manual_value_optional(const char *value) { return value && value[0] == '['; }
+
 /* ---- --help ------------------------------------------------------------------------------- */
 
 /* --help's column of option texts, its width, and how many examples it ends with (the first of

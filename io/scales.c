@@ -306,7 +306,7 @@ int h5g_io_inspect_unmoved(const char *file, const char *key, uint64_t rows,
   hid_t fid = H5I_INVALID_HID;
   H5O_info_t info;
   haddr_t *at = calloc((size_t)count + 1, sizeof *at);
-  CHECK_ALLOC(at, (size_t)count + 1);
+  CHECK_ALLOC(at, ((size_t)count + 1) * sizeof *at);
   CHECK_H5(fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open the input (%s)", file);
   CHECK_H5(v.key = H5Dopen2(fid, key, H5P_DEFAULT), "cannot open %s in the input", key);
   for (int i = 0; i < count; i++)

@@ -96,17 +96,16 @@ static size_t group_of(const groups *o, uint64_t index) {
   return g;
 }
 
-/* The output rows grouped by the group of their source row (the rank that holds it, or the
- * piece it came in), in output order within a group, by several parts: a first pass counts each
- * part's rows of each group (`filling` 0), a second one, from each part's cursors, fills in their
- * positions (and with `requests` their source rows). Rows of this rank's own share are skipped
- * with `skip_local` (copied in place). */
+/* The output rows grouped by the rank that holds their source row, in output order within a
+ * group, by several parts: a first pass counts each part's rows of each group (`filling` 0), a
+ * second one, from each part's cursors, fills in their positions (and with `requests` their
+ * source rows). Rows of this rank's own share are skipped (copied in place). */
 typedef struct {
   const h5g_row_route *route;
   const groups *groups;
   uint64_t *counts; /* [parts][stride]: each part's rows of each group, then its cursors */
   size_t stride;    /* groups rounded up to whole cache lines: no two parts write one line */
-  int skip_local, filling;
+  int filling;
   uint64_t *requests, *positions;
 } grouping;
 
@@ -118,7 +117,7 @@ static void group_part(void *arg, int part, int parts) {
   h5g_share(rt->n_out, part, parts, &begin, &end);
   for (size_t i = begin; i < end; i++) {
     uint64_t index = rt->src_index[i];
-    if (g->skip_local && index - rt->first < rt->mine) continue;
+    if (index - rt->first < rt->mine) continue;
     uint64_t slot = mine[group_of(g->groups, index)]++;
     if (g->filling) {
       if (g->requests) g->requests[slot] = index;
@@ -214,7 +213,7 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   counts = calloc((size_t)parts * stride, sizeof(uint64_t));
   CHECK(h5g_agree_alloc(comm, made == H5G_OK && counts, (size_t)parts * stride * sizeof(uint64_t)));
   groups owners = {rt->tables, n_total ? (double)size / (double)n_total : 0, (size_t)size};
-  grouping g = {rt, &owners, counts, stride, 1, 0, NULL, NULL};
+  grouping g = {rt, &owners, counts, stride, 0, NULL, NULL};
   count_groups(&g, parts, rt->fetch_counts);
   for (int r = 0; r < size; r++) rt->n_fetch += rt->fetch_counts[r];
   CHECK(h5g_exchange_counts(comm, rt->fetch_counts, rt->serve_counts, 1));

@@ -115,9 +115,10 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
 
 /* Rank 0: whether a runtime failure or an interrupt leaves a report at --report, checked before
  * any work: a path that fails the check (INPUT, OUTPUT, no directory) is an input error, which
- * the validation reports, and gets none. */
+ * the validation reports, and gets none. --plan writes its own report there, fit or not. */
 static int reports_failure(const h5g_options *opt, int rc) {
-  if (rc != H5G_OK || !opt->report || opt->help || opt->version || opt->check) return 0;
+  if (rc != H5G_OK || !opt->report || opt->help || opt->version || opt->check || opt->plan)
+    return 0;
   if (h5g_files_check_report(opt->report, opt->input, opt->output) == H5G_OK) return 1;
   h5g_error_clear(); /* found again, and said, by the validation */
   return 0;
@@ -211,8 +212,8 @@ int main(int argc, char **argv) {
   /* a runtime failure leaves a report of what ran, where and why it failed (bad input leaves
    * nothing) */
   if (rc == H5G_ERR_RUNTIME && report_failure) h5g_report_write_json(&rep, &opt, rc, opt.report);
-  h5g_interrupt_report(NULL, NULL);
-  free(interrupted);
+  /* `interrupted` stays allocated until exit: a signal's handler on another thread may still
+   * be writing it out (it reaches it through the handler's pointer) */
   h5g_report_free(&rep);
   free_command(command);
   h5g_timeline_mark("mpi_finalize");

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "base/manual.h"
 #include "src/options.h"
 
 typedef struct {
@@ -17,7 +18,7 @@ typedef struct {
 } h5g_option_spec;
 
 static inline int h5g_option_value_optional(const h5g_option_spec *o) {
-  return o->value && o->value[0] == '[';
+  return h5g_manual_value_optional(o->value);
 }
 
 extern const h5g_option_spec h5g_option_table[];

@@ -126,7 +126,7 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   CHECK_MPI(MPI_Allreduce(&mine, &runs, 1, MPI_UINT64_T, MPI_MAX, r->comm));
   plan->nruns = (size_t)runs;
   /* the GPU receives into a run of the rank's own length */
-  int top_fits = h5g_top_rows(r, v) <= plan->n, every_top_fits = 0;
+  int top_fits = h5g_top_rows(r->opt, v, r->size, r->rank) <= plan->n, every_top_fits = 0;
   CHECK_MPI(MPI_Allreduce(&top_fits, &every_top_fits, 1, MPI_INT, MPI_MIN, r->comm));
   if (!r->be->load)
     plan->path = H5G_PATH_HOST;
@@ -153,12 +153,9 @@ done:
 }
 
 void h5g_plan_at(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
-                 int rank, h5g_run *at_run, h5g_plan *at) {
+                 int rank, h5g_plan *at) {
   uint64_t n = v->info.n;
-  *at_run = *r;
   *at = *plan;
-  at_run->size = size;
-  at_run->rank = rank;
   at->offset = h5g_share_begin((uint64_t)rank, n, (uint64_t)size);
   at->n = h5g_share_begin((uint64_t)rank + 1, n, (uint64_t)size) - at->offset;
   if (size == r->size) return; /* the runs and path agreed for this size */
@@ -204,11 +201,12 @@ static void unpin_piece(void *be, void *p) { ((h5g_backend *)be)->unpin(be, p); 
  * or the rows --top or --unique send here when they are more (at most N/P rounded up); a merge
  * needs a spare buffer (--verify reads the output back into it); the resident path merges on
  * the GPU and gets its output back into the slice buffer. */
-void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                           h5g_buffer_spec *specs) {
-  int merges = (r->size > 1 || plan->nruns > 1) && plan->path != H5G_PATH_DEVICE_RESIDENT;
-  uint64_t n = plan->n > h5g_top_rows(r, v) ? plan->n : h5g_top_rows(r, v);
-  uint64_t most = (v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
+void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
+                           int rank, h5g_buffer_spec *specs) {
+  int merges = (size > 1 || plan->nruns > 1) && plan->path != H5G_PATH_DEVICE_RESIDENT;
+  uint64_t top = h5g_top_rows(r->opt, v, size, rank);
+  uint64_t n = plan->n > top ? plan->n : top;
+  uint64_t most = (v->info.n + (uint64_t)size - 1) / (uint64_t)size;
   if (r->opt->unique && most > n) n = most;
   unsigned w = plan->ks.width;
   if (plan->streamed) n = h5g_ring_elems(plan);
@@ -224,7 +222,7 @@ void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_pla
  * and pinned while the read fills the pieces already resident. */
 int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d) {
   int rc = H5G_OK;
-  h5g_plan_buffer_specs(r, v, plan, d->specs);
+  h5g_plan_buffer_specs(r, v, plan, r->size, r->rank, d->specs);
   CHECK(h5g_buffers_start(d->specs, H5G_BUFFER_COUNT, h5g_io_piece_bytes(), plan->ranks_on_node,
                           r->be->pin ? pin_piece : NULL, unpin_piece, r->be, &d->set));
   d->keys = d->specs[H5G_BUFFER_KEYS].p;

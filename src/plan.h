@@ -19,17 +19,18 @@ int h5g_plan_transport(h5g_run *r, const h5g_plan *plan);
 int h5g_plan_backend(h5g_run *r, const h5g_plan *plan);
 /* Collective: the runs per rank and the path the keys take. */
 int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan);
-/* The plan rank `rank` of `size` ranks would have (and in *at_run, r in that place), from the
- * plan made for r->size ranks: its share, runs of the backend's capacity and the path
- * those allow; at r's own size, the plan with that rank's share. For src/sizing.c, which asks
- * what a job needs at another rank count (no collective call). */
+/* The plan rank `rank` of `size` ranks would have, from the plan made for r->size ranks: its
+ * share, runs of the backend's capacity and the path those allow; at r's own size, the plan
+ * with that rank's share. For src/sizing.c, which asks what a job needs at another rank count
+ * (no collective call). */
 void h5g_plan_at(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
-                 int rank, h5g_run *at_run, h5g_plan *at);
+                 int rank, h5g_plan *at);
 /* The run offsets, and the data's tables: the runs held, the cuts, the received runs. */
 int h5g_plan_tables(const h5g_run *r, h5g_plan *plan, h5g_data *d);
-/* The host buffers the plan needs (src/sizing.c counts them before they are made). */
-void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                           h5g_buffer_spec *specs);
+/* The host buffers rank `rank` of `size` needs with `plan` (src/sizing.c counts them before
+ * they are made, at other rank counts too). */
+void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
+                           int rank, h5g_buffer_spec *specs);
 /* Starts making the data's host buffers; the sorted share starts as the slice buffer. */
 int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d);
 void h5g_plan_free(h5g_plan *plan);

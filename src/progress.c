@@ -71,21 +71,15 @@ static void put_heartbeat(const beat *b) {
 }
 
 /* Rank 0's heartbeat thread: a line every p->every seconds while a phase is under way, written
- * without the lock (a slow stderr holds back no phase). It takes none of the signals
- * src/interrupt.c handles (the main thread does). */
+ * without the lock (a slow stderr holds back no phase). */
 static void *heartbeat(void *arg) {
   h5g_progress *p = arg;
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, NULL);
   pthread_mutex_lock(&p->lock);
   double next = now_seconds() + p->every;
   while (!p->stop) {
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
-    double wait = next - now_seconds(), at = (double)until.tv_sec + 1e-9 * until.tv_nsec + wait;
-    until.tv_sec = (time_t)at;
-    until.tv_nsec = (long)((at - (double)until.tv_sec) * 1e9);
+    until.tv_sec = (time_t)next;
+    until.tv_nsec = (long)((next - (double)until.tv_sec) * 1e9);
     pthread_cond_timedwait(&p->wake, &p->lock, &until);
     double now = now_seconds();
     if (p->stop || now < next) continue;
@@ -109,9 +103,20 @@ void h5g_progress_start(h5g_progress *p, int on, double every) {
   p->phase = -1;
   if (!on) return;
   pthread_mutex_init(&p->lock, NULL);
-  pthread_cond_init(&p->wake, NULL);
-  /* no thread, no heartbeat: the phase lines still come */
-  if (!p->tty && every > 0) p->beating = pthread_create(&p->beat, NULL, heartbeat, p) == 0;
+  /* the heartbeat waits on now_seconds()'s clock: a change of the wall clock moves no beat */
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&p->wake, &attr);
+  pthread_condattr_destroy(&attr);
+  if (p->tty || every <= 0) return;
+  /* the thread is born with every signal blocked: src/interrupt.c's go to the main thread; with
+   * no thread, no heartbeat, but the phase lines still come */
+  sigset_t all, was;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &was);
+  p->beating = pthread_create(&p->beat, NULL, heartbeat, p) == 0;
+  pthread_sigmask(SIG_SETMASK, &was, NULL);
 }
 
 /* Prints the phases in [p->phase, upto) that took time. */

@@ -73,7 +73,10 @@ static void put_provenance(FILE *f, const h5g_report *rep, const h5g_options *op
     }
     if (k.column >= 0) fprintf(f, ", \"column\": %d", k.column);
     fprintf(f, ", \"order\": \"%s\"", k.descending ? "desc" : "asc");
-    if (k.na) fprintf(f, ", \"na_position\": \"%s\"", k.na == H5G_NA_FIRST ? "first" : "last");
+    /* NaN's place: floating-point keys only, or any before the types are known */
+    int floating = !rep->type_name[0] || (rep->float_keys >> i & 1u);
+    if (k.na && floating)
+      fprintf(f, ", \"na_position\": \"%s\"", k.na == H5G_NA_FIRST ? "first" : "last");
     fputc('}', f);
   }
   fputs("]},\n  \"output\": {\"file\": ", f);
@@ -295,6 +298,9 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   rep->ranks = r->size;
   rep->verified = r->opt->verify;
   snprintf(rep->type_name, sizeof rep->type_name, "%s", v->info.type_name);
+  rep->float_keys = 0;
+  for (int i = 0; i < v->layout.count; i++)
+    if (v->layout.key[i].cls == H5G_KEY_FLOAT) rep->float_keys |= 1u << i;
   snprintf(rep->backend, sizeof rep->backend, "%s", be->name);
   snprintf(rep->exchange, sizeof rep->exchange, "%s", h5g_transport_name(r->transport));
   snprintf(rep->io_policy, sizeof rep->io_policy, "%s", h5g_io_policy_name(plan->io_policy));

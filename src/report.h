@@ -69,6 +69,8 @@ typedef struct {
   int nodes;                 /* distinct hosts of the ranks (rank 0) */
   unsigned width;
   char type_name[48];
+  unsigned float_keys;       /* bit i: key i is floating point (with type_name, once known;
+                              * H5G_MAX_KEYS bits) */
   char backend[16];
   char exchange[8];          /* "mpi" or "nccl" */
   char io_policy[24];        /* rank 0's (h5g_io_policy_name) */

@@ -79,17 +79,15 @@ static uint64_t need_total(const host_need *n) {
 }
 
 /* What rank `rank` of `size` ranks needs (the run's own rank and size: what it will make). */
-static void rank_need(const h5g_run *run, const h5g_verdict *v, const h5g_plan *run_plan,
+static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *run_plan,
                       int size, int rank, host_need *need) {
-  h5g_run at_run;
   h5g_plan at;
-  h5g_plan_at(run, v, run_plan, size, rank, &at_run, &at);
-  const h5g_run *r = &at_run;
+  h5g_plan_at(r, v, run_plan, size, rank, &at);
   const h5g_plan *plan = &at;
   h5g_buffer_spec specs[H5G_BUFFER_COUNT];
-  uint64_t most = (v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size;
+  uint64_t most = (v->info.n + (uint64_t)size - 1) / (uint64_t)size;
   memset(need, 0, sizeof *need);
-  h5g_plan_buffer_specs(r, v, plan, specs);
+  h5g_plan_buffer_specs(r, v, plan, size, rank, specs);
   for (int i = 0; i < H5G_BUFFER_COUNT; i++) need->buffers += specs[i].n * specs[i].elem_bytes;
   if (!plan->use_cuda) {
     uint64_t run = plan->nruns ? (plan->n + plan->nruns - 1) / plan->nruns : plan->n;
@@ -99,17 +97,17 @@ static void rank_need(const h5g_run *run, const h5g_verdict *v, const h5g_plan *
    * between the ranks takes (src/carry.c, mpi/gather_rows.h) */
   need->moved = v->moved_row_bytes * (plan->n + most) +
                 v->staged_row_bytes * (plan->n > most ? plan->n : most) +
-                (v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, r->size,
+                (v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, size,
                                                           v->moved_row_bytes)
                                     : 0);
   if (v->composed && v->layout.words > 1) need->passes = 24 * plan->n;
   /* the encoded rows of this rank's share of every filtered output (about their raw bytes),
    * and rank 0's buffers to receive and store the others' */
   uint64_t kept = most * v->filtered_row_bytes;
-  if (r->size > 1 && kept) /* rank 0's buffers hold a few of the others' messages at most */
-    need->kept = kept + (r->rank == 0 ? (3 * kept < GATHER_RANK0_BYTES ? 3 * kept
-                                                                        : GATHER_RANK0_BYTES)
-                                      : 0);
+  if (size > 1 && kept) /* rank 0's buffers hold a few of the others' messages at most */
+    need->kept = kept + (rank == 0 ? (3 * kept < GATHER_RANK0_BYTES ? 3 * kept
+                                                                    : GATHER_RANK0_BYTES)
+                                   : 0);
   need->base = RANK_BASE_BYTES + (plan->use_cuda ? CUDA_CONTEXT_BYTES : 0);
 }
 

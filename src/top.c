@@ -16,11 +16,11 @@ static void keep_first(h5g_extent *e, uint64_t k) {
   e->out_total = k;
 }
 
-uint64_t h5g_top_rows(const h5g_run *r, const h5g_verdict *v) {
-  uint64_t n = v->info.n, k = (uint64_t)r->opt->top < n ? (uint64_t)r->opt->top : n;
-  if (r->opt->top < 0 || r->opt->unique) return 0; /* top K distinct: after a full sort */
-  return h5g_share_begin((uint64_t)r->rank + 1, k, (uint64_t)r->size) -
-         h5g_share_begin((uint64_t)r->rank, k, (uint64_t)r->size);
+uint64_t h5g_top_rows(const h5g_options *opt, const h5g_verdict *v, int size, int rank) {
+  uint64_t n = v->info.n, k = (uint64_t)opt->top < n ? (uint64_t)opt->top : n;
+  if (opt->top < 0 || opt->unique) return 0; /* top K distinct: after a full sort */
+  return h5g_share_begin((uint64_t)rank + 1, k, (uint64_t)size) -
+         h5g_share_begin((uint64_t)rank, k, (uint64_t)size);
 }
 
 int h5g_top_cuts(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,

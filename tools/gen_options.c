@@ -136,14 +136,22 @@ static int find_name(const char *text, const char *const *names, int count) {
 
 /* Parses argv into *o. Returns H5G_ERR_USAGE with a message, or H5G_OK; *help set for -h. */
 int gen_parse_options(int argc, char **argv, gen_options *o, int *help) {
-  struct option long_options[sizeof gen_option_table / sizeof *gen_option_table + 1];
+  enum { OPTIONS = sizeof gen_option_table / sizeof *gen_option_table };
+  struct option long_options[OPTIONS + 1];
+  char short_options[2 * OPTIONS + 2], *s = short_options;
   int rc = H5G_OK, have_count = 0, have_type = 0, opt;
+  *s++ = ':'; /* a missing value returns ':' */
   for (int i = 0; i < gen_option_count; i++) {
     const gen_option_spec *g = &gen_option_table[i];
     long_options[i] = (struct option){g->name, g->value ? required_argument : no_argument, NULL,
                                       g->code};
+    if (g->short_name) {
+      *s++ = g->short_name;
+      if (g->value) *s++ = ':';
+    }
   }
   long_options[gen_option_count] = (struct option){NULL, 0, NULL, 0};
+  *s = '\0';
   *help = 0;
   memset(o, 0, sizeof *o);
   o->seed = 1;
@@ -152,7 +160,7 @@ int gen_parse_options(int argc, char **argv, gen_options *o, int *help) {
   o->row_elems = 1;
   o->key_field = "key";
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":d:h", long_options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
     switch (opt) {
     case 'd': o->path = optarg; break;
     case 'h': *help = 1; goto done;

@@ -446,7 +446,7 @@ case_progress_heartbeat() {
   H5GSORT_TEST_SLEEP=carry-moved:3 sort_ok 2 --progress=1 "$W/in.h5" "$W/out.h5" -d /keys \
     --carry /vals
   check "$W/in.h5" -d /keys "$W/out.h5" -o /keys
-  python3 - "$W/in.h5" "$W/out.h5" <<'PY' || die "the carried rows are not the keys' rows"
+  /usr/bin/python3 - "$W/in.h5" "$W/out.h5" <<'PY' || die "the carried rows are not the keys' rows"
 import h5py, numpy as np, sys
 with h5py.File(sys.argv[1], "r") as i, h5py.File(sys.argv[2], "r") as o:
     pairs = [np.rec.fromarrays([f["/keys"][:], f["/vals"][:]]) for f in (i, o)]

@@ -624,6 +624,13 @@ case_na_integer() {
       done
     done
   done
+  # the report gives NaN's place for the floating-point key only
+  sort_keys 2 "$W/in.h5" "$W/m.h5" -d /i -d /f8 --na-position first -- --report "$W/r.json"
+  "$NA_PYTHON" - "$W/r.json" <<'PY' || die "--report gives an integer key a NaN position"
+import json, sys
+keys = json.load(open(sys.argv[1]))["input"]["keys"]
+assert [k.get("na_position") for k in keys] == [None, "first"], keys
+PY
 }
 
 # Out of core (many sorted runs merged), NaNs first and last.

@@ -96,9 +96,11 @@ case_plan() {
   # a plan that does not fit says so and exits as the run would
   rc=0
   mpirun 2 "$BIN/h5gsort" "$IN" "$OUT" -d /keys --backend cpu --plan --host-memory 100M --force \
-    >"$WORK/plan.txt" 2>"$WORK/log" || rc=$?
+    --report "$WORK/plan.json" >"$WORK/plan.txt" 2>"$WORK/log" || rc=$?
   [ "$rc" = 1 ] || die "--plan of a job that cannot fit: exit $rc, expected 1"
   grep -q "DOES NOT FIT" "$WORK/plan.txt" || die "--plan did not say it does not fit"
+  # its report is the plan's, saying so (not a failed run's report written over it)
+  grep -q '"fits": false' "$WORK/plan.json" || die "--plan --report of a job that cannot fit: $(head -c 300 "$WORK/plan.json")"
 }
 
 # The refusal's hint comes from the check's own arithmetic (issue 55): with a compressed output
