@@ -12,6 +12,7 @@
 #include "base/cpus.h"
 #include "base/error.h"
 #include "base/parallel.h"
+#include "base/scratch_memory.h"
 
 enum {
   PAGE = 4096, /* the smallest page: where a first touch must reach */
@@ -86,9 +87,10 @@ static size_t whole_huge_pages(size_t bytes) {
 }
 
 /* `bytes` at an address aligned to `align` (a power of two of at least 2 MiB), advised to use
- * huge pages, not yet touched (NULL for 0 bytes). Mapped with room to align it, the room then
- * unmapped: no more address space held than used (posix_memalign keeps the room, up to 128 MiB
- * a buffer aligned to the pin piece, against a limit such as `ulimit -v`). */
+ * huge pages, not yet touched (NULL for 0 bytes); from a scratch file when the run spills
+ * (base/scratch_memory.h). Mapped with room to align it, the room then unmapped: no more address
+ * space held than used (posix_memalign keeps the room, up to 128 MiB a buffer aligned to the pin
+ * piece, against a limit such as `ulimit -v`). */
 static int huge_page_alloc(size_t bytes, size_t align, void **p) {
   int rc = H5G_OK;
   size_t rounded = whole_huge_pages(bytes), span = rounded + align;
@@ -96,6 +98,10 @@ static int huge_page_alloc(size_t bytes, size_t align, void **p) {
   *p = NULL;
   if (bytes == 0) goto done;
   if (rounded < bytes || span < rounded) H5G_FAIL(H5G_ERR_RUNTIME, "out of memory: %zu bytes", bytes);
+  if (h5g_scratch_dir()) {
+    CHECK(h5g_scratch_map(rounded, align, p));
+    goto done;
+  }
   base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) H5G_FAIL(H5G_ERR_RUNTIME, "out of memory: %zu bytes", bytes);
   {
@@ -117,12 +123,46 @@ static void huge_page_free(void *p, size_t bytes) {
 int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p) {
   int rc = H5G_OK;
   CHECK(huge_page_alloc(bytes, HUGE_PAGE, p));
-  if (*p) touch_in_parallel(*p, bytes, touch_threads(ranks_on_node));
+  /* a scratch file's pages come in as they are used: touched, all would be written out again */
+  if (*p && !h5g_scratch_dir()) touch_in_parallel(*p, bytes, touch_threads(ranks_on_node));
 done:
   return rc;
 }
 
 void h5g_resident_free(void *p, size_t bytes) { huge_page_free(p, bytes); }
+
+/* Before every bulk buffer: how it was made (a 64-byte header keeps the buffer so aligned). */
+typedef struct {
+  size_t mapped; /* bytes of the scratch mapping from the header on; 0: malloc'd */
+  char pad[64 - sizeof(size_t)];
+} bulk_header;
+
+void *h5g_bulk_alloc(size_t bytes) {
+  size_t total = sizeof(bulk_header) + bytes;
+  bulk_header *h = NULL;
+  if (total < bytes) return NULL;
+  if (!h5g_scratch_dir()) {
+    h = malloc(total);
+    if (h) h->mapped = 0;
+  } else {
+    size_t mapped = (total + PAGE - 1) / PAGE * PAGE;
+    void *p = NULL;
+    if (h5g_scratch_map(mapped, PAGE, &p) == H5G_OK) {
+      h = p;
+      h->mapped = mapped;
+    }
+  }
+  return h ? h + 1 : NULL;
+}
+
+void h5g_bulk_free(void *p) {
+  if (!p) return;
+  bulk_header *h = (bulk_header *)p - 1;
+  if (h->mapped)
+    munmap(h, h->mapped);
+  else
+    free(h);
+}
 
 struct h5g_buffer_set {
   h5g_buffer_spec *bufs;
@@ -132,6 +172,7 @@ struct h5g_buffer_set {
   h5g_pin_fn pin;
   h5g_unpin_fn unpin;
   void *ctx;
+  int from_scratch;      /* the buffers are scratch files (base/scratch_memory.h): never touched */
   pthread_t helper;      /* makes them resident, or with `pin` pins what the toucher made so */
   int helper_running;
   pthread_t toucher;     /* with `pin`: makes them resident ahead of the pinning */
@@ -191,7 +232,7 @@ static void *touch_all(void *arg) {
     const size_t bytes = b->n * b->elem_bytes;
     for (size_t at = 0; at < bytes; at += part) {
       size_t end = bytes - at < part ? bytes : at + part;
-      if (set->pin || !b->filled_in_place)
+      if (!set->from_scratch && (set->pin || !b->filled_in_place))
         touch_in_parallel((char *)b->p + at, end - at, set->threads);
       if (!publish_resident(set, i, elems_within(b, end))) return NULL;
     }
@@ -261,11 +302,15 @@ int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, int 
   int rc = H5G_OK;
   /* pinned pieces start at multiples of the pin piece: the buffers start at one */
   size_t align = pin && h5g_pin_piece_bytes() > HUGE_PAGE ? h5g_pin_piece_bytes() : HUGE_PAGE;
-  h5g_buffer_set *set = calloc(1, sizeof *set);
+  h5g_buffer_set *set = NULL;
+  /* pinned pages stay in memory: a pinned scratch file would not spill */
+  if (pin && h5g_scratch_dir())
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: scratch buffers are not to be pinned");
+  set = calloc(1, sizeof *set);
   CHECK_ALLOC(set, sizeof *set);
   *set = (h5g_buffer_set){.bufs = bufs, .count = count, .piece_bytes = piece_bytes,
                           .threads = touch_threads(ranks_on_node), .pin = pin, .unpin = unpin,
-                          .ctx = ctx};
+                          .ctx = ctx, .from_scratch = h5g_scratch_dir() != NULL};
   pthread_mutex_init(&set->lock, NULL);
   pthread_cond_init(&set->progress, NULL);
   set->pinned_bytes = calloc(count > 0 ? (size_t)count : 1, sizeof *set->pinned_bytes);

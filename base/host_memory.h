@@ -28,6 +28,12 @@ int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p);
 /* Releases what h5g_resident_alloc made of `bytes` (safe with NULL). */
 void h5g_resident_free(void *p, size_t bytes);
 
+/* A buffer that grows with the rows but is not touched ahead (the route of carried rows): from
+ * malloc, or from a scratch file while the run spills (base/scratch_memory.h), so that it spills
+ * with the buffers. NULL when none can be had; h5g_bulk_free (safe with NULL) knows which it is. */
+void *h5g_bulk_alloc(size_t bytes);
+void h5g_bulk_free(void *p);
+
 /* Buffers made ready in a background thread, in order, so the pipeline reads into the first
  * pieces while the rest is still being made resident and pinned (which takes about as long as
  * reading them). Buffer i holds bufs[i].n elements of bufs[i].elem_bytes.

@@ -70,6 +70,21 @@
         hi = mid;                                                                                 \
     }                                                                                             \
     return lo;                                                                                    \
+  }                                                                                               \
+                                                                                                  \
+  /* Pairs (i - 1, i), i in [1, n), out of order (keys[i - 1] > keys[i], or >= when `strict`);   \
+   * *first: the first such i (n when none). */                                                   \
+  static size_t out_of_order_##BITS(const T *keys, size_t n, int strict, size_t *first) {         \
+    size_t bad = 0;                                                                               \
+    *first = n;                                                                                   \
+    for (size_t i = 1; i < n; i++)                                                                \
+      bad += keys[i - 1] > keys[i] || (strict && keys[i - 1] == keys[i]);                         \
+    for (size_t i = 1; bad && i < n; i++)                                                         \
+      if (keys[i - 1] > keys[i] || (strict && keys[i - 1] == keys[i])) {                          \
+        *first = i;                                                                               \
+        break;                                                                                    \
+      }                                                                                           \
+    return bad;                                                                                   \
   }
 
 /* The checksum sums splitmix64's finaliser (base/mix.h) of every key: a bijection on 64 bits
@@ -134,4 +149,13 @@ size_t h5g_keys_lower_bound(const void *keys, size_t n, unsigned width, h5g_u128
 
 size_t h5g_keys_upper_bound(const void *keys, size_t n, unsigned width, h5g_u128 x) {
   return partition_point(keys, n, width, x, 1);
+}
+
+size_t h5g_keys_out_of_order(const void *keys, size_t n, unsigned width, int strict,
+                             size_t *first) {
+  size_t bad = 0;
+#define CALL_OOO(T, BITS) bad = out_of_order_##BITS((const T *)keys, n, strict, first)
+  DISPATCH_WIDTH(width, CALL_OOO)
+#undef CALL_OOO
+  return bad;
 }

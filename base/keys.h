@@ -63,6 +63,11 @@ static inline size_t h5g_key_slots(unsigned width) { return (width + 7) / 8; }
  * equal for any permutation of the same multiset of bit patterns. */
 uint64_t h5g_keys_checksum(const void *keys, size_t n, unsigned width);
 
+/* Adjacent pairs (i - 1, i) of an array of ordered bits out of order: keys[i - 1] > keys[i]
+ * (>= with `strict`); *first: the first such i (n when none). */
+size_t h5g_keys_out_of_order(const void *keys, size_t n, unsigned width, int strict,
+                             size_t *first);
+
 /* Number of keys < x (lower) and <= x (upper) in an ascending array of ordered bits. */
 size_t h5g_keys_lower_bound(const void *keys, size_t n, unsigned width, h5g_u128 x);
 size_t h5g_keys_upper_bound(const void *keys, size_t n, unsigned width, h5g_u128 x);

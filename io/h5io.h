@@ -186,7 +186,7 @@ int h5g_io_configure(int threads, int one_node, h5g_io_policy *policy);
 /* Lets the transfers of `d` bypass MPI-IO with threaded pread/pwrite (io/direct.h) when the
  * dataset is contiguous, allocated, stored exactly as in memory and not external, in a file
  * without a user block: the rank's slice is then one byte range of the file. Collective (every
- * rank calls it for the same dataset); checkers and --verify keep reading through HDF5. */
+ * rank calls it for the same dataset); the checkers keep reading through HDF5. */
 void h5g_io_allow_direct(h5g_dset *d);
 
 /* Bytes of one row in memory. */

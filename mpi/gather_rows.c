@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/host_memory.h"
 #include "base/parallel.h"
 #include "mpi/agree.h"
 #include "mpi/exchange.h"
@@ -219,9 +220,10 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   CHECK(h5g_exchange_counts(comm, rt->fetch_counts, rt->serve_counts, 1));
   for (int r = 0; r < size; r++) rt->n_serve += rt->serve_counts[r];
   size_t fetch_bytes = rt->n_fetch * sizeof(uint64_t), serve_bytes = rt->n_serve * sizeof(uint64_t);
-  requests = malloc(fetch_bytes ? fetch_bytes : 1);
-  rt->fetch_positions = malloc(fetch_bytes ? fetch_bytes : 1);
-  rt->requested = malloc(serve_bytes ? serve_bytes : 1);
+  /* grow with the rows: they spill with the carried rows (base/host_memory.h) */
+  requests = h5g_bulk_alloc(fetch_bytes);
+  rt->fetch_positions = h5g_bulk_alloc(fetch_bytes);
+  rt->requested = h5g_bulk_alloc(serve_bytes);
   rt->serve_rows = rt->requested;
   CHECK(h5g_agree_alloc(comm, requests && rt->fetch_positions && rt->requested,
                         2 * fetch_bytes + serve_bytes));
@@ -237,7 +239,7 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
 done:
   h5g_row_route_free(rt);
   free(counts);
-  free(requests);
+  h5g_bulk_free(requests);
   return rc;
 }
 
@@ -251,8 +253,8 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
   size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
   if (!rt->moving || bytes > rt->moving_bytes) {
-    free(rt->moving);
-    rt->moving = malloc(bytes ? bytes : 1);
+    h5g_bulk_free(rt->moving);
+    rt->moving = h5g_bulk_alloc(bytes);
     rt->moving_bytes = rt->moving ? bytes : 0;
   }
   CHECK(h5g_agree_alloc(rt->comm, rt->moving != NULL, bytes));
@@ -277,9 +279,9 @@ uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t 
 void h5g_row_route_free(h5g_row_route *rt) {
   if (!rt) return;
   free(rt->tables);
-  free(rt->fetch_positions);
-  free(rt->requested);
-  free(rt->moving);
+  h5g_bulk_free(rt->fetch_positions);
+  h5g_bulk_free(rt->requested);
+  h5g_bulk_free(rt->moving);
   free(rt);
 }
 

@@ -110,8 +110,10 @@ FLAG_SETTER(set_quiet, quiet)
 FLAG_SETTER(set_verbose, verbose)
 FLAG_SETTER(set_help, help)
 FLAG_SETTER(set_version, version)
+FLAG_SETTER(set_no_spill, no_spill)
 TEXT_SETTER(set_report, report)
 TEXT_SETTER(set_against, against)
+TEXT_SETTER(set_scratch, scratch)
 
 /* --progress alone: a heartbeat line every 10 s, a few a minute in a batch log. A value from a
  * millisecond to a day; a mistyped one is refused rather than taken for a log that floods or
@@ -348,6 +350,14 @@ const h5g_option_spec h5g_option_table[] = {
      "working-memory cap per rank, e.g. 512M (larger slices are sorted out of core)"},
     {"host-memory", 0, "SIZE", set_host_memory,
      "host memory the job may use on each node (default: its cgroup limit, or MemAvailable)"},
+    {"scratch", 0, "DIR", set_scratch,
+     "where a rank whose share needs more host memory than that spills: its large buffers "
+     "become files there, which the kernel writes out and reads back as memory runs short "
+     "(default: $TMPDIR when it has room, else OUTPUT's directory; the files have no name, so "
+     "nothing is left behind)"},
+    {"no-spill", 0, NULL, set_no_spill,
+     "stop instead of spilling when a share does not fit the host memory (what would fit is "
+     "said)"},
     {"io-threads", 0, "N", set_io_threads,
      "host threads per rank for file I/O (default: the CPUs this rank may run on)"},
     {"plan", 0, NULL, set_plan,

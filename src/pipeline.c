@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/scratch_memory.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/splitters.h"
@@ -175,10 +176,10 @@ static int close_input(h5g_run *r) {
 /* Collective, --verify: the temporary file as closed (filtered chunks some ranks kept are
  * stored only then: io/h5io.h, h5g_io_finish_file), opened again and read back. */
 static int verify_written(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                          const h5g_extent *e, const h5g_data *d) {
+                          const h5g_extent *e) {
   int rc = H5G_OK;
   CHECK(h5g_io_open_file(r->comm, v->tmp_path, 0, &r->out_file));
-  CHECK(h5g_agree(r->comm, h5g_verify_output(r, v, plan, e, d)));
+  CHECK(h5g_agree(r->comm, h5g_verify_output(r, v, plan, e)));
   rc = h5g_io_close_file(r->out_file);
   r->out_file = NULL;
   CHECK(h5g_agree(r->comm, rc));
@@ -205,7 +206,7 @@ static int write_and_commit(h5g_run *r, const run_state *s, double start, h5g_re
   CHECK(h5g_agree(r->comm, h5g_write_keys(r, v, plan, e, d)));
   CHECK(h5g_agree(r->comm, h5g_carry_all(r, v, plan, e, d)));
   STEP(r, H5G_PHASE_WRITE, h5g_write_close(r, v));
-  if (r->opt->verify) CHECK(verify_written(r, v, plan, e, d));
+  if (r->opt->verify) CHECK(verify_written(r, v, plan, e));
   STEP(r, H5G_PHASE_WRITE, wait_unpinned(r, d));
   STEP(r, H5G_PHASE_WRITE, close_input(r));
   STEP(r, H5G_PHASE_WRITE, h5g_write_references(r, v));
@@ -252,6 +253,7 @@ static int make_plan(h5g_run *r, run_state *s) {
   STEP(r, H5G_PHASE_SETUP, join_context(r, &s->plan));
   STEP(r, H5G_PHASE_SETUP, h5g_plan_backend(r, &s->plan));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_runs(r, &s->verdict, &s->plan));
+  STEP(r, H5G_PHASE_BUFFERS, h5g_sizing_spill(r, &s->verdict, &s->plan));
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_tables(r, &s->plan, &s->data));
   set_phase_bytes(r, s); /* the runs known */
 done:
@@ -299,5 +301,6 @@ done:
   h5g_io_close_file(r->in_file);
   h5g_cuda_warmup_finish(r->warmup, 0, NULL); /* a run that stopped before "setup" */
   tear_down(r, s);
+  h5g_scratch_use(NULL); /* the scratch files went with the buffers */
   return rc;
 }

@@ -145,7 +145,7 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   plan->streamed = plan->sort_is_output && r->be->copy_out && r->be->wait_loaded &&
                    !plan->records && !v->composed && plan->io_policy == H5G_IO_ONE_NODE &&
                    !v->keys_filtered && o->storage.layout == H5G_LAYOUT_KEEP &&
-                   o->storage.compress == H5G_COMPRESS_KEEP && !o->verify &&
+                   o->storage.compress == H5G_COMPRESS_KEEP &&
                    !o->unique && o->top < 0 && !o->counts && !o->index_out &&
                    plan->n > h5g_ring_elems(plan);
 done:
@@ -199,8 +199,8 @@ static void unpin_piece(void *be, void *p) { ((h5g_backend *)be)->unpin(be, p); 
 
 /* The host buffers of the run (made by h5g_plan_buffers, counted by src/sizing.c): the slice,
  * or the rows --top or --unique send here when they are more (at most N/P rounded up); a merge
- * needs a spare buffer (--verify reads the output back into it); the resident path merges on
- * the GPU and gets its output back into the slice buffer. */
+ * needs a spare buffer; the resident path merges on the GPU and gets its output back into the
+ * slice buffer. */
 void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
                            int rank, h5g_buffer_spec *specs) {
   int merges = (size > 1 || plan->nruns > 1) && plan->path != H5G_PATH_DEVICE_RESIDENT;
@@ -212,7 +212,7 @@ void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_pla
   if (plan->streamed) n = h5g_ring_elems(plan);
   /* the direct read's threads fill it (direct reads: every policy but mpio) */
   specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->io_policy != H5G_IO_MPIO};
-  specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges || r->opt->verify ? n : 0, w, NULL, 0};
+  specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges ? n : 0, w, NULL, 0};
   specs[H5G_BUFFER_VALUES] = (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL, 0};
   specs[H5G_BUFFER_SPARE_VALUES] =
       (h5g_buffer_spec){plan->records && merges ? n : 0, sizeof(uint64_t), NULL, 0};
@@ -223,8 +223,10 @@ void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_pla
 int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d) {
   int rc = H5G_OK;
   h5g_plan_buffer_specs(r, v, plan, r->size, r->rank, d->specs);
+  /* pinned pages stay in memory: scratch files are not pinned (GPU copies go through staging) */
   CHECK(h5g_buffers_start(d->specs, H5G_BUFFER_COUNT, h5g_io_piece_bytes(), plan->ranks_on_node,
-                          r->be->pin ? pin_piece : NULL, unpin_piece, r->be, &d->set));
+                          r->be->pin && !plan->spills ? pin_piece : NULL, unpin_piece, r->be,
+                          &d->set));
   d->keys = d->specs[H5G_BUFFER_KEYS].p;
   d->spare = d->specs[H5G_BUFFER_SPARE].p;
   d->values = d->specs[H5G_BUFFER_VALUES].p;

@@ -97,7 +97,8 @@ static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
 }
 
 /* plan.streamed (one run, the slice): read slot by slot into the ring of pinned slots, each
- * slot sent to the GPU once read and read into again once its copy up is done. */
+ * slot checksummed for --verify and sent to the GPU once read, and read into again once its
+ * copy up is done. */
 static int read_streamed(read_state *s, uint64_t len) {
   int rc = H5G_OK;
   h5g_run *r = s->r;
@@ -112,6 +113,7 @@ static int read_streamed(read_state *s, uint64_t len) {
       CHECK(r->be->wait_loaded(r->be, first - (H5G_RING_SLOTS - 1) * slot));
     CHECK(h5g_buffers_wait_pinned(s->d->set, H5G_BUFFER_KEYS, first % h5g_ring_elems(plan) + slot));
     CHECK(h5g_io_read_each(r->keys_in[0], plan->offset + first, count, dst, NULL, NULL));
+    if (r->opt->verify) r->metrics.checksum_in += h5g_keys_checksum(dst, count, w);
     h5g_progress_bytes(&r->progress, (first + count) * w, plan->n * w);
     CHECK(r->be->load(r->be, dst, first, count, len, w, 0));
     s->loaded = first + count;

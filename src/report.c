@@ -37,8 +37,7 @@ void h5g_report_start(h5g_report *rep) {
     strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", &utc);
 }
 
-/* JSON string body: quotes, backslashes and control characters escaped. */
-static void put_json_string(FILE *f, const char *s) {
+void h5g_report_put_json_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
@@ -56,20 +55,20 @@ static void put_provenance(FILE *f, const h5g_report *rep, const h5g_options *op
   fprintf(f, "{\n  \"tool\": \"h5gsort\",\n  \"version\": \"%s\",\n  \"command\": [", H5G_VERSION);
   for (int i = 0; i < opt->argc; i++) {
     if (i) fputs(", ", f);
-    put_json_string(f, opt->argv[i]);
+    h5g_report_put_json_string(f, opt->argv[i]);
   }
   fputs("],\n  \"input\": {\"file\": ", f);
-  put_json_string(f, opt->input ? opt->input : "");
+  h5g_report_put_json_string(f, opt->input ? opt->input : "");
   fputs(", \"dataset\": ", f);
-  put_json_string(f, opt->dataset ? opt->dataset : "");
+  h5g_report_put_json_string(f, opt->dataset ? opt->dataset : "");
   fputs(", \"keys\": [", f); /* in priority order */
   for (int i = 0; opt->dataset && i < h5g_options_key_count(opt); i++) {
     h5g_key_source k = h5g_options_key(opt, i);
     fputs(i ? ", {\"dataset\": " : "{\"dataset\": ", f);
-    put_json_string(f, k.dataset);
+    h5g_report_put_json_string(f, k.dataset);
     if (k.field) {
       fputs(", \"field\": ", f);
-      put_json_string(f, k.field);
+      h5g_report_put_json_string(f, k.field);
     }
     if (k.column >= 0) fprintf(f, ", \"column\": %d", k.column);
     fprintf(f, ", \"order\": \"%s\"", k.descending ? "desc" : "asc");
@@ -80,11 +79,11 @@ static void put_provenance(FILE *f, const h5g_report *rep, const h5g_options *op
     fputc('}', f);
   }
   fputs("]},\n  \"output\": {\"file\": ", f);
-  put_json_string(f, opt->output ? opt->output : "");
+  h5g_report_put_json_string(f, opt->output ? opt->output : "");
   fputs(", \"dataset\": ", f);
-  put_json_string(f, opt->output_dataset ? opt->output_dataset : "");
+  h5g_report_put_json_string(f, opt->output_dataset ? opt->output_dataset : "");
   fputs("},\n  \"start_time\": ", f);
-  put_json_string(f, rep->start_time);
+  h5g_report_put_json_string(f, rep->start_time);
   fprintf(f, ",\n  \"exit_status\": %d,\n  \"status\": \"%s\",\n", exit_status, status);
 }
 
@@ -94,9 +93,9 @@ static void put_ranks(FILE *f, const h5g_report *rep) {
   for (int i = 0; rep->rank_info && i < rep->ranks; i++) {
     const h5g_rank_info *info = &rep->rank_info[i];
     fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", i ? "," : "", i);
-    put_json_string(f, info->host);
+    h5g_report_put_json_string(f, info->host);
     fputs(", \"cpus\": ", f);
-    put_json_string(f, info->cpu_list);
+    h5g_report_put_json_string(f, info->cpu_list);
     fprintf(f, ", \"cpu_count\": %d, \"node_cpus\": %d, \"ranks_on_node\": %d, \"io_threads\": %d}",
             info->cpus, info->cpus_online, info->ranks_on_node, info->io_threads);
   }
@@ -111,28 +110,28 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
   put_provenance(f, rep, opt, exit_status, exit_status ? "failed" : "succeeded");
   if (exit_status != 0) { /* what ran, where and why it failed; no figures */
     fputs("  \"phase\": ", f);
-    put_json_string(f, h5g_report_phase_now());
+    h5g_report_put_json_string(f, h5g_report_phase_now());
     fputs(",\n  \"error\": ", f);
-    put_json_string(f, h5g_error_message());
+    h5g_report_put_json_string(f, h5g_error_message());
     fputs("\n}\n", f);
     goto close;
   }
   double rate = rep->total_seconds > 0 ? (double)rep->n / rep->total_seconds : 0.0;
   put_ranks(f, rep);
   fprintf(f, "  \"ranks\": %d,\n  \"nodes\": %d,\n  \"backend\": ", rep->ranks, rep->nodes);
-  put_json_string(f, rep->backend);
+  h5g_report_put_json_string(f, rep->backend);
   fputs(",\n  \"exchange\": ", f);
-  put_json_string(f, rep->exchange);
+  h5g_report_put_json_string(f, rep->exchange);
   fputs(",\n  \"io_policy\": ", f);
-  put_json_string(f, rep->io_policy);
+  h5g_report_put_json_string(f, rep->io_policy);
   char library[128];
   h5g_mpi_library(library, sizeof library);
   fputs(",\n  \"mpi_library\": ", f);
-  put_json_string(f, library);
+  h5g_report_put_json_string(f, library);
   fputs(",\n  \"devices\": ", f);
-  put_json_string(f, rep->devices);
+  h5g_report_put_json_string(f, rep->devices);
   fputs(",\n  \"type\": ", f);
-  put_json_string(f, rep->type_name);
+  h5g_report_put_json_string(f, rep->type_name);
   fprintf(f,
           ",\n  \"keys\": %llu,\n  \"rows_written\": %llu,\n  \"bytes\": %llu,\n"
           "  \"exchanged_bytes\": %llu,\n"

@@ -104,5 +104,7 @@ int h5g_report_starved_ranks(const h5g_report *rep);
 /* "node1 (2 ranks), node2 (2 ranks)": the hosts in the order of their first rank (rank 0). */
 void h5g_report_nodes(const h5g_report *rep, char *text, size_t len);
 void h5g_report_free(h5g_report *rep);
+/* `s` as a JSON string: quoted, its quotes, backslashes and control characters escaped. */
+void h5g_report_put_json_string(FILE *f, const char *s);
 
 #endif

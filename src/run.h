@@ -77,6 +77,11 @@ typedef struct {
                            * H5G_RING_SLOTS of them */
   h5g_keyspec ks;
   int records;            /* values (source indices) move with the keys */
+  /* The share needs more host memory than the rank may use: its large buffers are scratch files
+   * (base/scratch_memory.h), of scratch_bytes in all, unpinned, and on the CPU backend its runs
+   * are cut to what fits beside the rest (src/sizing.c, h5g_sizing_spill). */
+  int spills;
+  uint64_t scratch_bytes;
   uint64_t offset, n;     /* this rank's share [offset, offset + n) of the N elements */
   size_t nruns;           /* sorted runs per rank (the same on every rank) */
   const uint64_t *run_offsets; /* nruns + 1: the runs the slice is read and sorted in */
@@ -132,8 +137,7 @@ static inline void h5g_data_set_sorted(h5g_data *d, void *keys, uint64_t *values
   d->sorted = keys;
   d->sorted_values = values;
 }
-/* The host buffers that do not hold the sorted keys (values): a merge's other side, or where
- * --verify reads the output back (the plan makes a spare buffer for both). */
+/* The host buffers that do not hold the sorted keys (values): a merge's other side. */
 static inline void *h5g_data_spare_keys(const h5g_data *d) {
   return d->sorted == d->keys ? d->spare : d->keys;
 }

@@ -1,6 +1,8 @@
 /* Sizing (docs/cost-model.md, "Sizing a job"): before anything is read, the host memory each rank
  * needs against what its node gives it, so that a run that cannot fit stops with one line instead
- * of being killed by the kernel; and --plan, which prints that sizing with the plan and stops. */
+ * of being killed by the kernel, or spills to scratch files; and --plan, which prints that sizing
+ * with the plan and stops. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include "base/cpus.h"
 #include "base/error.h"
 #include "base/memory_limits.h"
+#include "base/scratch_memory.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "mpi/gather_rows.h"
@@ -17,6 +20,8 @@
 
 #include "src/carry.h"
 #include "src/plan.h"
+#include "src/report.h"
+#include "src/verify_output.h"
 #include "src/write.h"
 
 /* Host memory of a rank beyond its buffers: the MPI, HDF5 and C libraries, the code, the
@@ -29,6 +34,9 @@
  * a chunk put together and its encoding, the chunks' list; at most three times a rank's share
  * (a message holds one rank's chunks). */
 #define GATHER_RANK0_BYTES ((uint64_t)256 << 20)
+/* A spilling CPU rank's sort works in runs of at least this much (run and scratch): smaller,
+ * the many runs' merge would cost more than the memory it saves. */
+#define SPILL_LEAST_BUDGET ((uint64_t)16 << 20)
 
 /* The time estimate's rates (--plan): bytes a second on one core of a rank, each from h5gsort
  * itself on the CPU backend (2-core VM, Open MPI 4.1.4, inputs of h5gsort-gen --dist uniform in
@@ -69,24 +77,38 @@ typedef struct {
   uint64_t buffers; /* the slice, its values, the merge's other side (src/plan.c) */
   uint64_t scratch; /* the CPU backend's sort scratch: one run and its values */
   uint64_t moved;   /* rows moved by source index (carried datasets, tables), in and out */
+  uint64_t route;   /* the route those rows take between the ranks (mpi/gather_rows.h) */
   uint64_t passes;  /* keys of several words: index and composed word per element */
   uint64_t kept;    /* several ranks: filtered outputs' chunks held for rank 0 (io/gathered.h) */
+  uint64_t verify;  /* --verify: the pieces the output is read back in (src/verify_output.h) */
   uint64_t base;    /* RANK_BASE_BYTES, CUDA_CONTEXT_BYTES */
+  int spilled;      /* the buffers, moved rows and route are scratch files, not host memory */
 } host_need;
 
+/* Spilled, the pages of the run being sorted are in memory beside the sort's scratch. */
 static uint64_t need_total(const host_need *n) {
-  return n->buffers + n->scratch + n->moved + n->passes + n->kept + n->base;
+  uint64_t held = n->spilled ? n->scratch : n->buffers + n->moved + n->route;
+  return held + n->scratch + n->passes + n->kept + n->verify + n->base;
 }
 
-/* What rank `rank` of `size` ranks needs (the run's own rank and size: what it will make). */
+/* The scratch files of a spilled rank: its buffers, moved rows and their route, each mapped in
+ * whole huge pages or pages (base/host_memory.c; H5G_BUFFER_COUNT buffers, the carry's three,
+ * the route's four). */
+static uint64_t scratch_total(const host_need *n) {
+  return n->buffers + n->moved + n->route + (uint64_t)(H5G_BUFFER_COUNT + 3 + 4) * (2u << 20);
+}
+
+/* What rank `rank` of `size` ranks needs (the run's own rank and size: what it will make),
+ * `spilled` or not. */
 static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *run_plan,
-                      int size, int rank, host_need *need) {
+                      int size, int rank, int spilled, host_need *need) {
   h5g_plan at;
   h5g_plan_at(r, v, run_plan, size, rank, &at);
   const h5g_plan *plan = &at;
   h5g_buffer_spec specs[H5G_BUFFER_COUNT];
   uint64_t most = (v->info.n + (uint64_t)size - 1) / (uint64_t)size;
   memset(need, 0, sizeof *need);
+  need->spilled = spilled;
   h5g_plan_buffer_specs(r, v, plan, size, rank, specs);
   for (int i = 0; i < H5G_BUFFER_COUNT; i++) need->buffers += specs[i].n * specs[i].elem_bytes;
   if (!plan->use_cuda) {
@@ -96,10 +118,9 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *ru
   /* rows as read and as sorted, a batch's rows one dataset at a time, and what the route
    * between the ranks takes (src/carry.c, mpi/gather_rows.h) */
   need->moved = v->moved_row_bytes * (plan->n + most) +
-                v->staged_row_bytes * (plan->n > most ? plan->n : most) +
-                (v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, size,
-                                                          v->moved_row_bytes)
-                                    : 0);
+                v->staged_row_bytes * (plan->n > most ? plan->n : most);
+  need->route = v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, size, v->moved_row_bytes)
+                                   : 0;
   if (v->composed && v->layout.words > 1) need->passes = 24 * plan->n;
   /* the encoded rows of this rank's share of every filtered output (about their raw bytes),
    * and rank 0's buffers to receive and store the others' */
@@ -108,14 +129,15 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *ru
     need->kept = kept + (rank == 0 ? (3 * kept < GATHER_RANK0_BYTES ? 3 * kept
                                                                     : GATHER_RANK0_BYTES)
                                    : 0);
+  need->verify = h5g_verify_output_bytes(r->opt, v, plan, most); /* no rank writes more */
   need->base = RANK_BASE_BYTES + (plan->use_cuda ? CUDA_CONTEXT_BYTES : 0);
 }
 
 /* Whether rank `rank` of `size` ranks fits in `room` bytes (*need: what it needs): the one test
  * of the check (each rank against its node's share) and of the search for what would fit. */
 static int rank_fits(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
-                     int rank, uint64_t room, host_need *need) {
-  rank_need(r, v, plan, size, rank, need);
+                     int rank, int spilled, uint64_t room, host_need *need) {
+  rank_need(r, v, plan, size, rank, spilled, need);
   return need_total(need) <= room;
 }
 
@@ -125,8 +147,8 @@ static int rank_fits(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pla
 static int ranks_fit(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
                      uint64_t room) {
   host_need need;
-  return rank_fits(r, v, plan, size, 0, room, &need) &&
-         rank_fits(r, v, plan, size, size - 1, room, &need);
+  return rank_fits(r, v, plan, size, 0, 0, room, &need) &&
+         rank_fits(r, v, plan, size, size - 1, 0, room, &need);
 }
 
 static double gib(uint64_t bytes) { return (double)bytes / (double)((uint64_t)1 << 30); }
@@ -158,15 +180,110 @@ static void what_fits(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
              best_nodes == 1 ? "" : "s", best_ranks, best_ranks == 1 ? "" : "s");
 }
 
+/* What this rank may use: its share of what its node gives the job. */
+static uint64_t rank_room(const h5g_run *r, const h5g_plan *plan, h5g_memory_limits *limits) {
+  h5g_memory_limits_read(r->opt->host_memory, limits);
+  return limits->available / (uint64_t)plan->ranks_on_node;
+}
+
+/* Where a spilling rank's scratch files go: --scratch; else $TMPDIR (a Slurm job's node-local
+ * directory, often) where it has room for `bytes` a rank of the node's; else OUTPUT's
+ * directory. */
+static void scratch_dir_for(const h5g_run *r, const h5g_plan *plan, uint64_t bytes, char *dir,
+                            size_t len) {
+  const char *tmp = getenv("TMPDIR");
+  uint64_t free_bytes = 0;
+  if (r->opt->scratch) {
+    snprintf(dir, len, "%s", r->opt->scratch);
+  } else if (tmp && *tmp && h5g_scratch_free_bytes(tmp, &free_bytes) == H5G_OK &&
+             free_bytes / (uint64_t)plan->ranks_on_node >= bytes) {
+    snprintf(dir, len, "%s", tmp);
+  } else {
+    h5g_error_clear(); /* a $TMPDIR that cannot be used is passed over */
+    const char *slash = strrchr(r->opt->output, '/');
+    char beside[4096];
+    if (!slash)
+      snprintf(beside, sizeof beside, ".");
+    else
+      snprintf(beside, sizeof beside, "%.*s",
+               slash == r->opt->output ? 1 : (int)(slash - r->opt->output), r->opt->output);
+    char *absolute = realpath(beside, NULL); /* the plan and the note name it whole */
+    snprintf(dir, len, "%s", absolute ? absolute : beside);
+    free(absolute);
+  }
+}
+
+int h5g_sizing_spill(h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
+  int rc = H5G_OK, spills = 0, any = 0;
+  host_need need;
+  h5g_memory_limits limits;
+  uint64_t room = rank_room(r, plan, &limits);
+  plan->spills = 0;
+  plan->scratch_bytes = 0;
+  spills = !r->opt->no_spill && !rank_fits(r, v, plan, r->size, r->rank, 0, room, &need);
+  CHECK_MPI(MPI_Allreduce(&spills, &any, 1, MPI_INT, MPI_MAX, r->comm));
+  if (!any) goto done;
+  if (spills && !plan->use_cuda) {
+    /* the CPU sort's runs take what stays free: a run's pages and its scratch (the GPU's runs
+     * are its memory's) */
+    uint64_t held = need.passes + need.kept + need.verify + need.base;
+    uint64_t budget = room > held + SPILL_LEAST_BUDGET ? room - held : SPILL_LEAST_BUDGET;
+    if (!r->be->mem_budget || budget < r->be->mem_budget) r->be->mem_budget = budget;
+  }
+  plan->spills = spills;
+  CHECK(h5g_plan_runs(r, v, plan)); /* the runs agreed again, on every rank */
+  rank_need(r, v, plan, r->size, r->rank, spills, &need);
+  plan->scratch_bytes = spills ? scratch_total(&need) : 0;
+done:
+  return rc;
+}
+
+/* Local, a spilling rank: its scratch directory, with room for the files of its node's ranks,
+ * is where its buffers come from from now on. */
+static int use_scratch(const h5g_run *r, const h5g_plan *plan, char *dir, size_t len) {
+  int rc = H5G_OK;
+  uint64_t free_bytes = 0, need = plan->scratch_bytes * (uint64_t)plan->ranks_on_node;
+  scratch_dir_for(r, plan, plan->scratch_bytes, dir, len);
+  CHECK(h5g_scratch_free_bytes(dir, &free_bytes));
+  if (free_bytes < need)
+    H5G_FAIL(H5G_ERR_RUNTIME, "not enough host memory for this rank's share, and not enough room "
+             "to spill it: %s has %.2f GiB free, the node's %d rank%s need %.2f GiB of scratch "
+             "(--scratch DIR elsewhere, or more nodes) (%s)", dir, gib(free_bytes),
+             plan->ranks_on_node, plan->ranks_on_node == 1 ? "" : "s", gib(need), r->opt->input);
+  CHECK(h5g_scratch_use(dir));
+done:
+  return rc;
+}
+
+/* Collective: the spilling ranks' scratch in use; rank 0 says how many spill. */
+static int start_spill(const h5g_run *r, const h5g_plan *plan) {
+  int rc = H5G_OK, ranks = 0, spills = plan->spills;
+  char dir[4096] = "";
+  CHECK(h5g_agree(r->comm, spills ? use_scratch(r, plan, dir, sizeof dir) : H5G_OK));
+  CHECK_MPI(MPI_Reduce(&spills, &ranks, 1, MPI_INT, MPI_SUM, 0, r->comm));
+  char where[4200] = "";
+  if (spills) snprintf(where, sizeof where, " (rank 0's: %.2f GiB in %s)", gib(plan->scratch_bytes),
+                       dir);
+  if (r->rank == 0 && ranks && !r->opt->quiet)
+    fprintf(stderr, "h5gsort: spilling: %d rank%s of %d need%s more host memory than %s may "
+            "use; %s buffers are scratch files%s\n", ranks, ranks == 1 ? "" : "s", r->size,
+            ranks == 1 ? "s" : "", ranks == 1 ? "it" : "they", ranks == 1 ? "its" : "their",
+            where);
+done:
+  return rc;
+}
+
 int h5g_sizing_check(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan) {
   int rc = H5G_OK;
   host_need need;
   h5g_memory_limits limits;
-  h5g_memory_limits_read(r->opt->host_memory, &limits);
-  uint64_t share = limits.available / (uint64_t)plan->ranks_on_node;
-  int fits = rank_fits(r, v, plan, r->size, r->rank, share, &need), all_fit = 0;
+  uint64_t share = rank_room(r, plan, &limits);
+  int fits = rank_fits(r, v, plan, r->size, r->rank, plan->spills, share, &need), all_fit = 0;
   CHECK_MPI(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, r->comm));
-  if (all_fit) goto done;
+  if (all_fit) {
+    CHECK(start_spill(r, plan));
+    goto done;
+  }
   /* the same line on every rank: the neediest rank, the tightest node */
   uint64_t most[2] = {need_total(&need), UINT64_MAX - share}, worst[2];
   CHECK_MPI(MPI_Allreduce(most, worst, 2, MPI_UINT64_T, MPI_MAX, r->comm));
@@ -174,10 +291,11 @@ int h5g_sizing_check(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pla
   char fit[160];
   what_fits(r, v, plan, tightest * (uint64_t)plan->ranks_on_node, plan->ranks_on_node,
             need.base, fit, sizeof fit);
-  H5G_FAIL(H5G_ERR_RUNTIME, "not enough host memory: a rank needs up to %.2f GiB, and its node "
-           "gives each of its %d rank%s %.2f GiB (%s); %s (%s)", gib(worst[0]),
-           plan->ranks_on_node, plan->ranks_on_node == 1 ? "" : "s", gib(tightest),
-           limits.bound, fit, r->opt->input);
+  H5G_FAIL(H5G_ERR_RUNTIME, "not enough host memory: a rank needs up to %.2f GiB%s, and its "
+           "node gives each of its %d rank%s %.2f GiB (%s); %s (%s)", gib(worst[0]),
+           plan->spills ? " even spilling to scratch" : "", plan->ranks_on_node,
+           plan->ranks_on_node == 1 ? "" : "s", gib(tightest), limits.bound, fit,
+           r->opt->input);
 done:
   return rc;
 }
@@ -203,7 +321,9 @@ static const char *io_text(h5g_io_policy policy) {
 typedef struct {
   char host[64];
   uint64_t rows, runs, need, share, device_budget;
-  int use_cuda, io_threads, path, cpus;
+  uint64_t scratch_bytes, scratch_free; /* spilled: its scratch files; free where they go */
+  char scratch_dir[256];
+  int use_cuda, io_threads, path, cpus, spills;
   uint64_t cpu_mask[H5G_CPUS_MASK_WORDS]; /* the CPUs it may run on */
 } plan_line;
 
@@ -311,13 +431,21 @@ static int write_plan_json(const h5g_run *r, const h5g_verdict *v, const plan_li
           fits ? "true" : "false", v->info.n, r->size, bound, disk, free_bytes,
           h5g_transport_name(r->transport), h5g_io_policy_name(plan->io_policy),
           plan->streamed ? "true" : "false", estimate);
-  for (int i = 0; i < r->size; i++)
+  for (int i = 0; i < r->size; i++) {
+    const plan_line *p = &lines[i];
     fprintf(f, "    {\"rank\": %d, \"host\": \"%s\", \"rows\": %" PRIu64 ", \"runs\": %" PRIu64
             ", \"path\": \"%s\", \"host_bytes\": %" PRIu64 ", \"host_available_bytes\": %" PRIu64
-            ", \"device_bytes\": %" PRIu64 ", \"io_threads\": %d}%s\n", i, lines[i].host,
-            lines[i].rows, lines[i].runs, path_name((h5g_path)lines[i].path), lines[i].need,
-            lines[i].share, lines[i].use_cuda ? lines[i].device_budget : 0, lines[i].io_threads,
-            i + 1 < r->size ? "," : "");
+            ", \"device_bytes\": %" PRIu64 ", \"io_threads\": %d, \"spills\": %s", i, p->host,
+            p->rows, p->runs, path_name((h5g_path)p->path), p->need, p->share,
+            p->use_cuda ? p->device_budget : 0, p->io_threads, p->spills ? "true" : "false");
+    if (p->spills) {
+      fputs(", \"scratch_dir\": ", f);
+      h5g_report_put_json_string(f, p->scratch_dir);
+      fprintf(f, ", \"scratch_bytes\": %" PRIu64 ", \"scratch_free_bytes\": %" PRIu64,
+              p->scratch_bytes, p->scratch_free);
+    }
+    fprintf(f, "}%s\n", i + 1 < r->size ? "," : "");
+  }
   fprintf(f, "  ]\n}\n");
   if (fclose(f) != 0) H5G_FAIL(H5G_ERR_RUNTIME, "cannot write the report (%s)", r->opt->report);
 done:
@@ -338,10 +466,17 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
          v->info.n, v->info.type_name, r->size, r->size == 1 ? "" : "s");
   printf("%5s  %-20s %14s %5s %-16s %11s %11s %12s %7s\n", "rank", "host", "rows", "runs", "path",
          "host GiB", "avail GiB", "device GiB", "I/O thr");
+  int spilling = 0;
+  uint64_t scratch = 0, scratch_free = UINT64_MAX;
   for (int i = 0; i < r->size; i++) {
     const plan_line *p = &lines[i];
-    fits &= p->need <= p->share;
+    /* a node's ranks spill into one directory, each taking what a rank needs */
+    uint64_t node_scratch = p->scratch_bytes * (uint64_t)plan->ranks_on_node;
+    fits &= p->need <= p->share && (!p->spills || node_scratch <= p->scratch_free);
     gpus += p->use_cuda;
+    spilling += p->spills;
+    if (p->spills && p->scratch_bytes > scratch) scratch = p->scratch_bytes;
+    if (p->spills && p->scratch_free < scratch_free) scratch_free = p->scratch_free;
     if (i < 16 || i == r->size - 1)
       printf("%5d  %-20.20s %14" PRIu64 " %5" PRIu64 " %-16s %11.2f %11.2f %12.2f %7d\n", i,
              p->host, p->rows, p->runs, path_name((h5g_path)p->path), gib(p->need), gib(p->share),
@@ -354,6 +489,10 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   printf("disk: output and temporary file %.2f GiB, %.2f GiB free beside %s\n", gib(disk),
          gib(free_bytes), opt->output);
   printf("exchange: %s; I/O: %s\n", h5g_transport_name(r->transport), io_text(plan->io_policy));
+  if (spilling) /* rank 0's directory: the others' are in the report */
+    printf("spill: %d of %d rank%s spill to scratch files, up to %.2f GiB a rank (%.2f GiB free "
+           "in %s; runs above)\n", spilling, r->size, r->size == 1 ? "" : "s", gib(scratch),
+           gib(scratch_free), lines[0].spills ? lines[0].scratch_dir : "their directories");
   if (plan->streamed) /* one rank: its slice needs no host buffer of its size (host GiB above) */
     printf("streamed: the slice goes to the GPU and back through %d pinned slots of %.4g MiB\n",
            H5G_RING_SLOTS, (double)plan->slot_elems * plan->ks.width / 1048576.0);
@@ -374,8 +513,15 @@ int h5g_sizing_print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan
   h5g_memory_limits limits;
   plan_line mine, *lines = NULL;
   memset(&mine, 0, sizeof mine);
-  rank_need(r, v, plan, r->size, r->rank, &need);
+  rank_need(r, v, plan, r->size, r->rank, plan->spills, &need);
   h5g_memory_limits_read(r->opt->host_memory, &limits);
+  mine.spills = plan->spills;
+  mine.scratch_bytes = plan->scratch_bytes;
+  if (plan->spills) {
+    scratch_dir_for(r, plan, plan->scratch_bytes, mine.scratch_dir, sizeof mine.scratch_dir);
+    if (h5g_scratch_free_bytes(mine.scratch_dir, &mine.scratch_free) != H5G_OK)
+      h5g_error_clear(); /* 0 free: the check below says why */
+  }
   gethostname(mine.host, sizeof mine.host - 1);
   mine.rows = plan->n;
   mine.runs = plan->nruns;

@@ -24,6 +24,26 @@ typedef struct {
 int h5g_verify_share(MPI_Comm comm, void *const *keys, int words, uint64_t n, uint64_t offset,
                      const h5g_keyspec *ks, int strict, h5g_verify_result *res);
 
+/* The same checks made on the share piece by piece, so that it need not be held whole: begin,
+ * then h5g_verify_piece for each consecutive piece of the share in order, then (collective)
+ * h5g_verify_end, whose result is h5g_verify_share's on the whole share. */
+typedef struct {
+  const h5g_keyspec *ks;
+  int words, strict, threads;
+  uint64_t offset; /* global index of the share's first key */
+  uint64_t n, out_of_order, first_bad, checksum; /* of the keys checked so far (local) */
+  /* ordered bits of the share's first key and of the last key checked, word by word: the pair
+   * across each piece's start, and the ranks' edges */
+  h5g_u128 first[H5G_MAX_KEYS], last[H5G_MAX_KEYS];
+} h5g_verify_state;
+
+void h5g_verify_begin(h5g_verify_state *s, int words, uint64_t offset, const h5g_keyspec *ks,
+                      int strict, int threads);
+/* The next n keys of the share (keys[0..words) as in h5g_verify_share, transformed in place),
+ * checked by up to s->threads threads. */
+void h5g_verify_piece(h5g_verify_state *s, void *const *keys, uint64_t n);
+int h5g_verify_end(MPI_Comm comm, const h5g_verify_state *s, h5g_verify_result *res);
+
 /* Collective: h5g_keys_checksum summed over ranks. */
 int h5g_checksum_share(MPI_Comm comm, const void *keys, uint64_t n, unsigned width,
                        uint64_t *checksum);

@@ -1,9 +1,9 @@
 # tests/faults.cmake: fault injection (label `faults`): killed ranks, write failure, corrupted
-# output, in-place runs killed mid-way, a 20-run load test, signals, an input changed mid-run,
-# closed or broken standard streams, MPI failing to start, a small stack, the sweep of files
-# killed runs left.
+# output (also one --verify reads back across its pieces), in-place runs killed mid-way, a
+# 20-run load test, signals, an input changed mid-run, closed or broken standard streams, MPI
+# failing to start, a small stack, the sweep of files killed runs left.
 # CPU backend (load, interrupt, input_changes; the others --backend auto).
-foreach(case kill write corrupt inplace load interrupt input_changes streams mpi_init_fails
+foreach(case kill write corrupt verify_pieces inplace load interrupt input_changes streams mpi_init_fails
              small_stack stale_sweep)
   add_test(NAME faults.${case}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/faults/faults.sh ${CMAKE_BINARY_DIR}/bin

@@ -6,8 +6,8 @@
 # input_changes) sort on H5G_TEST_BACKEND (cpu, the default, or cuda: CTest's gpu.faults_*,
 # skipped with exit 77 where no GPU is usable); the others leave it to --backend auto.
 #   faults.sh BIN_DIR "MPIEXEC ... -n" CASE [SHIM]
-#   CASE: kill | write | corrupt | inplace | load | interrupt | input_changes | streams |
-#         mpi_init_fails | small_stack | stale_sweep | output_appears
+#   CASE: kill | write | corrupt | verify_pieces | inplace | load | interrupt | input_changes |
+#         streams | mpi_init_fails | small_stack | stale_sweep | output_appears
 #   SHIM (output_appears): lib of faults/no_renameat2.c, or "sanitize" where it cannot be loaded
 set -uo pipefail
 bin=$1 mpiexec=$2 case=$3 shim=${4:-sanitize}
@@ -132,6 +132,56 @@ corrupt)
   rc=$?
   expect "--check --against on a changed key exits 1 (got $rc)" test "$rc" -eq 1
   expect "--check --against reports the checksum" grep -q "checksum" "$work/log"
+  ;;
+verify_pieces)
+  # --verify reads the output back in pieces (here of H5GSORT_IO_PIECE_BYTES, 1 MiB: 2^18 u4
+  # keys), each checked by the rank's threads (--io-threads 2: parts of 2^17 keys). The
+  # temporary file, changed while the ranks sleep in the verify phase, fails the run with one
+  # line that counts the keys out of place and names the first: the key at a piece's first row
+  # (the last rank's share + 2^18) and the one at the second thread's first row (+ 2^18 + 2^17),
+  # each made smaller than the key before it (--unique: equal to it). No OUTPUT is left. With
+  # --unique the shares are even (mpi/topology.h) only when no key repeats: distinct keys then.
+  gen "$work/in.h5" -d /k --count $((1 << 21)) --type u4 --dist uniform --seed 11
+  gen "$work/distinct.h5" -d /k --count $((1 << 21)) --type u4 --dist index
+  for spec in 1:plain:in 2:plain:in 2:unique:distinct; do
+    IFS=: read -r np mode input <<<"$spec"
+    what="--verify across pieces and threads ($np ranks, $mode)"
+    extra=() words="keys out of order"
+    [ "$mode" = unique ] && extra=(--unique) words="keys out of order or repeated"
+    run=(env H5GSORT_IO_PIECE_BYTES=1048576 $mpiexec "$np" "$bin/h5gsort" "$work/$input.h5"
+         "$work/out.h5" -d /k --verify --io-threads 2 --backend cpu "${extra[@]}")
+    "${run[@]}" -q >"$work/log" 2>&1
+    expect "$what: unchanged, it passes" test $? -eq 0
+    rm -f "$work/out.h5"
+    H5GSORT_TEST_SLEEP=verify:1 "${run[@]}" >"$work/log" 2>&1 &
+    launcher=$!
+    # the first verify step sums the input's checksum; the second comes once the file is written
+    for _ in $(seq 600); do
+      [ "$(grep -c 'test hook: rank 0 sleeps .* at verify' "$work/log")" -ge 2 ] && break
+      sleep 0.05
+    done
+    tmp=$(ls -a "$work" | grep '\.h5gsort-.*\.tmp$')
+    header=$(h5dump -p -H -d /k "$work/$tmp")
+    offset=$(echo "$header" | sed -n 's/.*OFFSET \([0-9]*\).*/\1/p')
+    rows=$(echo "$header" | sed -n 's/.*DATASPACE *SIMPLE { ( \([0-9]*\) ).*/\1/p')
+    last=$(((np - 1) * (rows / np) + ((np - 1) * (rows % np)) / np)) # mpi/topology.h
+    first=$((last + (1 << 18))) second=$((first + (1 << 17)))
+    python3 - "$work/$tmp" "$offset" "$mode" "$first" "$second" <<'PY'
+import struct, sys
+path, offset, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+with open(path, "r+b") as f:
+    for i in map(int, sys.argv[4:]):
+        f.seek(offset + 4 * (i - 1))
+        before = struct.unpack("<I", f.read(4))[0]
+        f.write(struct.pack("<I", before if mode == "unique" else before - 1))
+PY
+    wait "$launcher"; rc=$?
+    expect "$what: exit 1 ($rc)" test "$rc" -eq 1
+    expect "$what: 2 $words, the first at $first" grep -q \
+      "^h5gsort: error: verify failed: 2 $words, the first at index $first (" "$work/log"
+    expect "$what: no OUTPUT" test ! -e "$work/out.h5"
+    expect "$what: no temporary file" no_temp
+  done
   ;;
 inplace)
   gen "$work/f.h5" -d /data/k --count 150000 --type i4 --dist uniform --seed 11

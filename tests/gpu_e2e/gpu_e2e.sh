@@ -98,9 +98,10 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
   # slots, here of 64 KiB, so a run turns the ring many times. Sizes just over the ring, whole
   # slots and a last slot of a few keys; byte orders (the file form converted in the slot) and
   # layouts (HDF5's writes of chunks a slot cuts); descending. Each output checked, and the same
-  # as the slice buffer's (--verify keeps a run off the ring). A filtered output (gzip: a slot's
-  # write ending inside a chunk would have it encoded again) and a slice that fits the ring do
-  # not take it.
+  # as the slice buffer's (pieces of 64 MiB make a ring larger than the slice, which then takes
+  # none), both with --verify, whose input checksum the ring's reads take. A filtered output
+  # (gzip: a slot's write ending inside a chunk would have it encoded again) and a slice that
+  # fits the ring do not take it.
   export H5GSORT_PIN_PIECE_BYTES=65536
   for spec in "u4 uniform 65537 le contiguous true" "f8 special 300001 be contiguous true" \
     "u1 uniform 1000003 le contiguous true" "i2 zipf 262144 be chunked true" \
@@ -113,10 +114,12 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
     for desc in "" --descending; do
       what="$type $dist, $n keys, $order, $layout${desc:+, $desc}"
       rm -f "$work/r.json"
-      expect "$what" run 1 "$in" "$work/ring.h5" -d /k --backend cuda $desc --report "$work/r.json"
+      expect "$what" run 1 "$in" "$work/ring.h5" -d /k --backend cuda $desc --verify \
+        --report "$work/r.json"
       expect "  streamed: $streamed" grep -q "\"streamed\": $streamed" "$work/r.json"
       expect "  checked" check "$in" -d /k "$work/ring.h5" -o /k $desc
-      expect "  the slice buffer's output" run 1 "$in" "$work/slice.h5" -d /k --backend cuda $desc --verify
+      H5GSORT_PIN_PIECE_BYTES=67108864 expect "  the slice buffer's output" run 1 "$in" \
+        "$work/slice.h5" -d /k --backend cuda $desc --verify
       expect "  identical" cmp "$work/ring.h5" "$work/slice.h5"
       rm -f "$work/ring.h5" "$work/slice.h5"
     done
@@ -151,7 +154,8 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
       --report "$work/r.json"
     expect "  streamed: true" grep -q '"streamed": true' "$work/r.json"
     expect "  checked" check "$work/ring_more.orig" -d /k "$out" -o "$o"
-    expect "  the slice buffer's output" run 1 "$slice_in" "$work/slice.h5" -d /k --backend cuda \
+    H5GSORT_PIN_PIECE_BYTES=67108864 expect "  the slice buffer's output" run 1 "$slice_in" \
+      "$work/slice.h5" -d /k --backend cuda \
       "${opts[@]}" --verify
     expect "  identical" cmp "$out" "$work/slice.h5"
     in="$work/ring_more.h5"

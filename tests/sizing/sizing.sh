@@ -39,10 +39,10 @@ case_refused() {
   # the same job given enough fits and sorts
   mpirun 1 "$BIN/h5gsort" "$IN" "$OUT" -d /keys --backend cpu --host-memory $((need + MIB)) \
     >/dev/null || die "a job given what it needs failed"
-  # and one byte less than it needs is refused
+  # and one byte less than it needs is refused (--no-spill: else it spills, tests/spill)
   rm -f "$OUT"
   mpirun 1 "$BIN/h5gsort" "$IN" "$OUT" -d /keys --backend cpu --host-memory $((need - 1)) \
-    >/dev/null 2>&1 && die "a job given one byte less than it needs ran"
+    --no-spill >/dev/null 2>&1 && die "a job given one byte less than it needs ran"
   [ ! -e "$OUT" ] || die "a refused run left OUTPUT"
 }
 
@@ -106,14 +106,15 @@ case_plan() {
 # The refusal's hint comes from the check's own arithmetic (issue 55): with a compressed output
 # rank 0 also stores the others' encoded chunks, so "N nodes of R ranks would fit" is taken at
 # its word: N*R ranks given N times the memory (the same per rank: on one node --host-memory is
-# shared by its ranks) are accepted and sort, and one node fewer is refused.
+# shared by its ranks) are accepted and sort, and one node fewer is refused (--no-spill: the hint
+# is what fits in memory; short of it, a run spills: tests/spill).
 case_hint() {
   local fit nodes per
   for p in 1 2 3; do
     rm -rf "$WORK/out" && mkdir -p "$WORK/out"
     rc=0
     mpirun $p "$BIN/h5gsort" "$IN" "$OUT" -d /keys --backend cpu --compress gzip \
-      --host-memory 90M --plan >/dev/null 2>"$WORK/log" || rc=$?
+      --host-memory 90M --no-spill --plan >/dev/null 2>"$WORK/log" || rc=$?
     [ "$rc" = 1 ] || die "$p ranks, 90M a node: exit $rc, expected 1"
     fit=$(grep -o '[0-9]* nodes\? of [0-9]* ranks\? would fit' "$WORK/log") ||
       { cat "$WORK/log" >&2; die "$p ranks: the refusal names no configuration"; }
@@ -128,7 +129,8 @@ case_hint() {
     [ "$nodes" -gt 1 ] || continue
     rc=0
     mpirun $(((nodes - 1) * per)) "$BIN/h5gsort" "$IN" "$OUT" -d /keys --backend cpu \
-      --compress gzip --host-memory $(((nodes - 1) * 90))M --plan >/dev/null 2>&1 || rc=$?
+      --compress gzip --host-memory $(((nodes - 1) * 90))M --no-spill --plan >/dev/null 2>&1 ||
+      rc=$?
     [ "$rc" = 1 ] || die "$p ranks: '$fit', but $((nodes - 1)) x $per ranks fit too (exit $rc)"
   done
 }

@@ -1,0 +1,96 @@
+#define _GNU_SOURCE
+#include "base/scratch_memory.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "base/error.h"
+
+static char scratch_dir[PATH_MAX];
+static int scratch_set;
+
+int h5g_scratch_use(const char *dir) {
+  int rc = H5G_OK;
+  scratch_set = 0;
+  if (!dir) goto done;
+  if (strlen(dir) >= sizeof scratch_dir)
+    H5G_FAIL(H5G_ERR_USAGE, "scratch directory path too long (%s)", dir);
+  memcpy(scratch_dir, dir, strlen(dir) + 1);
+  scratch_set = 1;
+done:
+  return rc;
+}
+
+const char *h5g_scratch_dir(void) { return scratch_set ? scratch_dir : NULL; }
+
+/* A new file of no name in the directory in use, read-write. */
+static int open_nameless(int *fd) {
+  int rc = H5G_OK;
+  *fd = open(scratch_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (*fd >= 0) goto done;
+  /* file systems without O_TMPFILE (NFS, some parallel ones): a name, removed at once */
+  char path[PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/.h5gsort-scratch-XXXXXX", scratch_dir);
+  *fd = mkostemp(path, O_CLOEXEC);
+  if (*fd < 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot make a scratch file in %s: %s", scratch_dir,
+             strerror(errno));
+  unlink(path);
+done:
+  return rc;
+}
+
+int h5g_scratch_map(size_t bytes, size_t align, void **p) {
+  int rc = H5G_OK, fd = -1;
+  char *base = MAP_FAILED, *start;
+  size_t span = bytes + align; /* room to align, given back once the file is mapped */
+  *p = NULL;
+  if (bytes == 0) goto done;
+  if (!scratch_set) H5G_FAIL(H5G_ERR_RUNTIME, "internal error: no scratch directory in use");
+  CHECK(open_nameless(&fd));
+  /* reserved, not only sized: a store into a hole of a full file system is a SIGBUS */
+  if (fallocate(fd, 0, 0, (off_t)bytes) != 0) {
+    if (errno != EOPNOTSUPP && errno != ENOSYS)
+      H5G_FAIL(H5G_ERR_RUNTIME, "cannot reserve %.2f GiB of scratch in %s: %s",
+               (double)bytes / (double)(1u << 30), scratch_dir, strerror(errno));
+    if (ftruncate(fd, (off_t)bytes) != 0)
+      H5G_FAIL(H5G_ERR_RUNTIME, "cannot size a scratch file in %s: %s", scratch_dir,
+               strerror(errno));
+  }
+  if (span < bytes) H5G_FAIL(H5G_ERR_RUNTIME, "out of address space: %zu bytes", bytes);
+  base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) H5G_FAIL(H5G_ERR_RUNTIME, "out of address space: %zu bytes", bytes);
+  start = (char *)(((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1));
+  if (mmap(start, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot map a scratch file of %zu bytes in %s: %s", bytes,
+             scratch_dir, strerror(errno));
+  if (start > base) munmap(base, (size_t)(start - base));
+  if (base + span > start + bytes) munmap(start + bytes, (size_t)(base + span - (start + bytes)));
+  base = MAP_FAILED;
+  *p = start;
+done:
+  if (base != MAP_FAILED) munmap(base, span);
+  if (fd >= 0) close(fd); /* the mapping keeps the file */
+  return rc;
+}
+
+int h5g_scratch_free_bytes(const char *dir, uint64_t *free_bytes) {
+  int rc = H5G_OK;
+  struct statvfs s;
+  struct stat st;
+  if (stat(dir, &st) != 0 || statvfs(dir, &s) != 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot use the scratch directory %s: %s", dir, strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot use the scratch directory %s: %s", dir, strerror(ENOTDIR));
+  *free_bytes = (uint64_t)s.f_bavail * (uint64_t)s.f_frsize;
+done:
+  return rc;
+}

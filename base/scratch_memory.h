@@ -1,0 +1,33 @@
+/* Host memory that spills to a scratch directory (issue 54). When a rank's share needs more host
+ * memory than the job may use (src/sizing.c), its large buffers (base/host_memory.h) are shared
+ * mappings of files there instead of anonymous memory: the kernel writes their pages to the files
+ * and drops them as memory runs short, and the sort's passes over them run mostly in order (the
+ * read, the merges, the writes), one sorted run at a time in memory.
+ * Each file has no name (O_TMPFILE, or unlinked as soon as it is open), so none is left behind
+ * however the process ends, and its blocks are reserved where the file system can (fallocate),
+ * so that a full file system fails the allocation instead of a store into the mapping. */
+#ifndef H5G_SCRATCH_MEMORY_H
+#define H5G_SCRATCH_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Process-wide, before the buffers are made: they come from files in `dir` (copied) from now
+ * on; NULL: from anonymous memory again. */
+int h5g_scratch_use(const char *dir);
+/* The directory the buffers come from, or NULL. */
+const char *h5g_scratch_dir(void);
+/* *p = `bytes` (a multiple of the page size) mapped from a new file in the directory in use, at
+ * an address aligned to `align` (a power of two); released by munmap. An h5g status. */
+int h5g_scratch_map(size_t bytes, size_t align, void **p);
+/* The bytes an unprivileged writer may still write in `dir` (statvfs). An h5g status. */
+int h5g_scratch_free_bytes(const char *dir, uint64_t *free_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,10 @@
+# tests/spill.cmake: spilling to scratch (label spill, issue 54): a share larger than the host
+# memory a rank may use sorts with its buffers in scratch files, each output the same as the run
+# in memory; --plan of such a run; what refuses it; a real memory cgroup (skipped, 77, where the
+# machine makes none, and under the sanitizers).
+foreach(case keys features plan refused cgroup)
+  add_test(NAME spill.${case}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/spill/spill.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
+  set_tests_properties(spill.${case} PROPERTIES LABELS spill TIMEOUT 600 SKIP_RETURN_CODE 77
+                       ENVIRONMENT H5G_SANITIZE=${H5G_SANITIZE})
+endforeach()

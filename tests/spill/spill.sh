@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Spilling to scratch (issue 54): a rank whose share needs more host memory than it may use sorts
+# with its buffers in scratch files instead of stopping. Every output is compared with the same
+# run in memory (same_output: byte for byte, or chunked outputs by values and storage) and
+# checked by the independent checkers.
+#   spill.sh BIN_DIR "MPIEXEC ... -n" CASE
+# The memory a node gives is set with --host-memory (what a cgroup limit would give), except in
+# case cgroup, which makes a memory cgroup where the machine lets it (skipped, 77, elsewhere).
+BIN=$1
+MPIEXEC=$2
+CASE=$3
+source "$(dirname "$0")/../e2e/lib.sh"
+SCRATCH=$WORK/scratch
+mkdir -p "$SCRATCH" "$WORK/out"
+N=12000000
+MIB=$((1 << 20))
+# A rank given ROOM bytes: above what it needs beside its data (64 MiB, src/sizing.c) and the
+# least a spilled CPU sort takes (16 MiB), below what a share of N/4 u4 keys needs in memory.
+ROOM=$((84 * MIB))
+gen 2 "$WORK/in.h5" -d /keys --count $N --type u4 --dist uniform --seed 3
+gen 2 "$WORK/in.h5" --append -d /f8 --count $N --type f8 --dist special --seed 4
+gen 2 "$WORK/in.h5" --append -d /vals --count $N --type f8 --dist uniform --seed 5
+gen 2 "$WORK/in.h5" --append -d /few --count $N --type u2 --dist few --seed 6
+
+# json FILE KEY: the first number of "KEY": in FILE
+json() { grep -o "\"$2\": [0-9]*" "$1" | head -1 | grep -o '[0-9]*$'; }
+
+# spilled P NAME ARGS...: h5gsort ARGS on P ranks in memory ($WORK/out/NAME.mem.h5) and given
+# ROOM a rank ($WORK/out/NAME.h5): every rank says it spills, the scratch directory is left
+# empty, and both write the same file.
+spilled() {
+  local p=$1 name=$2 mem=$WORK/out/$2.mem.h5 out=$WORK/out/$2.h5
+  shift 2
+  sort_ok "$p" "$@" "$mem"
+  sort_ok "$p" "${@:1:1}" "$out" "${@:2}" --host-memory $((p * ROOM)) --scratch "$SCRATCH" \
+    --report "$WORK/r.json"
+  grep -q "^h5gsort: spilling: $p ranks\? of $p need" "$WORK/last.log" ||
+    { cat "$WORK/last.log" >&2; die "$name, $p ranks: the run did not say every rank spills"; }
+  [ -z "$(ls -A "$SCRATCH")" ] || die "$name, $p ranks: scratch files left: $(ls -A "$SCRATCH")"
+  same_output "$mem" "$out"
+}
+
+# Keys alone and with their source index, 1 to 4 ranks: the spilled CPU sort cuts the share into
+# runs that fit (more than one: the merge of runs is on the spilled path).
+case_keys() {
+  for p in 1 2 3 4; do
+    spilled "$p" "keys$p" "$WORK/in.h5" -d /keys --backend cpu
+    check "$WORK/in.h5" -d /keys "$WORK/out/keys$p.h5" -o /keys
+    [ "$(json "$WORK/r.json" runs_per_rank)" -ge 2 ] || die "$p ranks: the spilled sort made one run"
+    spilled "$p" "f8$p" "$WORK/in.h5" -d /f8 --backend cpu --descending --index-out /idx
+    rcheck "$WORK/in.h5" "$WORK/out/f8$p.h5" -d /f8 --descending --index /idx
+  done
+}
+
+# What a run in memory does, spilled: carried datasets, a table by a field, two keys, --top,
+# --unique with counts, --verify, at 2 and 3 ranks; a filtered output at 1 rank (with several,
+# each keeps its share's encoded chunks in memory for rank 0 to store: io/gathered.h).
+case_features() {
+  gen 2 "$WORK/table.h5" -d /t --count $((N / 2)) --type i8 --dist zipf --table --seed 7
+  spilled 1 gzip "$WORK/in.h5" -d /keys --backend cpu --compress gzip=1
+  for p in 2 3; do
+    spilled "$p" "carry$p" "$WORK/in.h5" -d /keys --backend cpu --carry /vals,/few --index-out /i
+    rcheck "$WORK/in.h5" "$WORK/out/carry$p.h5" -d /keys --carry /vals --carry /few --index /i
+    spilled "$p" "table$p" "$WORK/table.h5" -d /t --key-field key --backend cpu
+    rcheck "$WORK/table.h5" "$WORK/out/table$p.h5" -d /t --key-field key --row-id-field row
+    spilled "$p" "two$p" "$WORK/in.h5" -d /few -d /f8 --backend cpu --index-out /idx
+    spilled "$p" "top$p" "$WORK/in.h5" -d /keys --backend cpu --top 1000003
+    spilled "$p" "unique$p" "$WORK/in.h5" -d /few --backend cpu --unique --counts /n
+    # --verify reads the output back in pieces of 32 MiB, held in memory (src/verify_output.h)
+    ROOM=$((120 * MIB)) spilled "$p" "verify$p" "$WORK/in.h5" -d /f8 --backend cpu --verify
+  done
+}
+
+# --plan of a spilling run: it fits, says so, and its report gives every rank's scratch files
+# (its buffers: the slice and the merge's other side, and room for rounding each of the 11 it
+# may map to whole huge pages) and the runs the run makes.
+case_plan() {
+  local scratch runs
+  mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/o.h5" -d /keys --backend cpu --plan \
+    --host-memory $ROOM --scratch "$SCRATCH" --report "$WORK/plan.json" >"$WORK/plan.txt" ||
+    die "--plan of a spilling run failed"
+  grep -q "^memory: fits" "$WORK/plan.txt" || die "--plan: a spilling run does not fit"
+  grep -q "^spill: 1 of 1 rank spill" "$WORK/plan.txt" || die "--plan does not say it spills"
+  grep -q '"spills": true' "$WORK/plan.json" || die "--plan's report does not say it spills"
+  scratch=$(json "$WORK/plan.json" scratch_bytes)
+  [ "$scratch" = $((4 * N + 4 * N + 11 * 2 * MIB)) ] ||
+    die "--plan: $scratch bytes of scratch, expected the slice, the spare and 11 pages' rounding"
+  runs=$(json "$WORK/plan.json" runs)
+  [ -z "$(ls -A "$WORK/out")" ] && [ -z "$(ls -A "$SCRATCH")" ] || die "--plan wrote files"
+  sort_ok 1 "$WORK/in.h5" "$WORK/out/o.h5" -d /keys --backend cpu --host-memory $ROOM \
+    --scratch "$SCRATCH" --report "$WORK/r.json"
+  [ "$runs" = "$(json "$WORK/r.json" runs_per_rank)" ] ||
+    die "--plan says $runs runs, the spilled run made $(json "$WORK/r.json" runs_per_rank)"
+}
+
+# What stops a run instead: --no-spill (the refusal, what would fit), a scratch directory that
+# is not one; one error line, exit 1, nothing written. The f8 keys and their index (430 MiB at
+# 1 rank in memory, 247 MiB a rank at 3) spill at both given 300 MiB a node.
+case_refused() {
+  IN=$WORK/in.h5 OUT=$WORK/out/refused.h5 WRAP=()
+  SORT_OPTS=(--backend cpu --host-memory $((300 * MIB)))
+  expect_failure 1 'not enough host memory.*would fit' "$IN" "$OUT" -d /f8 --index-out /i \
+    --no-spill
+  expect_failure 1 'scratch directory .*/nowhere: no such' "$IN" "$OUT" -d /f8 --index-out /i \
+    --scratch "$WORK/nowhere"
+  : >"$WORK/a_file"
+  expect_failure 1 'scratch directory .*a_file: not a directory' "$IN" "$OUT" -d /f8 \
+    --index-out /i --scratch "$WORK/a_file"
+}
+
+# A memory cgroup (v1 or v2) of a hard limit below the job's in-memory need: the run, reading
+# the limit itself, spills and sorts (the kernel writes the scratch files' pages out as the
+# limit requires), and --no-spill refuses before reading. Skipped where no cgroup can be made,
+# and under the sanitizers, whose shadow memory the limit would count.
+case_cgroup() {
+  [ "${H5G_SANITIZE:-OFF}" != ON ] || { echo "SKIP: under the sanitizers"; exit 77; }
+  local limit=$((300 * MIB)) cg=""
+  if [ -w /sys/fs/cgroup/memory ] && mkdir "/sys/fs/cgroup/memory/h5gsort-spill.$$" 2>/dev/null; then
+    cg=/sys/fs/cgroup/memory/h5gsort-spill.$$
+    echo $limit >"$cg/memory.limit_in_bytes" || cg=""
+  elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
+    mkdir "/sys/fs/cgroup/h5gsort-spill.$$" 2>/dev/null; then
+    cg=/sys/fs/cgroup/h5gsort-spill.$$
+    echo $limit >"$cg/memory.max" || cg=""
+  fi
+  [ -n "$cg" ] || { echo "SKIP: no memory cgroup can be made here"; exit 77; }
+  CGROUP=$cg
+  trap 'rmdir "$CGROUP" 2>/dev/null; rm -rf "$WORK"' EXIT
+  gen 2 "$WORK/big.h5" -d /keys --count $((80 * MIB)) --type u4 --dist uniform --seed 9
+  sort_ok 1 "$WORK/big.h5" "$WORK/out/big.mem.h5" -d /keys --backend cpu
+  local rc=0
+  (echo $BASHPID >"$cg/cgroup.procs" && exec $MPIEXEC 1 "$BIN/h5gsort" "$WORK/big.h5" \
+    "$WORK/out/big.h5" -d /keys --backend cpu --scratch "$SCRATCH") >"$WORK/log" 2>&1 || rc=$?
+  cat "$WORK/log"
+  [ "$rc" = 0 ] || die "under a $((limit / MIB)) MiB cgroup the spilling run failed (exit $rc)"
+  grep -q "^h5gsort: spilling: 1 rank of 1 needs" "$WORK/log" || die "the run did not spill"
+  same_output "$WORK/out/big.mem.h5" "$WORK/out/big.h5"
+  rc=0
+  (echo $BASHPID >"$cg/cgroup.procs" && exec $MPIEXEC 1 "$BIN/h5gsort" "$WORK/big.h5" \
+    "$WORK/out/nospill.h5" -d /keys --backend cpu --no-spill) >"$WORK/log" 2>&1 || rc=$?
+  [ "$rc" = 1 ] && grep -q "^h5gsort: error: not enough host memory" "$WORK/log" ||
+    { cat "$WORK/log"; die "--no-spill under the cgroup: exit $rc, expected the refusal"; }
+}
+
+"case_$CASE"
+passed
