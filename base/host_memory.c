@@ -141,7 +141,7 @@ void *h5g_bulk_alloc(size_t bytes) {
   size_t total = sizeof(bulk_header) + bytes;
   bulk_header *h = NULL;
   if (total < bytes) return NULL;
-  if (!h5g_scratch_dir()) {
+  if (!h5g_scratch_dir() || bytes == 0) { /* nothing to spill: no file for it */
     h = malloc(total);
     if (h) h->mapped = 0;
   } else {

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -93,4 +95,9 @@ int h5g_scratch_free_bytes(const char *dir, uint64_t *free_bytes) {
   *free_bytes = (uint64_t)s.f_bavail * (uint64_t)s.f_frsize;
 done:
   return rc;
+}
+
+int h5g_scratch_in_memory(const char *dir) {
+  struct statfs s;
+  return statfs(dir, &s) == 0 && (s.f_type == TMPFS_MAGIC || s.f_type == RAMFS_MAGIC);
 }

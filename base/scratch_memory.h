@@ -26,6 +26,9 @@ const char *h5g_scratch_dir(void);
 int h5g_scratch_map(size_t bytes, size_t align, void **p);
 /* The bytes an unprivileged writer may still write in `dir` (statvfs). An h5g status. */
 int h5g_scratch_free_bytes(const char *dir, uint64_t *free_bytes);
+/* Whether `dir` is on a file system kept in memory (tmpfs, ramfs: /dev/shm, often /tmp), where
+ * scratch files save no memory. */
+int h5g_scratch_in_memory(const char *dir);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 # one's on the same file (BASE_REPEATS each, no warm-up) and the table has their ratio. PY=1 adds
 # h5py + numpy's stable argsort + take + write of the particle file (one run). Prints a Markdown
 # table.
+# Rows spill and spill_np (issue 54): the keys alone given a third of the host memory the run in
+# memory needs (its --plan), so that every rank spills to scratch ($work/scratch).
 # EXTRA: options added to every sort (e.g. --verify, or --device-memory 8G for out of core).
 #   bench/regime.sh [WORKDIR]   env: BIN (build/bin), LOG2 (28), RANKS (4), REPEATS (3),
 #                               BASE (none), BASE_REPEATS (1), ROWS (all: the rows to run), PY (0),
@@ -22,7 +24,7 @@ log2=${LOG2:-28}
 ranks=${RANKS:-4}
 repeats=${REPEATS:-3}
 base_repeats=${BASE_REPEATS:-1}
-rows=" ${ROWS:-carry carry_np table table_np keys index keys_np} "
+rows=" ${ROWS:-carry carry_np table table_np keys index keys_np spill spill_np} "
 cores=$(nproc)
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
 one=("${mpirun[@]}" -np 1 --bind-to none)
@@ -50,7 +52,7 @@ raw_copy() { # FILE: the fastest raw copy of its bytes
 # only the files the rows read are made: a 2^29-row pair is 20 GiB of page cache
 need_particles=1 need_table=0
 case $rows in *" table"*) need_table=1 ;; esac
-case $rows in *" carry"* | *" keys"* | *" index "*) ;; *) need_particles=0 ;; esac
+case $rows in *" carry"* | *" keys"* | *" index "* | *" spill"*) ;; *) need_particles=0 ;; esac
 { [ $need_particles = 0 ] || [ -e "$particles" ]; } && { [ $need_table = 0 ] || [ -e "$table" ]; } ||
   python3 - "$particles" "$table" "$log2" "$need_particles" "$need_table" <<'EOF'
 import sys, h5py, numpy as np
@@ -82,6 +84,8 @@ spec() {
     keys) echo "u8 id alone, 1 rank|$particles|one|-d /particles/id" ;;
     index) echo "u8 id --index-out, 1 rank|$particles|one|-d /particles/id --index-out /index" ;;
     keys_np) echo "u8 id alone, $ranks ranks|$particles|many|-d /particles/id" ;;
+    spill) echo "u8 id alone, 1 rank, a third of its memory|$particles|one|-d /particles/id --host-memory THIRD" ;;
+    spill_np) echo "u8 id alone, $ranks ranks, a third of their memory|$particles|many|-d /particles/id --host-memory THIRD" ;;
     *) echo "bench/regime.sh: no row $1 (ROWS)" >&2; return 1 ;;
   esac
 }
@@ -99,9 +103,25 @@ echo "Fastest raw copy: of the whole input file. Particle file $(du -h "$particl
 echo
 echo "| job | input | raw copy | h5gsort | x raw |${BASE:+ base | base / h5gsort |} runs | phases (\`--report\`, one more run, s) |"
 echo "|---|---:|---:|---:|---:|${BASE:+---:|---:|}---|---|"
+# LAUNCH FILE OPTIONS: a third of the host memory the node's ranks need in memory (--plan)
+third_of_memory() {
+  local launch=("${one[@]}") p=1
+  [ "$1" = one ] || { launch=("${many[@]}") p=$ranks; }
+  # shellcheck disable=SC2086
+  "${launch[@]}" "$bin/h5gsort" "$2" "$out" $3 ${EXTRA:-} --force --no-spill --plan \
+    --report "$work/plan.json" >/dev/null 2>&1 || true
+  python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+print(max(r["host_bytes"] for r in p["per_rank"]) * int(sys.argv[2]) // 3)' "$work/plan.json" "$p"
+}
+mkdir -p "$work/scratch"
 for row in $rows; do
   line=$(spec "$row")
   IFS='|' read -r label file launch options <<<"$line"
+  case $options in *THIRD*)
+    options="${options/--host-memory THIRD/} --scratch $work/scratch"
+    options="$options --host-memory $(third_of_memory "$launch" "$file" "$options")" ;;
+  esac
   raw=() now=() base=()
   raw_copy "$file" >/dev/null
   run_sort "$bin/h5gsort" "$launch" "$file" "$options" >/dev/null

@@ -246,7 +246,7 @@ void h5g_data_free(h5g_data *d) {
   d->set = NULL;
   free(d->runs);
   free(d->cuts);
-  free(d->counts);
+  h5g_bulk_free(d->counts);
   free(d->order);
   free(d->recv_offsets);
 }

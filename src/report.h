@@ -60,6 +60,7 @@ typedef struct {
   uint64_t rows_written;     /* rows of each written dataset: n, or fewer with --top, --unique */
   uint64_t bytes;            /* n * element size */
   uint64_t exchanged_bytes;  /* sent to other ranks, summed over ranks */
+  int spilled_ranks;         /* ranks whose buffers were scratch files (src/sizing.h) */
   uint64_t runs_per_rank;    /* sorted runs per rank (> 1: the chunked out-of-core path) */
   int ring_slots;            /* streamed: the slots of the pinned ring the slice went through
                               * (plan.streamed; 0: none) */

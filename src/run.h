@@ -82,6 +82,7 @@ typedef struct {
    * are cut to what fits beside the rest (src/sizing.c, h5g_sizing_spill). */
   int spills;
   uint64_t scratch_bytes;
+  uint64_t unspilled_budget; /* the backend's budget before a spill cut it: what fits in memory */
   uint64_t offset, n;     /* this rank's share [offset, offset + n) of the N elements */
   size_t nruns;           /* sorted runs per rank (the same on every rank) */
   const uint64_t *run_offsets; /* nruns + 1: the runs the slice is read and sorted in */

@@ -78,6 +78,7 @@ typedef struct {
   uint64_t scratch; /* the CPU backend's sort scratch: one run and its values */
   uint64_t moved;   /* rows moved by source index (carried datasets, tables), in and out */
   uint64_t route;   /* the route those rows take between the ranks (mpi/gather_rows.h) */
+  uint64_t outputs; /* --counts, integer keys taken out of composed words (src/write.c) */
   uint64_t passes;  /* keys of several words: index and composed word per element */
   uint64_t kept;    /* several ranks: filtered outputs' chunks held for rank 0 (io/gathered.h) */
   uint64_t verify;  /* --verify: the pieces the output is read back in (src/verify_output.h) */
@@ -87,15 +88,16 @@ typedef struct {
 
 /* Spilled, the pages of the run being sorted are in memory beside the sort's scratch. */
 static uint64_t need_total(const host_need *n) {
-  uint64_t held = n->spilled ? n->scratch : n->buffers + n->moved + n->route;
+  uint64_t held = n->spilled ? n->scratch : n->buffers + n->moved + n->route + n->outputs;
   return held + n->scratch + n->passes + n->kept + n->verify + n->base;
 }
 
-/* The scratch files of a spilled rank: its buffers, moved rows and their route, each mapped in
- * whole huge pages or pages (base/host_memory.c; H5G_BUFFER_COUNT buffers, the carry's three,
- * the route's four). */
+/* The scratch files of a spilled rank: its buffers, moved rows, their route and the outputs
+ * above, each mapped in whole huge pages or pages (base/host_memory.c; H5G_BUFFER_COUNT buffers,
+ * the carry's three, the route's four, two outputs'). */
 static uint64_t scratch_total(const host_need *n) {
-  return n->buffers + n->moved + n->route + (uint64_t)(H5G_BUFFER_COUNT + 3 + 4) * (2u << 20);
+  return n->buffers + n->moved + n->route + n->outputs +
+         (uint64_t)(H5G_BUFFER_COUNT + 3 + 4 + 2) * (2u << 20);
 }
 
 /* What rank `rank` of `size` ranks needs (the run's own rank and size: what it will make),
@@ -121,7 +123,12 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *ru
                 v->staged_row_bytes * (plan->n > most ? plan->n : most);
   need->route = v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, size, v->moved_row_bytes)
                                    : 0;
-  if (v->composed && v->layout.words > 1) need->passes = 24 * plan->n;
+  uint64_t rows = plan->n > most ? plan->n : most; /* the most this rank sorts or writes */
+  if (v->composed && v->layout.words > 1) /* --unique also reads words 1.. in order */
+    need->passes = 24 * plan->n + (r->opt->unique ? (v->layout.words - 1) * rows * plan->ks.width
+                                                  : 0);
+  int keys_taken = v->composed && !r->opt->key_field && !r->opt->nkey_columns;
+  need->outputs = ((r->opt->counts ? 1 : 0) + (keys_taken ? 1 : 0)) * rows * sizeof(uint64_t);
   /* the encoded rows of this rank's share of every filtered output (about their raw bytes),
    * and rank 0's buffers to receive and store the others' */
   uint64_t kept = most * v->filtered_row_bytes;
@@ -187,15 +194,16 @@ static uint64_t rank_room(const h5g_run *r, const h5g_plan *plan, h5g_memory_lim
 }
 
 /* Where a spilling rank's scratch files go: --scratch; else $TMPDIR (a Slurm job's node-local
- * directory, often) where it has room for `bytes` a rank of the node's; else OUTPUT's
- * directory. */
+ * directory, often) where it is on disk with room for `bytes` a rank of the node's; else
+ * OUTPUT's directory. */
 static void scratch_dir_for(const h5g_run *r, const h5g_plan *plan, uint64_t bytes, char *dir,
                             size_t len) {
   const char *tmp = getenv("TMPDIR");
   uint64_t free_bytes = 0;
   if (r->opt->scratch) {
     snprintf(dir, len, "%s", r->opt->scratch);
-  } else if (tmp && *tmp && h5g_scratch_free_bytes(tmp, &free_bytes) == H5G_OK &&
+  } else if (tmp && *tmp && !h5g_scratch_in_memory(tmp) &&
+             h5g_scratch_free_bytes(tmp, &free_bytes) == H5G_OK &&
              free_bytes / (uint64_t)plan->ranks_on_node >= bytes) {
     snprintf(dir, len, "%s", tmp);
   } else {
@@ -223,6 +231,7 @@ int h5g_sizing_spill(h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   spills = !r->opt->no_spill && !rank_fits(r, v, plan, r->size, r->rank, 0, room, &need);
   CHECK_MPI(MPI_Allreduce(&spills, &any, 1, MPI_INT, MPI_MAX, r->comm));
   if (!any) goto done;
+  plan->unspilled_budget = r->be->mem_budget;
   if (spills && !plan->use_cuda) {
     /* the CPU sort's runs take what stays free: a run's pages and its scratch (the GPU's runs
      * are its memory's) */
@@ -238,9 +247,9 @@ done:
   return rc;
 }
 
-/* Local, a spilling rank: its scratch directory, with room for the files of its node's ranks,
- * is where its buffers come from from now on. */
-static int use_scratch(const h5g_run *r, const h5g_plan *plan, char *dir, size_t len) {
+/* Local, a spilling rank: its scratch directory has room for the files of its node's ranks;
+ * with `use`, its buffers come from there from now on. */
+static int use_scratch(const h5g_run *r, const h5g_plan *plan, int use, char *dir, size_t len) {
   int rc = H5G_OK;
   uint64_t free_bytes = 0, need = plan->scratch_bytes * (uint64_t)plan->ranks_on_node;
   scratch_dir_for(r, plan, plan->scratch_bytes, dir, len);
@@ -250,30 +259,36 @@ static int use_scratch(const h5g_run *r, const h5g_plan *plan, char *dir, size_t
              "to spill it: %s has %.2f GiB free, the node's %d rank%s need %.2f GiB of scratch "
              "(--scratch DIR elsewhere, or more nodes) (%s)", dir, gib(free_bytes),
              plan->ranks_on_node, plan->ranks_on_node == 1 ? "" : "s", gib(need), r->opt->input);
-  CHECK(h5g_scratch_use(dir));
+  if (use) CHECK(h5g_scratch_use(dir));
 done:
   return rc;
 }
 
-/* Collective: the spilling ranks' scratch in use; rank 0 says how many spill. */
-static int start_spill(const h5g_run *r, const h5g_plan *plan) {
+/* Collective: the spilling ranks' scratch has room; with `start` (a run, not --plan) it is in
+ * use and rank 0 says how many spill. */
+static int start_spill(const h5g_run *r, const h5g_plan *plan, int start) {
   int rc = H5G_OK, ranks = 0, spills = plan->spills;
   char dir[4096] = "";
-  CHECK(h5g_agree(r->comm, spills ? use_scratch(r, plan, dir, sizeof dir) : H5G_OK));
+  CHECK(h5g_agree(r->comm, spills ? use_scratch(r, plan, start, dir, sizeof dir) : H5G_OK));
+  if (!start) goto done;
   CHECK_MPI(MPI_Reduce(&spills, &ranks, 1, MPI_INT, MPI_SUM, 0, r->comm));
   char where[4200] = "";
-  if (spills) snprintf(where, sizeof where, " (rank 0's: %.2f GiB in %s)", gib(plan->scratch_bytes),
-                       dir);
+  if (spills)
+    snprintf(where, sizeof where, " (rank 0's: %.2f GiB in %s)", gib(plan->scratch_bytes), dir);
   if (r->rank == 0 && ranks && !r->opt->quiet)
     fprintf(stderr, "h5gsort: spilling: %d rank%s of %d need%s more host memory than %s may "
             "use; %s buffers are scratch files%s\n", ranks, ranks == 1 ? "" : "s", r->size,
             ranks == 1 ? "s" : "", ranks == 1 ? "it" : "they", ranks == 1 ? "its" : "their",
             where);
+  if (spills && h5g_scratch_in_memory(dir) && !r->opt->quiet)
+    fprintf(stderr, "h5gsort: warning: rank %d's scratch directory %s is in memory (tmpfs): "
+            "spilling there saves none (--scratch DIR on disk)\n", r->rank, dir);
 done:
   return rc;
 }
 
-int h5g_sizing_check(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan) {
+/* The check of h5g_sizing_check; `start`: a run's, which starts the spill. */
+static int check_fit(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int start) {
   int rc = H5G_OK;
   host_need need;
   h5g_memory_limits limits;
@@ -281,23 +296,31 @@ int h5g_sizing_check(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pla
   int fits = rank_fits(r, v, plan, r->size, r->rank, plan->spills, share, &need), all_fit = 0;
   CHECK_MPI(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, r->comm));
   if (all_fit) {
-    CHECK(start_spill(r, plan));
+    CHECK(start_spill(r, plan, start));
     goto done;
   }
-  /* the same line on every rank: the neediest rank, the tightest node */
-  uint64_t most[2] = {need_total(&need), UINT64_MAX - share}, worst[2];
-  CHECK_MPI(MPI_Allreduce(most, worst, 2, MPI_UINT64_T, MPI_MAX, r->comm));
+  /* the same line on every rank: the neediest rank, the tightest node, whether any spilled */
+  uint64_t most[3] = {need_total(&need), UINT64_MAX - share, (uint64_t)plan->spills}, worst[3];
+  CHECK_MPI(MPI_Allreduce(most, worst, 3, MPI_UINT64_T, MPI_MAX, r->comm));
   uint64_t tightest = UINT64_MAX - worst[1];
   char fit[160];
+  /* what fits in memory, with the backend's budget as it was before a spill cut it */
+  uint64_t budget = r->be->mem_budget;
+  if (plan->spills) r->be->mem_budget = plan->unspilled_budget;
   what_fits(r, v, plan, tightest * (uint64_t)plan->ranks_on_node, plan->ranks_on_node,
             need.base, fit, sizeof fit);
+  r->be->mem_budget = budget;
   H5G_FAIL(H5G_ERR_RUNTIME, "not enough host memory: a rank needs up to %.2f GiB%s, and its "
            "node gives each of its %d rank%s %.2f GiB (%s); %s (%s)", gib(worst[0]),
-           plan->spills ? " even spilling to scratch" : "", plan->ranks_on_node,
+           worst[2] ? " even spilling to scratch" : "", plan->ranks_on_node,
            plan->ranks_on_node == 1 ? "" : "s", gib(tightest), limits.bound, fit,
            r->opt->input);
 done:
   return rc;
+}
+
+int h5g_sizing_check(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan) {
+  return check_fit(r, v, plan, 1);
 }
 
 static const char *path_name(h5g_path path) {
@@ -518,9 +541,13 @@ int h5g_sizing_print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan
   mine.spills = plan->spills;
   mine.scratch_bytes = plan->scratch_bytes;
   if (plan->spills) {
-    scratch_dir_for(r, plan, plan->scratch_bytes, mine.scratch_dir, sizeof mine.scratch_dir);
-    if (h5g_scratch_free_bytes(mine.scratch_dir, &mine.scratch_free) != H5G_OK)
+    char dir[4096];
+    scratch_dir_for(r, plan, plan->scratch_bytes, dir, sizeof dir);
+    if (h5g_scratch_free_bytes(dir, &mine.scratch_free) != H5G_OK)
       h5g_error_clear(); /* 0 free: the check below says why */
+    /* shown, cut to the line's room */
+    memcpy(mine.scratch_dir, dir, sizeof mine.scratch_dir - 1);
+    mine.scratch_dir[sizeof mine.scratch_dir - 1] = '\0';
   }
   gethostname(mine.host, sizeof mine.host - 1);
   mine.rows = plan->n;
@@ -538,7 +565,7 @@ int h5g_sizing_print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan
   CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, lines, (int)sizeof mine, MPI_BYTE, 0,
                        r->comm));
   CHECK(h5g_agree(r->comm, r->rank == 0 ? print_plan(r, v, plan, e, lines, &limits) : H5G_OK));
-  CHECK(h5g_sizing_check(r, v, plan)); /* exit 1 when it does not fit, as the run would */
+  CHECK(check_fit(r, v, plan, 0)); /* exit 1 when it does not fit, as the run would */
 done:
   free(lines);
   return rc;

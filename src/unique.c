@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/host_memory.h"
 #include "mpi/agree.h"
 #include "mpi/topology.h"
 #include "src/unique.h"
@@ -141,7 +142,7 @@ static int keep_groups(const h5g_run *r, const sorted_keys *k, const uint64_t *c
   size_t edge_words = EDGE_KEYS + 2 * slots;
   size_t edges_bytes = ((size_t)r->size + 1) * edge_words * sizeof(uint64_t);
   edges = malloc(edges_bytes);
-  d->counts = r->opt->counts ? malloc(n ? n * sizeof(uint64_t) : 1) : NULL;
+  d->counts = r->opt->counts ? h5g_bulk_alloc(n * sizeof(uint64_t)) : NULL; /* spills */
   CHECK(h5g_agree_alloc(r->comm, edges && (d->counts || !r->opt->counts),
                         edges_bytes + n * sizeof(uint64_t)));
   uint64_t *mine = edges + (size_t)r->size * edge_words;

@@ -45,11 +45,15 @@ typedef struct {
   uint64_t checksum[H5G_MAX_PARTS], out_of_order[H5G_MAX_PARTS], first_bad[H5G_MAX_PARTS];
 } piece_job;
 
-/* Pair (i - 1, i) of the piece out of order: counted, and the first one kept. */
+/* Whether pair (i - 1, i) of the piece is out of order (with strict, also equal). */
+static int pair_bad(const h5g_verify_state *s, void *const *keys, uint64_t i) {
+  return compare(keys, i - 1, keys, i, s->words, s->ks->width) >= 1 - s->strict;
+}
+
+/* Pair (i - 1, i) out of order: counted, and the first one kept (pairs taken in order). */
 static void count_bad(const h5g_verify_state *s, void *const *keys, uint64_t i, uint64_t *bad,
                       uint64_t *first_bad) {
-  if (compare(keys, i - 1, keys, i, s->words, s->ks->width) < 1 - s->strict) return;
-  if (!(*bad)++) *first_bad = i;
+  if (pair_bad(s, keys, i) && !(*bad)++) *first_bad = i;
 }
 
 /* Keys of a part's block: its checksum, transform and order checks take it from the cache. */
@@ -91,7 +95,8 @@ void h5g_verify_piece(h5g_verify_state *s, void *const *keys, uint64_t n) {
   if (!n) return;
   unsigned w = s->ks->width;
   piece_job job = {s, keys, n, {0}, {0}, {0}};
-  int parts = h5g_parts(n, PART_MIN_KEYS, s->threads);
+  /* as many parts as h5g_parallel runs, each with its slot of the job's tables */
+  int parts = h5g_parts(n, PART_MIN_KEYS, s->threads < H5G_MAX_PARTS ? s->threads : H5G_MAX_PARTS);
   h5g_parallel(parts, check_part, &job);
   uint64_t bad = 0, first_bad = UINT64_MAX;
   for (int p = 0; p < parts; p++) {
@@ -100,7 +105,11 @@ void h5g_verify_piece(h5g_verify_state *s, void *const *keys, uint64_t n) {
     s->checksum += job.checksum[p];
     bad += job.out_of_order[p];
     if (job.first_bad[p] < first_bad) first_bad = job.first_bad[p];
-    if (p > 0 && begin < end) count_bad(s, keys, begin, &bad, &first_bad);
+    /* the pair across the part's start, which comes before any of the part's own */
+    if (p > 0 && begin < end && pair_bad(s, keys, begin)) {
+      bad++;
+      if (begin < first_bad) first_bad = begin;
+    }
   }
   /* the pair across the piece's start: the last key of the piece before */
   void *last[H5G_MAX_KEYS];

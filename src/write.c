@@ -9,6 +9,7 @@
 
 #include "base/compose.h"
 #include "base/error.h"
+#include "base/host_memory.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
 #include "src/interrupt.h"
@@ -191,7 +192,7 @@ static int write_composed_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan 
   const h5g_key_layout *layout = &v->layout;
   void *part = NULL;
   size_t bytes = e->out_n * sizeof(uint64_t);
-  part = malloc(bytes ? bytes : 1);
+  part = h5g_bulk_alloc(bytes); /* spills with the buffers (base/host_memory.h) */
   CHECK(h5g_agree_alloc(r->comm, part != NULL, bytes));
   for (int i = 0; i < layout->count; i++) {
     if (h5g_keyset_fetched(layout, i)) continue;
@@ -203,7 +204,7 @@ static int write_composed_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan 
                             ks.width, KEYS_ON_HOST));
   }
 done:
-  free(part);
+  h5g_bulk_free(part);
   return rc;
 }
 

@@ -141,9 +141,10 @@ verify_pieces)
   # (the last rank's share + 2^18) and the one at the second thread's first row (+ 2^18 + 2^17),
   # each made smaller than the key before it (--unique: equal to it). No OUTPUT is left. With
   # --unique the shares are even (mpi/topology.h) only when no key repeats: distinct keys then.
+  # "part": the second thread's first row and one inside its part, the first named.
   gen "$work/in.h5" -d /k --count $((1 << 21)) --type u4 --dist uniform --seed 11
   gen "$work/distinct.h5" -d /k --count $((1 << 21)) --type u4 --dist index
-  for spec in 1:plain:in 2:plain:in 2:unique:distinct; do
+  for spec in 1:plain:in 2:plain:in 2:unique:distinct 1:part:in; do
     IFS=: read -r np mode input <<<"$spec"
     what="--verify across pieces and threads ($np ranks, $mode)"
     extra=() words="keys out of order"
@@ -166,6 +167,7 @@ verify_pieces)
     rows=$(echo "$header" | sed -n 's/.*DATASPACE *SIMPLE { ( \([0-9]*\) ).*/\1/p')
     last=$(((np - 1) * (rows / np) + ((np - 1) * (rows % np)) / np)) # mpi/topology.h
     first=$((last + (1 << 18))) second=$((first + (1 << 17)))
+    [ "$mode" = part ] && first=$second second=$((second + 1000))
     python3 - "$work/$tmp" "$offset" "$mode" "$first" "$second" <<'PY'
 import struct, sys
 path, offset, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]

@@ -119,7 +119,8 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
       expect "  streamed: $streamed" grep -q "\"streamed\": $streamed" "$work/r.json"
       expect "  checked" check "$in" -d /k "$work/ring.h5" -o /k $desc
       H5GSORT_PIN_PIECE_BYTES=67108864 expect "  the slice buffer's output" run 1 "$in" \
-        "$work/slice.h5" -d /k --backend cuda $desc --verify
+        "$work/slice.h5" -d /k --backend cuda $desc --verify --report "$work/slice.json"
+      expect "  not through the ring" grep -q '"streamed": false' "$work/slice.json"
       expect "  identical" cmp "$work/ring.h5" "$work/slice.h5"
       rm -f "$work/ring.h5" "$work/slice.h5"
     done
@@ -155,8 +156,8 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
     expect "  streamed: true" grep -q '"streamed": true' "$work/r.json"
     expect "  checked" check "$work/ring_more.orig" -d /k "$out" -o "$o"
     H5GSORT_PIN_PIECE_BYTES=67108864 expect "  the slice buffer's output" run 1 "$slice_in" \
-      "$work/slice.h5" -d /k --backend cuda \
-      "${opts[@]}" --verify
+      "$work/slice.h5" -d /k --backend cuda "${opts[@]}" --verify --report "$work/slice.json"
+    expect "  not through the ring" grep -q '"streamed": false' "$work/slice.json"
     expect "  identical" cmp "$out" "$work/slice.h5"
     in="$work/ring_more.h5"
     rm -f "$work/ring.h5" "$work/slice.h5"

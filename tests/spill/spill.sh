@@ -25,17 +25,45 @@ gen 2 "$WORK/in.h5" --append -d /few --count $N --type u2 --dist few --seed 6
 # json FILE KEY: the first number of "KEY": in FILE
 json() { grep -o "\"$2\": [0-9]*" "$1" | head -1 | grep -o '[0-9]*$'; }
 
+# scratch_mapped: the bytes of scratch files each process of this test maps now (one line per
+# process that maps any), from /proc/PID/maps.
+scratch_mapped() {
+  local pid range bytes
+  for pid in $(pgrep -f -- "--scratch $SCRATCH"); do
+    bytes=0
+    while read -r range _ _ _ _ path _; do
+      case $path in "$SCRATCH"/*) bytes=$((bytes + 0x${range#*-} - 0x${range%-*})) ;; esac
+    done <"/proc/$pid/maps" 2>/dev/null || true
+    [ "$bytes" = 0 ] || echo "$bytes"
+  done
+}
+
 # spilled P NAME ARGS...: h5gsort ARGS on P ranks in memory ($WORK/out/NAME.mem.h5) and given
-# ROOM a rank ($WORK/out/NAME.h5): every rank says it spills, the scratch directory is left
-# empty, and both write the same file.
+# ROOM a rank ($WORK/out/NAME.h5): every rank says it spills and, held a second at HOLD (a
+# test-hook point, src/faults.c: the keys' write by default), maps its scratch files (their
+# names gone); the scratch directory is left empty, and both write the same file.
 spilled() {
-  local p=$1 name=$2 mem=$WORK/out/$2.mem.h5 out=$WORK/out/$2.h5
+  local p=$1 name=$2 mem=$WORK/out/$2.mem.h5 out=$WORK/out/$2.h5 run rc=0 mapped
   shift 2
   sort_ok "$p" "$@" "$mem"
-  sort_ok "$p" "${@:1:1}" "$out" "${@:2}" --host-memory $((p * ROOM)) --scratch "$SCRATCH" \
-    --report "$WORK/r.json"
+  H5GSORT_TEST_SLEEP=${HOLD:-write-data}:1 mpirun "$p" "$BIN/h5gsort" "${@:1:1}" "$out" "${@:2}" \
+    --host-memory $((p * ROOM)) --scratch "$SCRATCH" --report "$WORK/r.json" \
+    >"$WORK/last.log" 2>&1 &
+  run=$!
+  for _ in $(seq 600); do
+    [ "$(grep -c '^h5gsort: test hook: rank .* sleeps' "$WORK/last.log")" -ge "$p" ] && break
+    kill -0 "$run" 2>/dev/null || break
+    sleep 0.05
+  done
+  mapped=$(scratch_mapped)
+  wait "$run" || rc=$?
+  [ "$rc" = 0 ] || { cat "$WORK/last.log" >&2; die "$name, $p ranks: the spilled run exited $rc"; }
+  [ "$(echo "$mapped" | grep -c .)" = "$p" ] ||
+    die "$name, $p ranks: $(echo "$mapped" | grep -c .) processes mapped scratch files, not $p"
   grep -q "^h5gsort: spilling: $p ranks\? of $p need" "$WORK/last.log" ||
     { cat "$WORK/last.log" >&2; die "$name, $p ranks: the run did not say every rank spills"; }
+  [ "$(json "$WORK/r.json" spilled_ranks)" = "$p" ] ||
+    die "$name, $p ranks: the report's spilled_ranks is not $p"
   [ -z "$(ls -A "$SCRATCH")" ] || die "$name, $p ranks: scratch files left: $(ls -A "$SCRATCH")"
   same_output "$mem" "$out"
 }
@@ -46,7 +74,8 @@ case_keys() {
   for p in 1 2 3 4; do
     spilled "$p" "keys$p" "$WORK/in.h5" -d /keys --backend cpu
     check "$WORK/in.h5" -d /keys "$WORK/out/keys$p.h5" -o /keys
-    [ "$(json "$WORK/r.json" runs_per_rank)" -ge 2 ] || die "$p ranks: the spilled sort made one run"
+    [ "$(json "$WORK/r.json" runs_per_rank)" -ge 2 ] ||
+      die "$p ranks: the spilled sort made one run"
     spilled "$p" "f8$p" "$WORK/in.h5" -d /f8 --backend cpu --descending --index-out /idx
     rcheck "$WORK/in.h5" "$WORK/out/f8$p.h5" -d /f8 --descending --index /idx
   done
@@ -59,9 +88,10 @@ case_features() {
   gen 2 "$WORK/table.h5" -d /t --count $((N / 2)) --type i8 --dist zipf --table --seed 7
   spilled 1 gzip "$WORK/in.h5" -d /keys --backend cpu --compress gzip=1
   for p in 2 3; do
-    spilled "$p" "carry$p" "$WORK/in.h5" -d /keys --backend cpu --carry /vals,/few --index-out /i
+    spilled "$p" "carry$p" "$WORK/in.h5" -d /keys --backend cpu --carry /vals,/few \
+      --index-out /i
     rcheck "$WORK/in.h5" "$WORK/out/carry$p.h5" -d /keys --carry /vals --carry /few --index /i
-    spilled "$p" "table$p" "$WORK/table.h5" -d /t --key-field key --backend cpu
+    HOLD=carry-moved spilled "$p" "table$p" "$WORK/table.h5" -d /t --key-field key --backend cpu
     rcheck "$WORK/table.h5" "$WORK/out/table$p.h5" -d /t --key-field key --row-id-field row
     spilled "$p" "two$p" "$WORK/in.h5" -d /few -d /f8 --backend cpu --index-out /idx
     spilled "$p" "top$p" "$WORK/in.h5" -d /keys --backend cpu --top 1000003
@@ -72,7 +102,7 @@ case_features() {
 }
 
 # --plan of a spilling run: it fits, says so, and its report gives every rank's scratch files
-# (its buffers: the slice and the merge's other side, and room for rounding each of the 11 it
+# (its buffers: the slice and the merge's other side, and room for rounding each of the 13 it
 # may map to whole huge pages) and the runs the run makes.
 case_plan() {
   local scratch runs
@@ -83,8 +113,8 @@ case_plan() {
   grep -q "^spill: 1 of 1 rank spill" "$WORK/plan.txt" || die "--plan does not say it spills"
   grep -q '"spills": true' "$WORK/plan.json" || die "--plan's report does not say it spills"
   scratch=$(json "$WORK/plan.json" scratch_bytes)
-  [ "$scratch" = $((4 * N + 4 * N + 11 * 2 * MIB)) ] ||
-    die "--plan: $scratch bytes of scratch, expected the slice, the spare and 11 pages' rounding"
+  [ "$scratch" = $((4 * N + 4 * N + 13 * 2 * MIB)) ] ||
+    die "--plan: $scratch bytes of scratch, expected the slice, the spare and 13 pages' rounding"
   runs=$(json "$WORK/plan.json" runs)
   [ -z "$(ls -A "$WORK/out")" ] && [ -z "$(ls -A "$SCRATCH")" ] || die "--plan wrote files"
   sort_ok 1 "$WORK/in.h5" "$WORK/out/o.h5" -d /keys --backend cpu --host-memory $ROOM \
@@ -115,7 +145,8 @@ case_refused() {
 case_cgroup() {
   [ "${H5G_SANITIZE:-OFF}" != ON ] || { echo "SKIP: under the sanitizers"; exit 77; }
   local limit=$((300 * MIB)) cg=""
-  if [ -w /sys/fs/cgroup/memory ] && mkdir "/sys/fs/cgroup/memory/h5gsort-spill.$$" 2>/dev/null; then
+  if [ -w /sys/fs/cgroup/memory ] &&
+    mkdir "/sys/fs/cgroup/memory/h5gsort-spill.$$" 2>/dev/null; then
     cg=/sys/fs/cgroup/memory/h5gsort-spill.$$
     echo $limit >"$cg/memory.limit_in_bytes" || cg=""
   elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&

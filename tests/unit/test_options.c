@@ -299,7 +299,7 @@ static void check_help_version(void) {
       "--key-field", "--stable", "--check", "--against", "--against-dataset", "-q, --quiet",
       "--layout keep|contiguous|chunked", "--chunk ROWS", "--compress keep|none|gzip[=L]",
       "--whole-file", "--order asc|desc", "--na-position first|last", "--key-column J", "--top K",
-      "--unique", "--counts PATH",
+      "--unique", "--counts PATH", "--scratch DIR", "--no-spill",
       "-v, --verbose", "--progress", "-h, --help", "--version", "Exit codes"};
   for (size_t i = 0; i < sizeof named / sizeof *named; i++)
     EXPECT(strstr(text, named[i]) != NULL, "the usage text does not name %s", named[i]);
@@ -467,6 +467,16 @@ static void check_paths(void) {
   EXPECT_USAGE("--index-out needs", "in", "out", "-d", "/k", "--index-out", "/.");
 }
 
+/* --scratch and --no-spill (issue 54): off by default; the directory as given. */
+static void check_spill(void) {
+  EXPECT_PARSES("default", "in", "out", "-d", "/k");
+  EXPECT(!opt.scratch && !opt.no_spill, "a scratch directory or --no-spill by default");
+  EXPECT_PARSES("--scratch", "in", "out", "-d", "/k", "--scratch", "/tmp/s", "--no-spill");
+  EXPECT(same(opt.scratch, "/tmp/s") && opt.no_spill, "--scratch %s, --no-spill %d",
+         opt.scratch ? opt.scratch : "(none)", opt.no_spill);
+  EXPECT_USAGE("needs a value", "in", "out", "-d", "/k", "--scratch");
+}
+
 static void check_io_threads(void) {
   EXPECT_PARSES("--io-threads", "in", "out", "-d", "/k", "--io-threads", "7");
   EXPECT(opt.io_threads == 7, "io threads %d", opt.io_threads);
@@ -539,6 +549,7 @@ int main(void) {
   check_storage();
   check_paths();
   check_io_threads();
+  check_spill();
   check_forms();
   check_words();
   check_records();
