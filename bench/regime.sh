@@ -99,7 +99,8 @@ run_sort() { # BINARY LAUNCH FILE OPTIONS
 echo "# bench/regime.sh on $( (nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo "no GPU") | head -1), $cores cores, $(date -u '+%Y-%m-%d %H:%M UTC'), 2^$log2 rows"
 echo
 echo "Whole processes, seconds: median of $repeats after a warm-up${BASE:+; base \`$BASE\` $base_repeats run(s) alternated}${EXTRA:+; every sort with \`$EXTRA\`}."
-echo "Fastest raw copy: of the whole input file. Particle file $(du -h "$particles" | cut -f1), table $(du -h "$table" | cut -f1)."
+size_of() { [ -e "$1" ] && du -h "$1" | cut -f1 || echo "not made"; }
+echo "Fastest raw copy: of the whole input file. Particle file $(size_of "$particles"), table $(size_of "$table")."
 echo
 echo "| job | input | raw copy | h5gsort | x raw |${BASE:+ base | base / h5gsort |} runs | phases (\`--report\`, one more run, s) |"
 echo "|---|---:|---:|---:|---:|${BASE:+---:|---:|}---|---|"

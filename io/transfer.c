@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "io/h5check.h"
 #include "mpi/agree.h"
+#include "mpi/reduce_u64.h"
 #include <sys/types.h>
 
 #include "io/chunked.h"
@@ -346,7 +347,7 @@ static int transfer(h5g_dset *d, uint64_t row, uint64_t rows, void *buf, int wri
   if (rt.chunk_rows && piece / rt.chunk_rows > slabs) piece = slabs * rt.chunk_rows;
   if (piece == 0) piece = 1;
   uint64_t my_pieces = (rows + piece - 1) / piece, pieces = 0;
-  CHECK_MPI(MPI_Allreduce(&my_pieces, &pieces, 1, MPI_UINT64_T, MPI_MAX, comm));
+  CHECK(h5g_allreduce_u64(comm, &my_pieces, &pieces, 1, H5G_REDUCE_MAX));
   file_space = H5Dget_space(d->id);
   CHECK(h5g_agree(comm, piece_status(file_space < 0, H5G_OK, writing, "", d->where)));
   for (uint64_t i = 0; i < pieces; i++) {

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
+#include "mpi/reduce_u64.h"
 #include "mpi/topology.h"
 #include "src/plan.h"
 #include "src/top.h"
@@ -123,7 +124,7 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
   int rc = H5G_OK;
   uint64_t cap = r->be->capacity(r->be, plan->ks.width, plan->records);
   uint64_t mine = runs_of(plan->n, cap), runs = 0;
-  CHECK_MPI(MPI_Allreduce(&mine, &runs, 1, MPI_UINT64_T, MPI_MAX, r->comm));
+  CHECK(h5g_allreduce_u64(r->comm, &mine, &runs, 1, H5G_REDUCE_MAX));
   plan->nruns = (size_t)runs;
   /* the GPU receives into a run of the rank's own length */
   int top_fits = h5g_top_rows(r->opt, v, r->size, r->rank) <= plan->n, every_top_fits = 0;

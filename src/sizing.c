@@ -15,6 +15,7 @@
 #include "base/scratch_memory.h"
 #include "io/h5io.h"
 #include "mpi/agree.h"
+#include "mpi/reduce_u64.h"
 #include "mpi/gather_rows.h"
 #include "src/sizing.h"
 
@@ -301,7 +302,7 @@ static int check_fit(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pla
   }
   /* the same line on every rank: the neediest rank, the tightest node, whether any spilled */
   uint64_t most[3] = {need_total(&need), UINT64_MAX - share, (uint64_t)plan->spills}, worst[3];
-  CHECK_MPI(MPI_Allreduce(most, worst, 3, MPI_UINT64_T, MPI_MAX, r->comm));
+  CHECK(h5g_allreduce_u64(r->comm, most, worst, 3, H5G_REDUCE_MAX));
   uint64_t tightest = UINT64_MAX - worst[1];
   char fit[160];
   /* what fits in memory, with the backend's budget as it was before a spill cut it */

@@ -5,6 +5,7 @@
 
 #include "base/parallel.h"
 #include "mpi/agree.h"
+#include "mpi/reduce_u64.h"
 #include "base/error.h"
 
 int h5g_checksum_share(MPI_Comm comm, const void *keys, uint64_t n, unsigned width,
@@ -157,7 +158,7 @@ int h5g_verify_end(MPI_Comm comm, const h5g_verify_state *s, h5g_verify_result *
   CHECK_MPI(MPI_Allgather(mine, (int)edge_words, MPI_UINT64_T, edges, (int)edge_words, MPI_UINT64_T,
                           comm));
   CHECK_MPI(MPI_Allreduce(local, global, 3, MPI_UINT64_T, MPI_SUM, comm));
-  CHECK_MPI(MPI_Allreduce(&s->first_bad, &res->first_bad, 1, MPI_UINT64_T, MPI_MIN, comm));
+  CHECK(h5g_allreduce_u64(comm, &s->first_bad, &res->first_bad, 1, H5G_REDUCE_MIN));
   const uint64_t *prev = NULL;
   for (int r = 0; r < size; r++) {
     const uint64_t *e = edges + edge_words * (size_t)r;

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "mpi/agree.h"
+#include "mpi/reduce_u64.h"
 #include "src/verify_output.h"
 #include "src/verify.h"
 
@@ -65,7 +66,7 @@ done:
 static int agree_pieces(MPI_Comm comm, uint64_t rows, uint64_t piece, uint64_t *pieces) {
   int rc = H5G_OK;
   uint64_t mine = (rows + piece - 1) / piece;
-  CHECK_MPI(MPI_Allreduce(&mine, pieces, 1, MPI_UINT64_T, MPI_MAX, comm));
+  CHECK(h5g_allreduce_u64(comm, &mine, pieces, 1, H5G_REDUCE_MAX));
 done:
   return rc;
 }

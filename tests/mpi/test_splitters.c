@@ -5,12 +5,15 @@
  * gathers every (destination, key) pair and checks, against a qsort of all keys, that destination
  * d gets exactly the keys of global ranks [d*N/P, (d+1)*N/P) as a multiset.
  * Exchange: each pair sends a pattern that names sender, receiver and index, with message
- * limits of 1, 3 and the default, and the receiver checks every element. */
+ * limits of 1, 3 and the default, and the receiver checks every element.
+ * Unsigned reductions (mpi/reduce_u64.h): values past 2^63 beside small ones, whose minimum and
+ * maximum MPICH 4.0.2's MPI_MIN and MPI_MAX get wrong. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpi/exchange.h"
+#include "mpi/reduce_u64.h"
 #include "mpi/splitters.h"
 #include "mpi/topology.h"
 #include "base/error.h"
@@ -178,6 +181,24 @@ static void check_local_cuts(int dist, uint64_t n, unsigned width, size_t nruns,
   free(keys);
 }
 
+/* Every rank but the last holds UINT64_MAX - rank and 2^63 + rank, the last rank (the only one
+ * at one rank) 5 and 7: the minima are 5 and 7 unless there are several ranks, when the second is
+ * 7; the maxima UINT64_MAX and 2^63 + P - 2 (one rank: 5 and 7). */
+static void check_reduce_u64(void) {
+  const uint64_t top = (uint64_t)1 << 63;
+  int last = rank == size - 1;
+  uint64_t mine[2] = {last ? 5 : UINT64_MAX - (uint64_t)rank, last ? 7 : top + (uint64_t)rank};
+  uint64_t least[2] = {0, 0}, most[2] = {0, 0};
+  EXPECT(h5g_allreduce_u64(MPI_COMM_WORLD, mine, least, 2, H5G_REDUCE_MIN) == H5G_OK, "min");
+  EXPECT(h5g_allreduce_u64(MPI_COMM_WORLD, mine, most, 2, H5G_REDUCE_MAX) == H5G_OK, "max");
+  EXPECT(least[0] == 5 && least[1] == 7, "minimum %llu %llu, expected 5 7",
+         (unsigned long long)least[0], (unsigned long long)least[1]);
+  uint64_t max0 = size == 1 ? 5 : UINT64_MAX, max1 = size == 1 ? 7 : top + (uint64_t)(size - 2);
+  EXPECT(most[0] == max0 && most[1] == max1, "maximum %llu %llu, expected %llu %llu",
+         (unsigned long long)most[0], (unsigned long long)most[1], (unsigned long long)max0,
+         (unsigned long long)max1);
+}
+
 /* Element i from s to d encodes (s, d, i) so every misplaced element is caught. */
 static uint64_t pattern(int s, int d, uint64_t i) { return ((uint64_t)s << 56) | ((uint64_t)d << 48) | i; }
 static uint64_t pair_count(int s, int d, uint64_t scale) { return ((uint64_t)(s * 3 + d * 5) % 4) * scale + (uint64_t)(s == d); }
@@ -233,6 +254,7 @@ int main(int argc, char **argv) {
   check_exchange(1000, "3");
   check_exchange(7, "1");
   check_exchange(0, "1");
+  check_reduce_u64();
   int rc = test_summary_mpi(MPI_COMM_WORLD, "test_splitters");
   MPI_Finalize();
   return rc;
