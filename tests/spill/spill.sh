@@ -81,11 +81,13 @@ case_keys() {
   done
 }
 
-# What a run in memory does, spilled: carried datasets, a table by a field, two keys, --top,
-# --unique with counts, --verify, at 2 and 3 ranks; a filtered output at 1 rank (with several,
-# each keeps its share's encoded chunks in memory for rank 0 to store: io/gathered.h).
+# What a run in memory does, spilled: carried datasets, a table by a field, 2-D rows by a
+# column, two keys, --stable, --top, --unique with counts, --verify, at 2 and 3 ranks; a
+# filtered output at 1 rank (with several, each keeps its share's encoded chunks in memory for
+# rank 0 to store: io/gathered.h).
 case_features() {
   gen 2 "$WORK/table.h5" -d /t --count $((N / 2)) --type i8 --dist zipf --table --seed 7
+  gen 2 "$WORK/rows.h5" -d /r --count $((N / 3)) --type f4 --dist special --row-shape 3 --seed 8
   spilled 1 gzip "$WORK/in.h5" -d /keys --backend cpu --compress gzip=1
   for p in 2 3; do
     spilled "$p" "carry$p" "$WORK/in.h5" -d /keys --backend cpu --carry /vals,/few \
@@ -93,7 +95,9 @@ case_features() {
     rcheck "$WORK/in.h5" "$WORK/out/carry$p.h5" -d /keys --carry /vals --carry /few --index /i
     HOLD=carry-moved spilled "$p" "table$p" "$WORK/table.h5" -d /t --key-field key --backend cpu
     rcheck "$WORK/table.h5" "$WORK/out/table$p.h5" -d /t --key-field key --row-id-field row
+    HOLD=carry-moved spilled "$p" "rows$p" "$WORK/rows.h5" -d /r --key-column 1 --backend cpu
     spilled "$p" "two$p" "$WORK/in.h5" -d /few -d /f8 --backend cpu --index-out /idx
+    spilled "$p" "stable$p" "$WORK/in.h5" -d /few --stable --backend cpu
     spilled "$p" "top$p" "$WORK/in.h5" -d /keys --backend cpu --top 1000003
     spilled "$p" "unique$p" "$WORK/in.h5" -d /few --backend cpu --unique --counts /n
     # --verify reads the output back in pieces of 32 MiB, held in memory (src/verify_output.h)
