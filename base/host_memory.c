@@ -94,25 +94,29 @@ static size_t whole_huge_pages(size_t bytes) {
 static int huge_page_alloc(size_t bytes, size_t align, void **p) {
   int rc = H5G_OK;
   size_t rounded = whole_huge_pages(bytes), span = rounded + align;
-  char *base = MAP_FAILED;
+  char *base = MAP_FAILED, *start = NULL;
   *p = NULL;
   if (bytes == 0) goto done;
   if (rounded < bytes || span < rounded) H5G_FAIL(H5G_ERR_RUNTIME, "out of memory: %zu bytes", bytes);
-  if (h5g_scratch_dir()) {
-    CHECK(h5g_scratch_map(rounded, align, p));
-    goto done;
-  }
-  base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  /* the aligned range held (no memory behind it), the room around it given back, and the
+   * buffer mapped over it: anonymous memory, or a scratch file when the run spills */
+  base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) H5G_FAIL(H5G_ERR_RUNTIME, "out of memory: %zu bytes", bytes);
-  {
-    char *start = (char *)(((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1));
-    size_t tail = (size_t)(base + span - (start + rounded));
-    if (start > base) munmap(base, (size_t)(start - base));
-    if (tail) munmap(start + rounded, tail);
+  start = (char *)(((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1));
+  if (start > base) munmap(base, (size_t)(start - base));
+  size_t tail = (size_t)(base + span - (start + rounded));
+  if (tail) munmap(start + rounded, tail);
+  if (h5g_scratch_dir()) {
+    CHECK(h5g_scratch_map(rounded, start, p));
+  } else {
+    if (mmap(start, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+             0) == MAP_FAILED)
+      H5G_FAIL(H5G_ERR_RUNTIME, "out of memory: %zu bytes", bytes);
     (void)madvise(start, rounded, MADV_HUGEPAGE); /* advice only: 4 KiB pages work too */
     *p = start;
   }
 done:
+  if (rc != H5G_OK && start) munmap(start, rounded);
   return rc;
 }
 
@@ -147,7 +151,7 @@ void *h5g_bulk_alloc(size_t bytes) {
   } else {
     size_t mapped = (total + PAGE - 1) / PAGE * PAGE;
     void *p = NULL;
-    if (h5g_scratch_map(mapped, PAGE, &p) == H5G_OK) {
+    if (h5g_scratch_map(mapped, NULL, &p) == H5G_OK) {
       h = p;
       h->mapped = mapped;
     }

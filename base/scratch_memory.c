@@ -50,10 +50,9 @@ done:
   return rc;
 }
 
-int h5g_scratch_map(size_t bytes, size_t align, void **p) {
+int h5g_scratch_map(size_t bytes, void *at, void **p) {
   int rc = H5G_OK, fd = -1;
-  char *base = MAP_FAILED, *start;
-  size_t span = bytes + align; /* room to align, given back once the file is mapped */
+  void *mapped;
   *p = NULL;
   if (bytes == 0) goto done;
   if (!scratch_set) H5G_FAIL(H5G_ERR_RUNTIME, "internal error: no scratch directory in use");
@@ -67,19 +66,12 @@ int h5g_scratch_map(size_t bytes, size_t align, void **p) {
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot size a scratch file in %s: %s", scratch_dir,
                strerror(errno));
   }
-  if (span < bytes) H5G_FAIL(H5G_ERR_RUNTIME, "out of address space: %zu bytes", bytes);
-  base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (base == MAP_FAILED) H5G_FAIL(H5G_ERR_RUNTIME, "out of address space: %zu bytes", bytes);
-  start = (char *)(((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1));
-  if (mmap(start, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+  mapped = mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (at ? MAP_FIXED : 0), fd, 0);
+  if (mapped == MAP_FAILED)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot map a scratch file of %zu bytes in %s: %s", bytes,
              scratch_dir, strerror(errno));
-  if (start > base) munmap(base, (size_t)(start - base));
-  if (base + span > start + bytes) munmap(start + bytes, (size_t)(base + span - (start + bytes)));
-  base = MAP_FAILED;
-  *p = start;
+  *p = mapped;
 done:
-  if (base != MAP_FAILED) munmap(base, span);
   if (fd >= 0) close(fd); /* the mapping keeps the file */
   return rc;
 }

@@ -21,9 +21,10 @@ extern "C" {
 int h5g_scratch_use(const char *dir);
 /* The directory the buffers come from, or NULL. */
 const char *h5g_scratch_dir(void);
-/* *p = `bytes` (a multiple of the page size) mapped from a new file in the directory in use, at
- * an address aligned to `align` (a power of two); released by munmap. An h5g status. */
-int h5g_scratch_map(size_t bytes, size_t align, void **p);
+/* *p = `bytes` (a multiple of the page size) mapped from a new file in the directory in use: at
+ * `at` (a range the caller holds, which the mapping replaces), or where the kernel puts it
+ * (NULL); released by munmap. An h5g status. */
+int h5g_scratch_map(size_t bytes, void *at, void **p);
 /* The bytes an unprivileged writer may still write in `dir` (statvfs). An h5g status. */
 int h5g_scratch_free_bytes(const char *dir, uint64_t *free_bytes);
 /* Whether `dir` is on a file system kept in memory (tmpfs, ramfs: /dev/shm, often /tmp), where

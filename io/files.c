@@ -22,7 +22,7 @@
 #include "io/h5io_pkg.h"
 
 /* dirname() may modify its argument: work on a copy. */
-static void directory_of(const char *path, char *dir, size_t len) {
+void h5g_files_directory_of(const char *path, char *dir, size_t len) {
   char copy[PATH_MAX];
   snprintf(copy, sizeof copy, "%s", path);
   snprintf(dir, len, "%s", dirname(copy));
@@ -67,7 +67,7 @@ static int check_directory_of(const char *path, const char *what) {
   if (strlen(path) >= PATH_MAX - 64)
     H5G_FAIL(H5G_ERR_USAGE, "%s path too long: %zu bytes, the limit is %d (%s)", what,
              strlen(path), PATH_MAX - 65, path);
-  directory_of(path, dir, sizeof dir);
+  h5g_files_directory_of(path, dir, sizeof dir);
   if (stat(dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode))
     H5G_FAIL(H5G_ERR_USAGE, "%s directory does not exist or is not a directory (%s)", what, dir);
   if (access(dir, W_OK | X_OK) != 0)
@@ -144,7 +144,7 @@ enum { TEMP_SUFFIX_ROOM = 10 + 4 + 24 };
 static void temp_prefix(const char *output, char *prefix, size_t len) {
   char copy[PATH_MAX], dir[PATH_MAX], host[256] = "localhost";
   snprintf(copy, sizeof copy, "%s", output);
-  directory_of(output, dir, sizeof dir);
+  h5g_files_directory_of(output, dir, sizeof dir);
   gethostname(host, sizeof host - 1);
   host[64] = '\0'; /* HOST_NAME_MAX on Linux */
   long name_max = pathconf(dir, _PC_NAME_MAX);
@@ -161,7 +161,7 @@ static void temp_prefix(const char *output, char *prefix, size_t len) {
 int h5g_files_temp_name(const char *output, char *name, size_t len) {
   int rc = H5G_OK;
   char dir[PATH_MAX], prefix[PATH_MAX];
-  directory_of(output, dir, sizeof dir);
+  h5g_files_directory_of(output, dir, sizeof dir);
   temp_prefix(output, prefix, sizeof prefix);
   int used = snprintf(name, len, "%s/%s%ld.tmp", dir, prefix, (long)getpid());
   if (used < 0 || (size_t)used >= len)
@@ -250,7 +250,7 @@ static int run_alive(const char *dir, const char *prefix, long pid) {
 int h5g_files_remove_stale(const char *output, const char *input) {
   char dir[PATH_MAX], prefix[PATH_MAX];
   int removed = 0;
-  directory_of(output, dir, sizeof dir);
+  h5g_files_directory_of(output, dir, sizeof dir);
   temp_prefix(output, prefix, sizeof prefix);
   size_t plen = strlen(prefix);
   DIR *d = opendir(dir);
@@ -302,7 +302,7 @@ int h5g_files_check_space(const char *output, unsigned long long bytes) {
   char dir[PATH_MAX];
   struct rlimit limit;
   struct statvfs fs;
-  directory_of(output, dir, sizeof dir);
+  h5g_files_directory_of(output, dir, sizeof dir);
   if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
       bytes > (unsigned long long)limit.rlim_cur)
     H5G_FAIL(H5G_ERR_RUNTIME,
@@ -374,7 +374,7 @@ int h5g_files_commit(const char *tmp, const char *output, int durable, int repla
     /* the rename durable too. Not without `durable`: on ext4 this fsync waits on the journal
      * while the output is being written back
      * (bench/RESULTS.md, "Open MPI's session directory in memory") */
-    directory_of(output, dir, sizeof dir);
+    h5g_files_directory_of(output, dir, sizeof dir);
     fd = open(dir, O_RDONLY);
     if (fd >= 0) fsync(fd); /* a failure loses nothing already renamed */
   }
@@ -386,7 +386,7 @@ done:
 unsigned long long h5g_files_free_bytes(const char *output) {
   char dir[PATH_MAX];
   struct statvfs fs;
-  directory_of(output, dir, sizeof dir);
+  h5g_files_directory_of(output, dir, sizeof dir);
   return statvfs(dir, &fs) == 0 ? (unsigned long long)fs.f_bavail * fs.f_frsize : 0;
 }
 
@@ -397,7 +397,7 @@ const char *h5g_io_write_reason_internal(const char *path, int error) {
   struct statvfs fs;
   struct stat now;
   if (error != ENOSPC && error != EDQUOT && error != EFBIG && error != EIO && error != EROFS) {
-    directory_of(path, dir, sizeof dir);
+    h5g_files_directory_of(path, dir, sizeof dir);
     error = statvfs(dir, &fs) == 0 && fs.f_bavail == 0 ? ENOSPC
             : getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
                     stat(path, &now) == 0 && (unsigned long long)now.st_size >= limit.rlim_cur
@@ -416,7 +416,7 @@ int h5g_files_check_growth(const char *path, unsigned long long bytes) {
   struct statvfs fs;
   struct stat now;
   unsigned long long size = stat(path, &now) == 0 ? (unsigned long long)now.st_size : 0;
-  directory_of(path, dir, sizeof dir);
+  h5g_files_directory_of(path, dir, sizeof dir);
   if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
       size + bytes > (unsigned long long)limit.rlim_cur)
     H5G_FAIL(H5G_ERR_RUNTIME, "the output would grow past the file size limit of %llu bytes "

@@ -251,6 +251,8 @@ int h5g_io_inspect_sources(const char *file, const char *dataset, const char *co
 /* Fails (runtime error, naming a full disk or the file-size limit) when `path` cannot grow by
  * `bytes` more: checked as a filtered output is written, whose size is known only then. */
 int h5g_files_check_growth(const char *path, unsigned long long bytes);
+/* The directory `path` is in ("." for a bare name), as dirname(3) says, in dir[len]. */
+void h5g_files_directory_of(const char *path, char *dir, size_t len);
 /* Bytes free (for an unprivileged writer) on the file system OUTPUT is written to; 0 if unknown. */
 unsigned long long h5g_files_free_bytes(const char *output);
 /* Reserves disk blocks for the first `bytes` of `path` without changing its size, so the writes

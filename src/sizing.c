@@ -209,13 +209,8 @@ static void scratch_dir_for(const h5g_run *r, const h5g_plan *plan, uint64_t byt
     snprintf(dir, len, "%s", tmp);
   } else {
     h5g_error_clear(); /* a $TMPDIR that cannot be used is passed over */
-    const char *slash = strrchr(r->opt->output, '/');
     char beside[4096];
-    if (!slash)
-      snprintf(beside, sizeof beside, ".");
-    else
-      snprintf(beside, sizeof beside, "%.*s",
-               slash == r->opt->output ? 1 : (int)(slash - r->opt->output), r->opt->output);
+    h5g_files_directory_of(r->opt->output, beside, sizeof beside);
     char *absolute = realpath(beside, NULL); /* the plan and the note name it whole */
     snprintf(dir, len, "%s", absolute ? absolute : beside);
     free(absolute);
