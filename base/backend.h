@@ -91,7 +91,8 @@ struct h5g_backend {
    * wait_loaded: blocks until the first `count` keys of the run being loaded are on the device
    *   (what they were copied from may then be written again); one run's loads at a time.
    * copy_out: starts copying keys [first, first + count) of the run sorted (or merged) without a
-   *   copy back into `dst` (pinned); the pieces in order of `first`. */
+   *   copy back into `dst` (pinned), and their values into `dst_values` unless NULL (pinned; a
+   *   run with values); the pieces in order of `first`. */
   int (*load)(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,
               unsigned width, int with_values);
   int (*sort_loaded)(h5g_backend *be, void *keys, uint64_t *values, uint64_t first_index,
@@ -101,7 +102,7 @@ struct h5g_backend {
                         const h5g_keyspec *ks, const uint64_t *run_offsets, size_t nruns);
   int (*wait_copied)(h5g_backend *be, size_t count);
   int (*wait_loaded)(h5g_backend *be, size_t count);
-  int (*copy_out)(h5g_backend *be, void *dst, size_t first, size_t count);
+  int (*copy_out)(h5g_backend *be, void *dst, uint64_t *dst_values, size_t first, size_t count);
   void (*destroy)(h5g_backend *be);
 };
 

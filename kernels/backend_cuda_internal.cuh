@@ -62,6 +62,7 @@ struct CudaBackend {
   unsigned run_width;
   bool run_values;        /* the run has a value per key (run.vals, run.alt_vals) */
   const void *run_result; /* where the last sort or merge of the run left it (copy_out) */
+  const uint64_t *run_result_values; /* and its values (NULL: none) */
   size_t copy_backs;      /* copies back started so far */
   size_t copy_back_total; /* keys (and values) the last one moves in all */
   StreamOp *ops;          /* timed stream work not yet waited for, in stream order */
@@ -117,7 +118,7 @@ int cuda_merge_received(h5g_backend *be, void *keys, uint64_t *values, size_t n,
                         const h5g_keyspec *ks, const uint64_t *run_offsets, size_t nruns);
 int cuda_wait_copied(h5g_backend *be, size_t count);
 int cuda_wait_loaded(h5g_backend *be, size_t count);
-int cuda_copy_out(h5g_backend *be, void *dst, size_t first, size_t count);
+int cuda_copy_out(h5g_backend *be, void *dst, uint64_t *dst_values, size_t first, size_t count);
 
 } // namespace detail
 } // namespace h5g

@@ -53,14 +53,19 @@ int cuda_wait_loaded(h5g_backend *be, size_t count) {
   return count ? wait_through(be, OP_H2D, count) : H5G_OK;
 }
 
-int cuda_copy_out(h5g_backend *be, void *dst, size_t first, size_t count) {
+int cuda_copy_out(h5g_backend *be, void *dst, uint64_t *dst_values, size_t first, size_t count) {
   int rc = H5G_OK;
   CudaBackend *cb = impl_of(be);
-  if (first + count > cb->copy_back_total)
-    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: copy out of keys [%zu, %zu) of a run of %zu",
-             first, first + count, cb->copy_back_total);
+  if (first + count > cb->copy_back_total || (dst_values && !cb->run_result_values))
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: copy out of keys [%zu, %zu)%s of a run of %zu%s",
+             first, first + count, dst_values ? " with values" : "", cb->copy_back_total,
+             cb->run_result_values ? "" : " without values");
+  /* with values the piece is back once they are (copy_back's rule) */
   CHECK(copy_async(cb, dst, (const char *)cb->run_result + first * cb->run_width,
-                   count * cb->run_width, OP_D2H, first + count));
+                   count * cb->run_width, OP_D2H, dst_values ? first : first + count));
+  if (dst_values)
+    CHECK(copy_async(cb, dst_values, cb->run_result_values + first, count * VALUE_BYTES, OP_D2H,
+                     first + count));
 done:
   return rc;
 }
@@ -108,6 +113,7 @@ int run_step(h5g_backend *be, void *keys, uint64_t *values, size_t n, const h5g_
   size_t op = 0;
   cb->copy_back_total = 0;
   cb->run_result = step.in;
+  cb->run_result_values = step.in_vals;
   if (n == 0) goto done;
   CHECK(check_run(cb, n, ks->width, values, step.nruns, step.run_offsets != NULL));
   CHECK(op_begin(cb, OP_KERNELS, &op, cb->stream));

@@ -5,8 +5,10 @@
 #include "base/error.h"
 #include "src/local_sort.h"
 
+/* Streamed, they come back with the keys, slot by slot (src/write.c). */
 static int values_come_back(const h5g_run *r, const h5g_plan *plan) {
-  return plan->records && (plan->path != H5G_PATH_DEVICE_RESIDENT || r->size == 1);
+  return plan->records && !plan->streamed &&
+         (plan->path != H5G_PATH_DEVICE_RESIDENT || r->size == 1);
 }
 
 /* The keys buffer's elements the runs ending by `upto` use: streamed, the ring's (whole). */

@@ -143,11 +143,15 @@ int h5g_plan_runs(const h5g_run *r, const h5g_verdict *v, h5g_plan *plan) {
    * again with the next one (the gzip output of a streamed run differed from the slice's); nor
    * from them, the input's storage kept (else a chunk a slot ends inside is decoded twice). Only
    * with writes into a mapping: the other policies' writes end in fdatasync, once a slot. */
+  /* the values only an unfiltered --index-out takes come back slot by slot with the keys */
+  int index_only = o->index_out && !o->ncarry && !o->key_field && !o->nkey_columns &&
+                   !v->index_filtered;
   plan->streamed = plan->sort_is_output && r->be->copy_out && r->be->wait_loaded &&
-                   !plan->records && !v->composed && plan->io_policy == H5G_IO_ONE_NODE &&
+                   (!plan->records || index_only) && !v->composed &&
+                   plan->io_policy == H5G_IO_ONE_NODE &&
                    !v->keys_filtered && o->storage.layout == H5G_LAYOUT_KEEP &&
                    o->storage.compress == H5G_COMPRESS_KEEP &&
-                   !o->unique && o->top < 0 && !o->counts && !o->index_out &&
+                   !o->unique && o->top < 0 && !o->counts &&
                    plan->n > h5g_ring_elems(plan);
 done:
   return rc;

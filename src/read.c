@@ -115,7 +115,7 @@ static int read_streamed(read_state *s, uint64_t len) {
     CHECK(h5g_io_read_each(r->keys_in[0], plan->offset + first, count, dst, NULL, NULL));
     if (r->opt->verify) r->metrics.checksum_in += h5g_keys_checksum(dst, count, w);
     h5g_progress_bytes(&r->progress, (first + count) * w, plan->n * w);
-    CHECK(r->be->load(r->be, dst, first, count, len, w, 0));
+    CHECK(r->be->load(r->be, dst, first, count, len, w, plan->records));
     s->loaded = first + count;
   }
 done:

@@ -104,9 +104,9 @@ done:
   return rc;
 }
 
-/* Where the keys written are: in host memory, coming back from the GPU into it, or on the GPU
- * (plan.streamed: brought back slot by slot into the ring of pinned slots). */
-typedef enum { KEYS_ON_HOST, KEYS_COMING_BACK, KEYS_ON_DEVICE } keys_source;
+/* Where the keys written are: in host memory, or coming back from the GPU into it (plan.streamed:
+ * write_streamed). */
+typedef enum { KEYS_ON_HOST, KEYS_COMING_BACK } keys_source;
 
 typedef struct {
   h5g_run *r;
@@ -118,32 +118,43 @@ typedef struct {
   int file_form;   /* the output takes its keys in the file's form (h5g_io_file_form) */
 } keys_writer;
 
-/* Starts bringing back the slot's worth of keys from `first` on into its slot (none past n). */
-static int copy_out_slot(h5g_run *r, const h5g_plan *plan, char *ring, uint64_t first,
-                         uint64_t n) {
+/* Starts bringing back the slot's worth of keys from `first` on into its slot (none past n), and
+ * with `values` (a ring of as many slots) their values. */
+static int copy_out_slot(h5g_run *r, const h5g_plan *plan, char *ring, uint64_t *values,
+                         uint64_t first, uint64_t n) {
   uint64_t count = h5g_slot_keys(plan, first, n);
-  return count ? r->be->copy_out(r->be, h5g_ring_slot(plan, ring, first), first, count) : H5G_OK;
+  uint64_t *slot_values = values ? values + first % h5g_ring_elems(plan) : NULL;
+  return count ? r->be->copy_out(r->be, h5g_ring_slot(plan, ring, first), slot_values, first,
+                                 count)
+               : H5G_OK;
 }
 
-/* plan.streamed: the sorted run comes back slot by slot into the ring, each slot written once it
- * is back and then refilled with the keys H5G_RING_SLOTS slots ahead. Writes are of the keys'
- * rows alone, so each slot is one call of its own (a mapping or an HDF5 write of its rows). */
+/* plan.streamed: the sorted run comes back slot by slot into the ring (with `index`, its source
+ * indices into the values' ring), each slot written once it is back and then refilled with the
+ * keys H5G_RING_SLOTS slots ahead. Each slot is one write of its own per dataset (a mapping or
+ * an HDF5 write of its rows). */
 static int write_streamed(h5g_run *r, const h5g_plan *plan, const h5g_extent *e, h5g_dset *out,
-                          char *ring) {
+                          const h5g_data *d, h5g_dset *index) {
   int rc = H5G_OK;
   uint64_t slot = plan->slot_elems, n = e->out_n;
   unsigned w = plan->ks.width;
+  char *ring = d->keys;
+  uint64_t *values = index ? d->values : NULL;
+  if (values) CHECK(h5g_buffers_wait_pinned(d->set, H5G_BUFFER_VALUES, h5g_ring_elems(plan)));
   for (uint64_t first = 0; first < h5g_ring_elems(plan); first += slot)
-    CHECK(copy_out_slot(r, plan, ring, first, n));
+    CHECK(copy_out_slot(r, plan, ring, values, first, n));
   for (uint64_t first = 0; first < n; first += slot) {
     uint64_t count = h5g_slot_keys(plan, first, n);
     char *keys = h5g_ring_slot(plan, ring, first);
     CHECK(r->be->wait_copied(r->be, first + count));
     if (h5g_io_file_form(out)) CHECK(h5g_io_convert_rows(out, keys, count, 1));
     CHECK(h5g_io_write_each(out, e->out_offset + first, count, keys, NULL, NULL));
+    if (index)
+      CHECK(h5g_io_write_each(index, e->out_offset + first, count,
+                              values + first % h5g_ring_elems(plan), NULL, NULL));
     h5g_progress_bytes(&r->progress, (first + count) * w, n * w);
     uint64_t ahead = first + h5g_ring_elems(plan);
-    CHECK(copy_out_slot(r, plan, ring, ahead, n));
+    CHECK(copy_out_slot(r, plan, ring, values, ahead, n));
   }
 done:
   return rc;
@@ -162,22 +173,31 @@ done:
   return rc;
 }
 
-/* Collective: n keys at `path` in OUTPUT, made like `like` (KEYS_ON_DEVICE: `keys` is the
- * ring, plan.streamed). */
-static int write_key_dataset(h5g_run *r, const h5g_plan *plan, const h5g_extent *e,
-                             const char *path, const h5g_dset *like, void *keys, unsigned width,
+/* Collective: n keys at `path` in OUTPUT, made like `like`. */
+static int write_key_dataset(h5g_run *r, const h5g_extent *e, const char *path,
+                             const h5g_dset *like, void *keys, unsigned width,
                              keys_source source) {
   int rc = H5G_OK;
   h5g_dset *out = NULL;
   CHECK(make_key_dataset(r, e, path, like, &out));
   h5g_fault_point(r, "write-data");
-  if (source == KEYS_ON_DEVICE) {
-    STEP(r, H5G_PHASE_WRITE, write_streamed(r, plan, e, out, keys));
-    goto done;
-  }
   keys_writer w = {r, e, out, keys, width, source == KEYS_COMING_BACK, h5g_io_file_form(out)};
   STEP(r, H5G_PHASE_WRITE, h5g_io_write_each(out, e->out_offset, e->out_n, keys,
                                              keys_piece, &w));
+done:
+  if (h5g_io_close(out) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
+  return rc;
+}
+
+/* Collective, plan.streamed: the keys, and into `index` their source indices, as they come back
+ * from the GPU. */
+static int write_streamed_keys(h5g_run *r, const h5g_plan *plan, const h5g_extent *e,
+                               const h5g_data *d, h5g_dset *index) {
+  int rc = H5G_OK;
+  h5g_dset *out = NULL;
+  CHECK(make_key_dataset(r, e, r->opt->output_dataset, r->keys_in[0], &out));
+  h5g_fault_point(r, "write-data");
+  STEP(r, H5G_PHASE_WRITE, write_streamed(r, plan, e, out, d, index));
 done:
   if (h5g_io_close(out) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   return rc;
@@ -200,7 +220,7 @@ static int write_composed_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan 
     h5g_keyspec ks = {layout->key[i].cls, layout->key[i].width, k.descending, k.na};
     h5g_compose_take(d->sorted, plan->ks.width, part, e->out_n, &ks, layout->shift[i],
                      plan->io_threads);
-    CHECK(write_key_dataset(r, plan, e, h5g_options_key_output(r->opt, i), r->keys_in[i], part,
+    CHECK(write_key_dataset(r, e, h5g_options_key_output(r->opt, i), r->keys_in[i], part,
                             ks.width, KEYS_ON_HOST));
   }
 done:
@@ -208,10 +228,11 @@ done:
   return rc;
 }
 
-/* Keys (unless whole records of a compound move), then the source index when asked for. On the
- * resident path the output is still coming back from the GPU: each piece is written once it is
- * here, and the values are all here before anything reads them. Steps of their own, so that the
- * collective closes at the end meet on every rank. */
+/* Keys (unless whole records of a compound move), then the source index when asked for
+ * (streamed: beside them, slot by slot). On the resident path the output is still coming back
+ * from the GPU: each piece is written once it is here, and the values are all here before
+ * anything reads them. Steps of their own, so that the collective closes at the end meet on
+ * every rank. */
 int h5g_write_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                    const h5g_extent *e, const h5g_data *d) {
   int rc = H5G_OK;
@@ -219,11 +240,17 @@ int h5g_write_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   h5g_dset *index = NULL, *counts = NULL;
   /* whole records of a table or rows of a 2-D dataset move as carried data (src/carry.c) */
   int keys_move = !r->opt->key_field && !r->opt->nkey_columns;
-  keys_source source = plan->streamed ? KEYS_ON_DEVICE
-                       : from_device  ? KEYS_COMING_BACK
-                                      : KEYS_ON_HOST;
-  if (keys_move && !v->composed)
-    CHECK(write_key_dataset(r, plan, e, r->opt->output_dataset, r->keys_in[0], d->sorted,
+  keys_source source = from_device ? KEYS_COMING_BACK : KEYS_ON_HOST;
+  if (r->opt->index_out) {
+    STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->index_out,
+                                                      e->out_total, r->keys_in[0],
+                                                      &r->opt->storage, &index));
+    h5g_io_allow_direct(index);
+  }
+  if (plan->streamed) /* the keys alone move, of one dataset (src/plan.c) */
+    CHECK(write_streamed_keys(r, plan, e, d, index));
+  else if (keys_move && !v->composed)
+    CHECK(write_key_dataset(r, e, r->opt->output_dataset, r->keys_in[0], d->sorted,
                             plan->ks.width, source));
   if (from_device) STEP(r, H5G_PHASE_WRITE, h5g_merge_wait(r, plan, e));
   if (keys_move && v->composed) CHECK(write_composed_keys(r, v, plan, e, d));
@@ -233,13 +260,8 @@ int h5g_write_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
     h5g_io_allow_direct(counts);
     STEP(r, H5G_PHASE_WRITE, h5g_io_write(counts, e->out_offset, e->out_n, d->counts));
   }
-  if (r->opt->index_out) {
-    STEP(r, H5G_PHASE_WRITE, h5g_io_create_index_like(r->out_file, r->opt->index_out,
-                                                      e->out_total, r->keys_in[0],
-                                                      &r->opt->storage, &index));
-    h5g_io_allow_direct(index);
+  if (r->opt->index_out && !plan->streamed)
     STEP(r, H5G_PHASE_WRITE, h5g_io_write(index, e->out_offset, e->out_n, d->sorted_values));
-  }
 done:
   if (h5g_io_close(index) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   if (h5g_io_close(counts) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;

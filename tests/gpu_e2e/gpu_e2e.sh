@@ -122,7 +122,14 @@ sys.exit(not (g["kernels"] > 0 and c["h2d"] > 0 and c["d2h"] > 0 and 0 <= g["hid
         "$work/slice.h5" -d /k --backend cuda $desc --verify --report "$work/slice.json"
       expect "  not through the ring" grep -q '"streamed": false' "$work/slice.json"
       expect "  identical" cmp "$work/ring.h5" "$work/slice.h5"
-      rm -f "$work/ring.h5" "$work/slice.h5"
+      rm -f "$work/ring.h5" "$work/slice.h5" "$work/r.json"
+      # --index-out: the source indices come back through a ring of their own, beside the keys
+      expect "$what, --index-out" run 1 "$in" "$work/ring.h5" -d /k --backend cuda $desc \
+        --index-out /idx --report "$work/r.json"
+      expect "  streamed: $streamed" grep -q "\"streamed\": $streamed" "$work/r.json"
+      expect "  the keys and index checked" "$bin/h5gsort_check_records" "$in" "$work/ring.h5" \
+        -d /k --index /idx $desc
+      rm -f "$work/ring.h5"
     done
   done
   $launcher 1 "$bin/h5gsort-gen" "$in" -d /k --count 65536 --type u4 --seed 4 --force >/dev/null
