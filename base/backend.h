@@ -92,7 +92,12 @@ struct h5g_backend {
    *   (what they were copied from may then be written again); one run's loads at a time.
    * copy_out: starts copying keys [first, first + count) of the run sorted (or merged) without a
    *   copy back into `dst` (pinned), and their values into `dst_values` unless NULL (pinned; a
-   *   run with values); the pieces in order of `first`. */
+   *   run with values); the pieces in order of `first`.
+   * checksum_loaded: adds h5g_keys_checksum of keys [first, first + count) of the run being
+   *   loaded, as loaded (before the sort transforms them), to the backend's sum, on the device
+   *   once their load is done (--verify's checksum of the input, where the keys are).
+   * loaded_checksum: that sum, of every checksum_loaded since the backend was made (waits for
+   *   the device work started before it). */
   int (*load)(h5g_backend *be, const void *piece, size_t first, size_t count, size_t n,
               unsigned width, int with_values);
   int (*sort_loaded)(h5g_backend *be, void *keys, uint64_t *values, uint64_t first_index,
@@ -103,6 +108,8 @@ struct h5g_backend {
   int (*wait_copied)(h5g_backend *be, size_t count);
   int (*wait_loaded)(h5g_backend *be, size_t count);
   int (*copy_out)(h5g_backend *be, void *dst, uint64_t *dst_values, size_t first, size_t count);
+  int (*checksum_loaded)(h5g_backend *be, size_t first, size_t count);
+  int (*loaded_checksum)(h5g_backend *be, uint64_t *sum);
   void (*destroy)(h5g_backend *be);
 };
 

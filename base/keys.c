@@ -4,6 +4,7 @@
  * dispatched once per call and the inner loops are plain typed loops the compiler vectorises. */
 #include "base/keys.h"
 #include "base/mix.h"
+#include "base/parallel.h"
 
 /* Float transform (ascending). The classic trick -- negative: flip every bit; positive: flip the
  * sign bit -- orders [neg NaNs][-inf ... -0][+0 ... +inf][pos NaNs]. The negative NaNs are the
@@ -52,9 +53,9 @@
   }                                                                                               \
                                                                                                   \
   static uint64_t checksum_##BITS(const T *keys, size_t n) {                                      \
-    const uint64_t salt = h5g_mix64(BITS);                                                            \
+    const uint64_t salt = h5g_checksum_salt(BITS);                                                \
     uint64_t sum = 0;                                                                             \
-    for (size_t i = 0; i < n; i++) sum += h5g_mix64(fold64(keys[i]) ^ salt);                          \
+    for (size_t i = 0; i < n; i++) sum += checksum_term(keys[i], salt);                           \
     return sum;                                                                                   \
   }                                                                                               \
                                                                                                   \
@@ -89,12 +90,9 @@
 
 /* The checksum sums splitmix64's finaliser (base/mix.h) of every key: a bijection on 64 bits
  * with full avalanche, so distinct keys give distinct, well-spread hashes and the sum detects
- * any changed, lost or duplicated key. A key as 64 bits for the checksum: itself up to 8 bytes;
- * a 16-byte key's low half mixed with its high half's hash, so that keys differing only in the
- * high half sum differently. */
-static inline uint64_t fold64(h5g_u128 k) {
-  uint64_t high = (uint64_t)(k >> 64);
-  return (uint64_t)k ^ (high ? h5g_mix64(high) : 0);
+ * any changed, lost or duplicated key (h5g_checksum_term). */
+static inline uint64_t checksum_term(h5g_u128 k, uint64_t salt) {
+  return h5g_checksum_term((uint64_t)k, (uint64_t)(k >> 64), salt);
 }
 
 /* Mantissa bits are only used for the float widths (4 and 8 bytes). */
@@ -132,6 +130,33 @@ uint64_t h5g_keys_checksum(const void *keys, size_t n, unsigned width) {
 #define CALL_SUM(T, BITS) sum = checksum_##BITS((const T *)keys, n)
   DISPATCH_WIDTH(width, CALL_SUM)
 #undef CALL_SUM
+  return sum;
+}
+
+typedef struct {
+  const char *keys;
+  size_t n;
+  unsigned width;
+  uint64_t sum[H5G_MAX_PARTS];
+} checksum_job;
+
+static void checksum_part(void *arg, int part, int parts) {
+  checksum_job *job = arg;
+  size_t begin, end;
+  h5g_share(job->n, part, parts, &begin, &end);
+  job->sum[part] = h5g_keys_checksum(job->keys + begin * job->width, end - begin, job->width);
+}
+
+/* Keys a part takes at least: fewer are summed faster than a thread is woken. */
+enum { CHECKSUM_PART_LEAST = 1 << 16 };
+
+uint64_t h5g_keys_checksum_parallel(const void *keys, size_t n, unsigned width, int threads) {
+  checksum_job job = {keys, n, width, {0}};
+  int parts =
+      h5g_parts(n, CHECKSUM_PART_LEAST, threads < H5G_MAX_PARTS ? threads : H5G_MAX_PARTS);
+  uint64_t sum = 0;
+  h5g_parallel(parts, checksum_part, &job);
+  for (int i = 0; i < parts; i++) sum += job.sum[i];
   return sum;
 }
 

@@ -62,6 +62,8 @@ static inline size_t h5g_key_slots(unsigned width) { return (width + 7) / 8; }
 /* Order-independent checksum of the raw key bits (a sum of mixed 64-bit hashes, mod 2^64):
  * equal for any permutation of the same multiset of bit patterns. */
 uint64_t h5g_keys_checksum(const void *keys, size_t n, unsigned width);
+/* The same with up to `threads` threads (the caller's one of them). */
+uint64_t h5g_keys_checksum_parallel(const void *keys, size_t n, unsigned width, int threads);
 
 /* Adjacent pairs (i - 1, i) of an array of ordered bits out of order: keys[i - 1] > keys[i]
  * (>= with `strict`); *first: the first such i (n when none). */

@@ -13,10 +13,13 @@
 # table.
 # Rows spill and spill_np (issue 54): the keys alone given a third of the host memory the run in
 # memory needs (its --plan), so that every rank spills to scratch ($work/scratch).
+# Rows u4, u4_np, u4_ooc and u4_verify (issue 53): 2^U4_LOG2 uniform u4 keys (h5gsort-gen) on 1
+# rank, on RANKS ranks, out of core (--device-memory OOC) and with --verify. Every row has `cp`
+# of its input file (one run) beside the raw copy.
 # EXTRA: options added to every sort (e.g. --verify, or --device-memory 8G for out of core).
 #   bench/regime.sh [WORKDIR]   env: BIN (build/bin), LOG2 (28), RANKS (4), REPEATS (3),
 #                               BASE (none), BASE_REPEATS (1), ROWS (all: the rows to run), PY (0),
-#                               EXTRA (none)
+#                               EXTRA (none), U4_LOG2 (30), OOC (2G)
 set -euo pipefail
 work=${1:-/tmp/h5gsort-regime}
 bin=${BIN:-build/bin}
@@ -24,7 +27,8 @@ log2=${LOG2:-28}
 ranks=${RANKS:-4}
 repeats=${REPEATS:-3}
 base_repeats=${BASE_REPEATS:-1}
-rows=" ${ROWS:-carry carry_np table table_np keys index keys_np spill spill_np} "
+rows=" ${ROWS:-carry carry_np table table_np keys index keys_np spill spill_np u4 u4_np u4_ooc u4_verify} "
+u4_log2=${U4_LOG2:-30}
 cores=$(nproc)
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
 one=("${mpirun[@]}" -np 1 --bind-to none)
@@ -32,6 +36,7 @@ pe=$((cores / ranks > 0 ? cores / ranks : 1))
 many=("${mpirun[@]}" -np "$ranks" --map-by "slot:PE=$pe" --bind-to core)
 mkdir -p "$work"
 particles=$work/particles_$log2.h5 table=$work/table_$log2.h5 out=$work/out.h5
+u4=$work/u4_$u4_log2.h5
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 timed() { # COMMAND...: wall seconds of the whole command; its output to $work/last.txt
@@ -71,7 +76,11 @@ if need_table:
     with h5py.File(table, "w") as f:
         f.create_dataset("particles", data=rec)
 EOF
-for f in "$particles" "$table"; do [ ! -e "$f" ] || cat "$f" >/dev/null; done # into the page cache
+case $rows in *" u4"*)
+  [ -e "$u4" ] || "${one[@]}" "$bin/h5gsort-gen" "$u4" -d /k --count $((1 << u4_log2)) --type u4 \
+    --seed 53 >/dev/null ;;
+esac
+for f in "$particles" "$table" "$u4"; do [ ! -e "$f" ] || cat "$f" >/dev/null; done # into the page cache
 
 # ROW -> "LABEL|FILE|LAUNCH|OPTIONS" (LAUNCH: one or many)
 spec() {
@@ -85,6 +94,10 @@ spec() {
     index) echo "u8 id --index-out, 1 rank|$particles|one|-d /particles/id --index-out /index" ;;
     keys_np) echo "u8 id alone, $ranks ranks|$particles|many|-d /particles/id" ;;
     spill) echo "u8 id alone, 1 rank, a third of its memory|$particles|one|-d /particles/id --host-memory THIRD" ;;
+    u4) echo "u4 keys, 1 rank|$u4|one|-d /k" ;;
+    u4_np) echo "u4 keys, $ranks ranks|$u4|many|-d /k" ;;
+    u4_ooc) echo "u4 keys, 1 rank, --device-memory ${OOC:-2G}|$u4|one|-d /k --device-memory ${OOC:-2G}" ;;
+    u4_verify) echo "u4 keys --verify, 1 rank|$u4|one|-d /k --verify" ;;
     spill_np) echo "u8 id alone, $ranks ranks, a third of their memory|$particles|many|-d /particles/id --host-memory THIRD" ;;
     *) echo "bench/regime.sh: no row $1 (ROWS)" >&2; return 1 ;;
   esac
@@ -100,10 +113,10 @@ echo "# bench/regime.sh on $( (nvidia-smi --query-gpu=name --format=csv,noheader
 echo
 echo "Whole processes, seconds: median of $repeats after a warm-up${BASE:+; base \`$BASE\` $base_repeats run(s) alternated}${EXTRA:+; every sort with \`$EXTRA\`}."
 size_of() { [ -e "$1" ] && du -h "$1" | cut -f1 || echo "not made"; }
-echo "Fastest raw copy: of the whole input file. Particle file $(size_of "$particles"), table $(size_of "$table")."
+echo "Fastest raw copy and cp: of the whole input file. Particle file $(size_of "$particles"), table $(size_of "$table"), u4 $(size_of "$u4")."
 echo
-echo "| job | input | raw copy | h5gsort | x raw |${BASE:+ base | base / h5gsort |} runs | phases (\`--report\`, one more run, s) |"
-echo "|---|---:|---:|---:|---:|${BASE:+---:|---:|}---|---|"
+echo "| job | input | raw copy | cp | h5gsort | x raw |${BASE:+ base | base / h5gsort |} runs | phases (\`--report\`, one more run, s) |"
+echo "|---|---:|---:|---:|---:|---:|${BASE:+---:|---:|}---|---|"
 # LAUNCH FILE OPTIONS: a third of the host memory the node's ranks need in memory (--plan)
 third_of_memory() {
   local launch=("${one[@]}") p=1
@@ -133,8 +146,11 @@ for row in $rows; do
       base+=("$(run_sort "$BASE" "$launch" "$file" "$options")")
     fi
   done
+  copied=$(timed cp "$file" "$work/cp.out")
+  rm -f "$work/cp.out"
   mr=$(printf '%s\n' "${raw[@]}" | median) mn=$(printf '%s\n' "${now[@]}" | median)
-  line=$(printf '| %s | %s | %.3f | %.3f | %.2f |' "$label" "$(du -h "$file" | cut -f1)" "$mr" "$mn" \
+  line=$(printf '| %s | %s | %.3f | %.3f | %.3f | %.2f |' "$label" "$(du -h "$file" | cut -f1)" \
+    "$mr" "$copied" "$mn" \
     "$(echo "$mn $mr" | awk '{print $1 / $2}')")
   if [ -n "${BASE:-}" ]; then
     mb=$(printf '%s\n' "${base[@]}" | median)

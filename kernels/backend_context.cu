@@ -128,6 +128,7 @@ void cuda_destroy(h5g_backend *be) {
     settle_ops(be, cb->nops);
     free(cb->ops);
     cudaFree(cb->pool);
+    cudaFree(cb->loaded_sum);
     if (cb->stream) cudaStreamDestroy(cb->stream);
     if (cb->side_stream) cudaStreamDestroy(cb->side_stream);
     free(cb);
@@ -161,6 +162,8 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
    * bench/RESULTS.md, "Records, two key fields, and the build before issue 30"). */
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->side_stream, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaMalloc(&cb->loaded_sum, sizeof *cb->loaded_sum));
+  CHECK_CUDA(cudaMemset(cb->loaded_sum, 0, sizeof *cb->loaded_sum));
   CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   be->name = "cuda";
   snprintf(be->device_name, sizeof be->device_name, "%s", props.name);
@@ -180,6 +183,8 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   be->wait_copied = cuda_wait_copied;
   be->wait_loaded = cuda_wait_loaded;
   be->copy_out = cuda_copy_out;
+  be->checksum_loaded = cuda_checksum_loaded;
+  be->loaded_checksum = cuda_loaded_checksum;
   be->destroy = cuda_destroy;
   *out = be;
   be = NULL;

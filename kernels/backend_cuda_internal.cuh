@@ -67,6 +67,7 @@ struct CudaBackend {
   size_t copy_back_total; /* keys (and values) the last one moves in all */
   StreamOp *ops;          /* timed stream work not yet waited for, in stream order */
   size_t nops, ops_capacity;
+  unsigned long long *loaded_sum; /* device word: the checksum of the keys checksum_loaded took */
 };
 
 inline CudaBackend *impl_of(h5g_backend *be) { return (CudaBackend *)be->impl; }
@@ -119,6 +120,8 @@ int cuda_merge_received(h5g_backend *be, void *keys, uint64_t *values, size_t n,
 int cuda_wait_copied(h5g_backend *be, size_t count);
 int cuda_wait_loaded(h5g_backend *be, size_t count);
 int cuda_copy_out(h5g_backend *be, void *dst, uint64_t *dst_values, size_t first, size_t count);
+int cuda_checksum_loaded(h5g_backend *be, size_t first, size_t count);
+int cuda_loaded_checksum(h5g_backend *be, uint64_t *sum);
 
 } // namespace detail
 } // namespace h5g

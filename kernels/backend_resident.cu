@@ -27,6 +27,31 @@ done:
   return rc;
 }
 
+/* After the loads in stream order, before the sort transforms the keys in place. */
+int cuda_checksum_loaded(h5g_backend *be, size_t first, size_t count) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  if (first + count > cb->run_n)
+    H5G_FAIL(H5G_ERR_RUNTIME, "internal error: checksum of keys [%zu, %zu) of a run of %zu",
+             first, first + count, cb->run_n);
+  CHECK(h5g_cuda_keys_checksum((const char *)cb->run.keys + first * cb->run_width, count,
+                               cb->run_width, cb->loaded_sum, cb->stream));
+done:
+  return rc;
+}
+
+int cuda_loaded_checksum(h5g_backend *be, uint64_t *sum) {
+  int rc = H5G_OK;
+  CudaBackend *cb = impl_of(be);
+  unsigned long long device_sum = 0;
+  CHECK_CUDA(cudaMemcpyAsync(&device_sum, cb->loaded_sum, sizeof device_sum,
+                             cudaMemcpyDeviceToHost, cb->stream));
+  CHECK_CUDA(cudaStreamSynchronize(cb->stream));
+  *sum = device_sum;
+done:
+  return rc;
+}
+
 namespace {
 
 /* Blocks until the first op of `kind` (D2H: of the last copy back) that leaves `count` keys in

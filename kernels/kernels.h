@@ -76,6 +76,11 @@ int h5g_cuda_sort_typed(void *temp, size_t *temp_bytes, void *keys, void *alt, u
 /* values[i] = first + i for i < n (the source indices of a run's keys). No scratch. */
 int h5g_cuda_iota(uint64_t *values, size_t n, uint64_t first, cudaStream_t stream);
 
+/* Adds h5g_keys_checksum of n device keys of `width` bytes (as they are: raw or ordered bits) to
+ * *sum (a device word), mod 2^64. No scratch. */
+int h5g_cuda_keys_checksum(const void *keys, size_t n, unsigned width, unsigned long long *sum,
+                           cudaStream_t stream);
+
 /* Exclusive prefix sum of n 64-bit values (single pass, decoupled look-back); out may equal in. */
 int h5g_cuda_exclusive_scan(void *temp, size_t *temp_bytes, const uint64_t *in, uint64_t *out,
                             size_t n, cudaStream_t stream);

@@ -31,7 +31,7 @@ int h5g_passes_word_in_order(h5g_run *r, const h5g_verdict *v, const h5g_plan *p
   STEP(r, H5G_PHASE_READ, h5g_keyset_read(r->comm, r->opt, &v->layout, r->keys_in, word,
                                           plan->offset, plan->n, w, slice, plan->io_threads,
                                           NULL, 0));
-  if (checksum) *checksum += h5g_keys_checksum(slice, plan->n, w);
+  if (checksum) *checksum += h5g_keys_checksum_parallel(slice, plan->n, w, plan->io_threads);
   STEP(r, H5G_PHASE_EXCHANGE, h5g_gather_rows(r->comm, src_index, count, slice, v->info.n,
                                               w, out, plan->io_threads));
 done:

@@ -32,7 +32,20 @@ typedef struct {
   size_t reading_run; /* the run whose pieces the read delivers */
   size_t handed_runs; /* device paths: runs [0, handed_runs) loaded and their sorts started */
   uint64_t loaded;    /* keys of run handed_runs handed to the backend so far */
+  int device_sums;    /* --verify's checksum of the keys read taken on the device as they load */
 } read_state;
+
+/* Hands keys [first, first + count) of run j, in `piece`, to the backend (which copies them to
+ * the GPU while the host reads on), checksummed there with device_sums. */
+static int load_keys(read_state *s, const void *piece, uint64_t first, uint64_t count,
+                     uint64_t len) {
+  int rc = H5G_OK;
+  h5g_backend *be = s->r->be;
+  CHECK(be->load(be, piece, first, count, len, s->plan->ks.width, s->plan->records));
+  if (s->device_sums) CHECK(be->checksum_loaded(be, first, count));
+done:
+  return rc;
+}
 
 /* Collective, several keys: run j's keys of word `word` composed into the slice buffer
  * (src/keyset.h). */
@@ -51,24 +64,23 @@ static int read_composed(read_state *s, int word, uint64_t begin, uint64_t len) 
                                    : H5G_OK));
   CHECK(h5g_keyset_read(r->comm, r->opt, &s->v->layout, r->keys_in, word,
                         plan->offset + begin, len, w, keys, plan->io_threads, scratch, len * w));
-  if (r->opt->verify) r->metrics.checksum_in += h5g_keys_checksum(keys, len, w);
+  if (r->opt->verify)
+    r->metrics.checksum_in += h5g_keys_checksum_parallel(keys, len, w, plan->io_threads);
   h5g_progress_bytes(&r->progress, (begin + len) * w, plan->n * w);
 done:
   return rc;
 }
 
-/* Hands keys [loaded, upto) of run `handed_runs` to the backend, which copies them to the GPU
- * while the host reads on. */
+/* Hands keys [loaded, upto) of run `handed_runs` to the backend. */
 static int load_read_keys(read_state *s, uint64_t upto) {
   int rc = H5G_OK;
-  h5g_run *r = s->r;
   const h5g_plan *plan = s->plan;
   unsigned w = plan->ks.width;
   uint64_t begin = plan->run_offsets[s->handed_runs];
   uint64_t len = plan->run_offsets[s->handed_runs + 1] - begin;
   if (upto > s->loaded)
-    CHECK(r->be->load(r->be, (char *)s->d->keys + (begin + s->loaded) * w, s->loaded,
-                      upto - s->loaded, len, w, plan->records));
+    CHECK(load_keys(s, (char *)s->d->keys + (begin + s->loaded) * w, s->loaded, upto - s->loaded,
+                    len));
   s->loaded = upto;
 done:
   return rc;
@@ -85,9 +97,10 @@ static int read_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   uint64_t run_begin = plan->run_offsets[s->reading_run];
   unsigned w = plan->ks.width;
   if (!moved) return h5g_buffers_wait(d->set, H5G_BUFFER_KEYS, run_begin + first + count);
-  if (r->opt->verify)
+  if (r->opt->verify && !s->device_sums)
     r->metrics.checksum_in +=
-        h5g_keys_checksum((const char *)d->keys + (run_begin + first) * w, count, w);
+        h5g_keys_checksum_parallel((const char *)d->keys + (run_begin + first) * w, count, w,
+                                   plan->io_threads);
   h5g_progress_bytes(&r->progress, (run_begin + first + count) * w, plan->n * w);
   /* only the oldest run not yet handed over may load: the GPU takes runs in order */
   if (plan->path == H5G_PATH_HOST || s->handed_runs != s->reading_run ||
@@ -113,9 +126,10 @@ static int read_streamed(read_state *s, uint64_t len) {
       CHECK(r->be->wait_loaded(r->be, first - (H5G_RING_SLOTS - 1) * slot));
     CHECK(h5g_buffers_wait_pinned(s->d->set, H5G_BUFFER_KEYS, first % h5g_ring_elems(plan) + slot));
     CHECK(h5g_io_read_each(r->keys_in[0], plan->offset + first, count, dst, NULL, NULL));
-    if (r->opt->verify) r->metrics.checksum_in += h5g_keys_checksum(dst, count, w);
+    if (r->opt->verify && !s->device_sums)
+      r->metrics.checksum_in += h5g_keys_checksum_parallel(dst, count, w, plan->io_threads);
     h5g_progress_bytes(&r->progress, (first + count) * w, plan->n * w);
-    CHECK(r->be->load(r->be, dst, first, count, len, w, plan->records));
+    CHECK(load_keys(s, dst, first, count, len));
     s->loaded = first + count;
   }
 done:
@@ -172,7 +186,11 @@ done:
 int h5g_read_runs(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, const h5g_data *d,
                   int word, int from_file) {
   int rc = H5G_OK;
-  read_state s = {r, v, plan, d, 0, 0, 0};
+  /* every key read from the file goes to the GPU once, by a load of its own (not so of keys
+   * composed on the host: read_composed) */
+  int device_sums = r->opt->verify && from_file && !v->composed &&
+                    plan->path != H5G_PATH_HOST && r->be->checksum_loaded;
+  read_state s = {r, v, plan, d, 0, 0, 0, device_sums};
   for (size_t j = 0; j < plan->nruns; j++) {
     STEP(r, H5G_PHASE_READ, read_run(&s, j, word, from_file));
     if (plan->path == H5G_PATH_HOST) continue;
@@ -185,10 +203,14 @@ done:
   return rc;
 }
 
-/* Collective: the input checksum for --verify, from the pieces as they were read. */
+/* Collective: the input checksum for --verify, from the pieces as they were read (and loaded:
+ * device_sums). */
 int h5g_read_checksum(h5g_run *r) {
   int rc = H5G_OK;
-  uint64_t mine = r->metrics.checksum_in;
+  uint64_t mine = r->metrics.checksum_in, loaded = 0;
+  if (r->be && r->be->loaded_checksum)
+    CHECK(h5g_agree(r->comm, r->be->loaded_checksum(r->be, &loaded)));
+  mine += loaded;
   CHECK_MPI(MPI_Allreduce(&mine, &r->metrics.checksum_in, 1, MPI_UINT64_T, MPI_SUM, r->comm));
 done:
   return rc;

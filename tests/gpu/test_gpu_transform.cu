@@ -4,7 +4,9 @@
  *   of base/keys.c (h5g_keys_to_ordered),
  * - sorting the ordered bits and transforming back gives numpy.sort's order (NaNs last,
  *   -0.0 before +0.0) or its exact reverse, the NaNs at the end asked for,
- * - the inverse gives back every input bit pattern (NaN payloads, -0.0). */
+ * - the inverse gives back every input bit pattern (NaN payloads, -0.0);
+ * - the device checksum (h5g_cuda_keys_checksum) of the raw keys, whole and as two pieces added
+ *   up, equals base/keys.c's h5g_keys_checksum. */
 #include "kernels/kernels.h"
 #include "tests/support/check_cuda.h"
 #include "tests/support/keys.hpp"
@@ -46,12 +48,37 @@ void check_order(const std::vector<K> &input, const std::vector<K> &ordered, con
          ks->descending, n);
 }
 
+/* The device checksum of the keys in d (a copy of input) against the host's, once whole and once
+ * as two pieces cut at an odd place, added into the same word. */
+template <typename K>
+void check_checksum(const std::vector<K> &input, const K *d, cudaStream_t stream) {
+  const size_t n = input.size(), cut = n / 3 | 1;
+  unsigned long long *sum = NULL, got[2] = {0, 0};
+  MUST_CUDA(cudaMalloc(&sum, 2 * sizeof *sum));
+  MUST_CUDA(cudaMemsetAsync(sum, 0, 2 * sizeof *sum, stream));
+  MUST_OK(h5g_cuda_keys_checksum(d, n, sizeof(K), &sum[0], stream));
+  if (n > cut) {
+    MUST_OK(h5g_cuda_keys_checksum(d, cut, sizeof(K), &sum[1], stream));
+    MUST_OK(h5g_cuda_keys_checksum(d + cut, n - cut, sizeof(K), &sum[1], stream));
+  } else {
+    MUST_OK(h5g_cuda_keys_checksum(d, n, sizeof(K), &sum[1], stream));
+  }
+  MUST_CUDA(cudaMemcpyAsync(got, sum, sizeof got, cudaMemcpyDeviceToHost, stream));
+  MUST_CUDA(cudaStreamSynchronize(stream));
+  const uint64_t want = h5g_keys_checksum(input.data(), n, sizeof(K));
+  EXPECT(got[0] == want && got[1] == want,
+         "width %zu n %zu: device checksum %llx (in two pieces %llx), the host's %llx", sizeof(K),
+         n, got[0], got[1], (unsigned long long)want);
+  cudaFree(sum);
+}
+
 template <typename K> void check_spec(const h5g_keyspec *ks, size_t n, cudaStream_t stream) {
   const std::vector<K> input = typed_keys<K>(n, RANDOM, ks, n + 3 * ks->cls + ks->descending);
   std::vector<K> ordered(n), back(n);
   K *d = NULL;
   MUST_CUDA(cudaMalloc(&d, n * sizeof(K) + 1));
   MUST_CUDA(cudaMemcpyAsync(d, input.data(), n * sizeof(K), cudaMemcpyHostToDevice, stream));
+  check_checksum(input, d, stream);
   MUST_OK(h5g_cuda_keys_transform(d, n, ks, 0, stream));
   MUST_CUDA(cudaMemcpyAsync(ordered.data(), d, n * sizeof(K), cudaMemcpyDeviceToHost, stream));
   MUST_CUDA(cudaStreamSynchronize(stream));

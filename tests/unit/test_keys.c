@@ -260,6 +260,23 @@ static void check_float_landmarks(void) {
   EXPECT(d[0] < d[1] && d[1] < d[2], "descending float64: -NaN, +inf, 0 must come in that order");
 }
 
+/* The threaded checksum is the serial one, for parts that split keys anywhere (odd counts, more
+ * threads than parts can be had, more than H5G_MAX_PARTS asked for). */
+static void check_checksum_parallel(uint64_t *rng) {
+  enum { N = 300007 };
+  static uint8_t keys[N * 16];
+  for (size_t i = 0; i < sizeof keys; i++) keys[i] = (uint8_t)test_rand(rng);
+  const unsigned widths[] = {1, 2, 4, 8, 16};
+  const int threads[] = {1, 2, 3, 7, 1000};
+  for (size_t w = 0; w < 5; w++)
+    for (size_t n = 0; n <= N; n += N / 3)
+      for (size_t t = 0; t < 5; t++)
+        EXPECT(h5g_keys_checksum_parallel(keys, n, widths[w], threads[t]) ==
+                   h5g_keys_checksum(keys, n, widths[w]),
+               "width %u, %zu keys, %d threads: the threaded checksum differs", widths[w], n,
+               threads[t]);
+}
+
 static void check_checksum(uint64_t *rng) {
   enum { N = 4096 };
   static uint64_t values[N];
@@ -424,6 +441,7 @@ int main(void) {
   free(values);
   check_float_landmarks();
   check_checksum(&rng);
+  check_checksum_parallel(&rng);
   check_bounds(&rng);
   check_wide(&rng);
   return test_summary("test_keys");
