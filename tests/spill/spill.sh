@@ -139,6 +139,32 @@ case_refused() {
     --index-out /i --scratch "$WORK/a_file"
 }
 
+# Scratch without room for the spill: a 4 MiB file system as --scratch, mounted in a mount
+# namespace of the test's own (the case runs again inside one; skipped, 77, where none can be
+# made). The run stops before reading, with one line that names the directory, what is free and
+# what the node's ranks need; nothing is written.
+case_scratch_full() {
+  if [ -z "${H5G_SPILL_NAMESPACE:-}" ]; then
+    unshare -m --propagation private true 2>/dev/null ||
+      { echo "SKIP: no mount namespace can be made here"; exit 77; }
+    local rc=0
+    H5G_SPILL_NAMESPACE=1 unshare -m --propagation private bash "$0" "$BIN" "$MPIEXEC" "$CASE" ||
+      rc=$?
+    exit $rc
+  fi
+  local small=$WORK/small
+  mkdir -p "$small"
+  mount -t tmpfs -o size=4m h5gsort-test "$small" 2>/dev/null ||
+    { echo "SKIP: no file system can be mounted here"; exit 77; }
+  SMALL=$small
+  trap 'umount "$SMALL"; rm -rf "$WORK"' EXIT
+  IN=$WORK/in.h5 OUT=$WORK/out/full.h5 WRAP=()
+  SORT_OPTS=(--backend cpu --host-memory $((300 * MIB)))
+  expect_failure 1 \
+    "not enough room to spill it: $small has 0\.00 GiB free, the node's [13] ranks? need" \
+    "$IN" "$OUT" -d /f8 --index-out /i --scratch "$small"
+}
+
 # A memory cgroup (v1 or v2) of a hard limit below the job's in-memory need: the run, reading
 # the limit itself, spills and sorts (the kernel writes the scratch files' pages out as the
 # limit requires), and --no-spill refuses before reading. Skipped where no cgroup can be made,
