@@ -72,7 +72,11 @@ static const struct {
   /* seconds outside the phases (MPI's start, the process's start and end): 0.29 s at 1 and 2
    * ranks, 0.37-0.40 at 4 on 2 cores */
   double start, start_per_rank;
-} rates = {1.5e9, 0.3e9, 1.5e9, 0.15e9, 45e6, 0.5, 2.8e9, 0.25, 0.04};
+  /* a spilling rank's scratch bytes, written out and read back by the kernel under a memory
+   * limit: 50M u4 keys (426 MB of scratch), 1 rank in a 300 MiB memory cgroup, scratch on the
+   * VM's disk, 2.78 s against 0.91 in memory (bench/RESULTS.md, "Spilling to scratch") */
+  double spill;
+} rates = {1.5e9, 0.3e9, 1.5e9, 0.15e9, 45e6, 0.5, 2.8e9, 0.25, 0.04, 0.23e9};
 
 typedef struct {
   uint64_t buffers; /* the slice, its values, the merge's other side (src/plan.c) */
@@ -404,11 +408,13 @@ done:
  * decoding, the copies) on min(I/O threads, cores), one thread (the CPU sort, the merge, the
  * encoding) on min(1, cores). */
 typedef struct {
-  double start, read, sort, carry, write, total, cores;
+  double start, read, sort, carry, write, spill, total, cores;
 } estimate;
 
+/* `spilled`: the scratch bytes of the rank that spills the most (0: none spills). */
 static void estimate_run(const h5g_run *r, const h5g_plan *plan, const h5g_verdict *v,
-                         const row_bytes *b, double cores, int gpus, estimate *e) {
+                         const row_bytes *b, double cores, int gpus, uint64_t spilled,
+                         estimate *e) {
   double rows = (double)((v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size);
   double threads = plan->io_threads < cores ? plan->io_threads : cores;
   double one = cores < 1 ? cores : 1;
@@ -432,7 +438,8 @@ static void estimate_run(const h5g_run *r, const h5g_plan *plan, const h5g_verdi
   e->write = rows * ((b->out - b->out_filtered) / rates.copy / threads +
                      b->out_filtered / (rates.deflate * one * (cores < 1 ? rates.deflate_shared
                                                                          : 1)));
-  e->total = e->start + e->read + e->sort + e->carry + e->write;
+  e->spill = (double)spilled / rates.spill;
+  e->total = e->start + e->read + e->sort + e->carry + e->write + e->spill;
 }
 
 /* --plan --report FILE.json: the same, for scripts. */
@@ -503,7 +510,7 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
     else if (i == 16)
       printf("  ...\n");
   }
-  estimate_run(r, plan, v, &rows, rank_cores(r, lines), gpus, &time);
+  estimate_run(r, plan, v, &rows, rank_cores(r, lines), gpus, scratch, &time);
   printf("memory: %s per rank (%s)\n", fits ? "fits" : "DOES NOT FIT", l->bound);
   printf("disk: output and temporary file %.2f GiB, %.2f GiB free beside %s\n", gib(disk),
          gib(free_bytes), opt->output);
@@ -515,9 +522,10 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   if (plan->streamed) /* one rank: its slice needs no host buffer of its size (host GiB above) */
     printf("streamed: the slice goes to the GPU and back through %d pinned slots of %.4g MiB\n",
            H5G_RING_SLOTS, (double)plan->slot_elems * plan->ks.width / 1048576.0);
-  printf("estimate: %.1f s (start %.1f, read %.1f, sort %.1f, carry %.1f, write %.1f; %.2g "
-         "core%s a rank; rates: docs/cost-model.md)\n", time.total, time.start, time.read,
-         time.sort, time.carry, time.write, time.cores, time.cores == 1 ? "" : "s");
+  printf("estimate: %.1f s (start %.1f, read %.1f, sort %.1f, carry %.1f, write %.1f, spill "
+         "%.1f; %.2g core%s a rank; rates: docs/cost-model.md)\n", time.total, time.start,
+         time.read, time.sort, time.carry, time.write, time.spill, time.cores,
+         time.cores == 1 ? "" : "s");
   fflush(stdout);
   if (opt->report)
     CHECK(write_plan_json(r, v, lines, l->bound, plan, disk, free_bytes, time.total, fits));

@@ -106,7 +106,7 @@ case_features() {
 # (its buffers: the slice and the merge's other side, and room for rounding each of the 13 it
 # may map to whole huge pages) and the runs the run makes.
 case_plan() {
-  local scratch runs
+  local scratch runs spilled_estimate memory_estimate
   mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/o.h5" -d /keys --backend cpu --plan \
     --host-memory $ROOM --scratch "$SCRATCH" --report "$WORK/plan.json" >"$WORK/plan.txt" ||
     die "--plan of a spilling run failed"
@@ -118,6 +118,19 @@ case_plan() {
     die "--plan: $scratch bytes of scratch, expected the slice, the spare and 13 pages' rounding"
   runs=$(json "$WORK/plan.json" runs)
   [ -z "$(ls -A "$WORK/out")" ] && [ -z "$(ls -A "$SCRATCH")" ] || die "--plan wrote files"
+  # the estimate counts the spill: a term of its own, and more than the run in memory
+  grep -q '^estimate: .*, spill [0-9.]*[1-9]' "$WORK/plan.txt" ||
+    die "--plan's estimate has no spill term: $(grep '^estimate' "$WORK/plan.txt")"
+  spilled_estimate=$(grep -o '"estimate_seconds": [0-9.]*' "$WORK/plan.json" | grep -o '[0-9.]*$')
+  mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/o.h5" -d /keys --backend cpu --plan \
+    --host-memory 4G --report "$WORK/plan_mem.json" >"$WORK/plan_mem.txt" ||
+    die "--plan of the run in memory failed"
+  grep -q '^estimate: .*, spill 0\.0;' "$WORK/plan_mem.txt" ||
+    die "--plan in memory has a spill term: $(grep '^estimate' "$WORK/plan_mem.txt")"
+  memory_estimate=$(grep -o '"estimate_seconds": [0-9.]*' "$WORK/plan_mem.json" |
+    grep -o '[0-9.]*$')
+  awk -v a="$spilled_estimate" -v b="$memory_estimate" 'BEGIN { exit !(a > b) }' ||
+    die "--plan: the spilled run is estimated at $spilled_estimate s, in memory $memory_estimate s"
   sort_ok 1 "$WORK/in.h5" "$WORK/out/o.h5" -d /keys --backend cpu --host-memory $ROOM \
     --scratch "$SCRATCH" --report "$WORK/r.json"
   [ "$runs" = "$(json "$WORK/r.json" runs_per_rank)" ] ||
