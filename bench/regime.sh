@@ -113,7 +113,7 @@ echo "# bench/regime.sh on $( (nvidia-smi --query-gpu=name --format=csv,noheader
 echo
 echo "Whole processes, seconds: median of $repeats after a warm-up${BASE:+; base \`$BASE\` $base_repeats run(s) alternated}${EXTRA:+; every sort with \`$EXTRA\`}."
 size_of() { [ -e "$1" ] && du -h "$1" | cut -f1 || echo "not made"; }
-echo "Fastest raw copy and cp: of the whole input file. Particle file $(size_of "$particles"), table $(size_of "$table"), u4 $(size_of "$u4")."
+echo "Fastest raw copy (median) and cp (one run): of the whole input file. Particle file $(size_of "$particles"), table $(size_of "$table"), u4 $(size_of "$u4")."
 echo
 echo "| job | input | raw copy | cp | h5gsort | x raw |${BASE:+ base | base / h5gsort |} runs | phases (\`--report\`, one more run, s) |"
 echo "|---|---:|---:|---:|---:|---:|${BASE:+---:|---:|}---|---|"

@@ -163,7 +163,7 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaStreamCreateWithFlags(&cb->side_stream, cudaStreamNonBlocking));
   CHECK_CUDA(cudaMalloc(&cb->loaded_sum, sizeof *cb->loaded_sum));
-  CHECK_CUDA(cudaMemset(cb->loaded_sum, 0, sizeof *cb->loaded_sum));
+  CHECK_CUDA(cudaMemsetAsync(cb->loaded_sum, 0, sizeof *cb->loaded_sum, cb->stream));
   CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   be->name = "cuda";
   snprintf(be->device_name, sizeof be->device_name, "%s", props.name);

@@ -148,7 +148,6 @@ static int sort_passes(h5g_run *r, run_state *s) {
     CHECK(h5g_agree(r->comm, split_exchange_merge(r, s, word)));
   }
   if (words > 1) CHECK(h5g_agree(r->comm, h5g_passes_finish(r, v, plan, &s->extent, &s->data)));
-  if (r->opt->verify) STEP(r, H5G_PHASE_VERIFY, h5g_read_checksum(r));
 done:
   return rc;
 }
@@ -173,11 +172,14 @@ static int close_input(h5g_run *r) {
   return rc;
 }
 
-/* Collective, --verify: the temporary file as closed (filtered chunks some ranks kept are
- * stored only then: io/h5io.h, h5g_io_finish_file), opened again and read back. */
+/* Collective, --verify: the input's checksum summed over the ranks (taken here, after the
+ * write: a GPU's part waits for its stream, which would hold the write back behind the whole
+ * copy back), the temporary file as closed (filtered chunks some ranks kept are stored only
+ * then: io/h5io.h, h5g_io_finish_file), opened again and read back. */
 static int verify_written(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                           const h5g_extent *e) {
   int rc = H5G_OK;
+  STEP(r, H5G_PHASE_VERIFY, h5g_read_checksum(r));
   CHECK(h5g_io_open_file(r->comm, v->tmp_path, 0, &r->out_file));
   CHECK(h5g_agree(r->comm, h5g_verify_output(r, v, plan, e)));
   rc = h5g_io_close_file(r->out_file);

@@ -68,7 +68,8 @@ typedef struct {
   h5g_io_policy io_policy;
   h5g_path path;
   int sort_is_output;     /* one rank, one run on the GPU: the sorted run comes back as output */
-  /* The sorted run is the output and only its keys move: the slice goes up and comes back
+  /* The sorted run is the output and only its keys move (and an unfiltered --index-out's
+   * source indices, through a ring of their own): the slice goes up and comes back
    * through a ring of pinned slots (src/read.c, src/write.c) instead of a slice-sized host
    * buffer, which costs its making resident, pinning and unpinning (bench_staged_io:
    * bench/RESULTS.md, "Streamed runs: a ring of pinned slots"). */

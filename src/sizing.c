@@ -411,7 +411,8 @@ typedef struct {
   double start, read, sort, carry, write, spill, total, cores;
 } estimate;
 
-/* `spilled`: the scratch bytes of the rank that spills the most (0: none spills). */
+/* `spilled`: the scratch bytes of the rank that spills the most (0: none spills); the node's
+ * ranks spill to one directory, so their scratch goes through one disk. */
 static void estimate_run(const h5g_run *r, const h5g_plan *plan, const h5g_verdict *v,
                          const row_bytes *b, double cores, int gpus, uint64_t spilled,
                          estimate *e) {
@@ -438,7 +439,7 @@ static void estimate_run(const h5g_run *r, const h5g_plan *plan, const h5g_verdi
   e->write = rows * ((b->out - b->out_filtered) / rates.copy / threads +
                      b->out_filtered / (rates.deflate * one * (cores < 1 ? rates.deflate_shared
                                                                          : 1)));
-  e->spill = (double)spilled / rates.spill;
+  e->spill = (double)spilled * plan->ranks_on_node / rates.spill;
   e->total = e->start + e->read + e->sort + e->carry + e->write + e->spill;
 }
 
@@ -519,9 +520,15 @@ static int print_plan(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
     printf("spill: %d of %d rank%s spill to scratch files, up to %.2f GiB a rank (%.2f GiB free "
            "in %s; runs above)\n", spilling, r->size, r->size == 1 ? "" : "s", gib(scratch),
            gib(scratch_free), lines[0].spills ? lines[0].scratch_dir : "their directories");
-  if (plan->streamed) /* one rank: its slice needs no host buffer of its size (host GiB above) */
-    printf("streamed: the slice goes to the GPU and back through %d pinned slots of %.4g MiB\n",
+  /* one rank: its slice needs no host buffer of its size (host GiB above) */
+  if (plan->streamed) {
+    printf("streamed: the slice goes to the GPU and back through %d pinned slots of %.4g MiB",
            H5G_RING_SLOTS, (double)plan->slot_elems * plan->ks.width / 1048576.0);
+    if (plan->records) /* --index-out */
+      printf(", its source indices through as many of %.4g MiB",
+             (double)plan->slot_elems * sizeof(uint64_t) / 1048576.0);
+    printf("\n");
+  }
   printf("estimate: %.1f s (start %.1f, read %.1f, sort %.1f, carry %.1f, write %.1f, spill "
          "%.1f; %.2g core%s a rank; rates: docs/cost-model.md)\n", time.total, time.start,
          time.read, time.sort, time.carry, time.write, time.spill, time.cores,

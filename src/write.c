@@ -247,7 +247,7 @@ int h5g_write_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                                                       &r->opt->storage, &index));
     h5g_io_allow_direct(index);
   }
-  if (plan->streamed) /* the keys alone move, of one dataset (src/plan.c) */
+  if (plan->streamed) /* the keys of one dataset, and the index (src/plan.c) */
     CHECK(write_streamed_keys(r, plan, e, d, index));
   else if (keys_move && !v->composed)
     CHECK(write_key_dataset(r, e, r->opt->output_dataset, r->keys_in[0], d->sorted,

@@ -176,6 +176,7 @@ case_scratch_full() {
   expect_failure 1 \
     "not enough room to spill it: $small has 0\.00 GiB free, the node's [13] ranks? need" \
     "$IN" "$OUT" -d /f8 --index-out /i --scratch "$small"
+  [ -z "$(ls -A "$small")" ] || die "the refused runs left files in scratch: $(ls -A "$small")"
 }
 
 # A memory cgroup (v1 or v2) of a hard limit below the job's in-memory need: the run, reading

@@ -261,10 +261,10 @@ static void check_float_landmarks(void) {
 }
 
 /* The threaded checksum is the serial one, for parts that split keys anywhere (odd counts, more
- * threads than parts can be had, more than H5G_MAX_PARTS asked for). */
+ * threads asked for than the keys make parts of, more than H5G_MAX_PARTS asked for). */
 static void check_checksum_parallel(uint64_t *rng) {
   enum { N = 300007 };
-  static uint8_t keys[N * 16];
+  static _Alignas(16) uint8_t keys[N * 16];
   for (size_t i = 0; i < sizeof keys; i++) keys[i] = (uint8_t)test_rand(rng);
   const unsigned widths[] = {1, 2, 4, 8, 16};
   const int threads[] = {1, 2, 3, 7, 1000};
