@@ -9,6 +9,9 @@
   na_position.py check IN OUT -d PATH [-d PATH ...] [--key-field A,B] [--key-column J,K]
       [--order asc|desc,...] [--descending] [--na-position first|last] [--index PATH]
       [--carry PATH] [--top K] [--unique] [--counts PATH] [--nans-as OTHER.h5]
+  na_position.py batch DIR
+      every DIR/*.args (a check's arguments, NUL-separated) checked in one process, in name
+      order: each failure named, exit 1 if any failed.
 
 The reference order is numpy's stable lexicographic sort of the keys (np.lexsort of each key's
 rank: -0.0 == +0.0, every NaN one value) with the NaNs at the end --na-position names (without it
@@ -23,6 +26,7 @@ index[i]'s bits, equal bits in input order); --nans-as: its NaNs are, bit for bi
 those of OTHER's output (the NaNs' order among themselves does not depend on their place).
 Shares no code with h5gsort. Exit 0 all good, 1 a check failed, 2 usage."""
 import argparse
+import os
 import sys
 
 import h5py
@@ -218,6 +222,20 @@ def main():
     p.add_argument("--counts")
     p.add_argument("--nans-as")
     p.add_argument("--stable", action="store_true")  # h5gsort's; the checks are the same
+    if len(sys.argv) == 3 and sys.argv[1] == "batch":
+        failed = 0
+        for name in sorted(os.listdir(sys.argv[2])):
+            if not name.endswith(".args"):
+                continue
+            with open(os.path.join(sys.argv[2], name), "rb") as f:
+                args = [a.decode() for a in f.read().split(b"\0")[:-1]]
+            try:
+                check(p.parse_args(args))
+            except SystemExit as e:
+                if e.code:
+                    failed += 1
+                    print("na_position.py: check %s failed: %s" % (name, " ".join(args)))
+        sys.exit(1 if failed else 0)
     if len(sys.argv) < 2 or sys.argv[1] != "check":
         p.print_usage(sys.stderr)
         sys.exit(2)
