@@ -235,6 +235,9 @@ def main():
                 if e.code:
                     failed += 1
                     print("na_position.py: check %s failed: %s" % (name, " ".join(args)))
+            except Exception as e:  # an unreadable output, say: that check fails, the rest run
+                failed += 1
+                print("na_position.py: check %s failed (%r): %s" % (name, e, " ".join(args)))
         sys.exit(1 if failed else 0)
     if len(sys.argv) < 2 or sys.argv[1] != "check":
         p.print_usage(sys.stderr)
