@@ -631,9 +631,10 @@ case_na_check() {
   printf '%s\0' "$W/in.h5" "$W/f.h5" -d /f4 --na-position last >"$W/wrong_queue/0.args"
   printf '%s\0' "$W/in.h5" "$W/f.h5" -d /f4 --na-position first >"$W/wrong_queue/1.args"
   "$NA_PYTHON" "$NA_PY" batch "$W/wrong_queue" >"$W/wrong.log" 2>&1 || rc=$?
-  [ "$rc" -eq 1 ] && grep -q 'check 0.args failed' "$W/wrong.log" &&
-    ! grep -q 'check 1.args failed' "$W/wrong.log" ||
+  if ! { [ "$rc" -eq 1 ] && grep -q 'check 0.args failed' "$W/wrong.log" &&
+    ! grep -q 'check 1.args failed' "$W/wrong.log"; }; then
     die "na_position.py batch did not reject just the wrong output (exit $rc): $(cat "$W/wrong.log")"
+  fi
   sort_keys 2 "$W/in.h5" "$W/t.h5" -d /t --key-field x,y --na-position first -- \
     --report "$W/r.json"
   check_run 0 3 --check "$W/t.h5" -d /t --key-field x,y --na-position first --against "$W/in.h5"
