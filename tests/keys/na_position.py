@@ -231,13 +231,15 @@ def main():
                 args = [a.decode() for a in f.read().split(b"\0")[:-1]]
             try:
                 check(p.parse_args(args))
+                continue
             except SystemExit as e:
-                if e.code:
-                    failed += 1
-                    print("na_position.py: check %s failed: %s" % (name, " ".join(args)))
+                if not e.code:
+                    continue
+                why = ""
             except Exception as e:  # an unreadable output, say: that check fails, the rest run
-                failed += 1
-                print("na_position.py: check %s failed (%r): %s" % (name, e, " ".join(args)))
+                why = " (%r)" % e
+            failed += 1
+            print("na_position.py: check %s failed%s: %s" % (name, why, " ".join(args)))
         sys.exit(1 if failed else 0)
     if len(sys.argv) < 2 or sys.argv[1] != "check":
         p.print_usage(sys.stderr)
