@@ -182,3 +182,41 @@ void h5g_parallel_strided(void *dst, size_t dst_stride, const void *src, size_t 
   strided_copy c = {dst, src, dst_stride, src_stride, width, n, swap};
   if (width) h5g_parallel(h5g_parts(n, 1 << 16, threads), strided_part, &c);
 }
+
+typedef struct {
+  char *rows;
+  const char *columns;
+  const size_t *widths;
+  int count;
+  size_t n, row_bytes;
+} interleaving;
+
+enum { INTERLEAVE_BLOCK_ROWS = 4096 }; /* of at most 64-byte rows (src/carry.h): 256 KiB */
+
+static void interleave_part(void *arg, int part, int parts) {
+  const interleaving *c = arg;
+  size_t begin, end;
+  h5g_share(c->n, part, parts, &begin, &end);
+  for (size_t block = begin; block < end; block += INTERLEAVE_BLOCK_ROWS) {
+    size_t last = end - block < INTERLEAVE_BLOCK_ROWS ? end : block + INTERLEAVE_BLOCK_ROWS;
+    size_t offset = 0;
+    for (int j = 0; j < c->count; offset += c->widths[j++]) {
+      const char *column = c->columns + offset * c->n;
+      size_t w = c->widths[j];
+      char *row = c->rows + offset;
+      if (w == 4)
+        for (size_t i = block; i < last; i++) memcpy(row + i * c->row_bytes, column + i * 4, 4);
+      else if (w == 8)
+        for (size_t i = block; i < last; i++) memcpy(row + i * c->row_bytes, column + i * 8, 8);
+      else
+        for (size_t i = block; i < last; i++) memcpy(row + i * c->row_bytes, column + i * w, w);
+    }
+  }
+}
+
+void h5g_parallel_interleave(void *rows, const void *columns, const size_t *widths, int count,
+                             size_t n, int threads) {
+  interleaving c = {rows, columns, widths, count, n, 0};
+  for (int j = 0; j < count; j++) c.row_bytes += widths[j];
+  if (c.row_bytes) h5g_parallel(h5g_parts(n, 1 << 16, threads), interleave_part, &c);
+}

@@ -34,6 +34,11 @@ static inline int h5g_parts(size_t n, size_t least, int threads) {
  * up to `threads` threads. */
 void h5g_parallel_strided(void *dst, size_t dst_stride, const void *src, size_t src_stride,
                           size_t width, size_t n, int swap, int threads);
+/* n rows of `count` fields made from columns: field j (widths[j] bytes) of row i taken from
+ * columns + (widths[0] + ... + widths[j-1]) * n + i * widths[j]; up to `threads` threads. Rows
+ * are made in blocks that stay in the cache, so each row's line is fetched once, not per field. */
+void h5g_parallel_interleave(void *rows, const void *columns, const size_t *widths, int count,
+                             size_t n, int threads);
 /* One contiguous copy of a gathered copy. */
 typedef struct {
   void *dst;

@@ -23,12 +23,12 @@ int h5g_carry_batch(const uint64_t *row_bytes, int count, int first) {
 
 /* What every carried dataset of the run shares: the route its rows take (made once); the
  * buffers of its rows as read and of the rows of this rank's sorted share, for the widest row
- * moved (v->moved_row_bytes), and where a batch's datasets are read and written one by one
- * (v->staged_row_bytes), used by each dataset or batch in turn. */
+ * moved (v->moved_row_bytes), used by each dataset or batch in turn. A batch's datasets are
+ * read into columns, interleaved into rows, and moved back into columns, one per dataset. */
 typedef struct {
   h5g_row_route *route;
-  void *rows, *out, *staged;
-  size_t rows_bytes, out_bytes, staged_bytes;
+  void *rows, *columns;
+  size_t rows_bytes, columns_bytes;
   uint64_t done, share; /* --progress: this rank's bytes read, moved and written; of them all */
 } carrying;
 
@@ -67,12 +67,10 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                        const h5g_extent *e, const h5g_data *d, carrying *c) {
   int rc = H5G_OK;
   c->rows_bytes = plan->n * v->moved_row_bytes;
-  c->out_bytes = e->out_n * v->moved_row_bytes;
-  c->staged_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->staged_row_bytes;
+  c->columns_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->moved_row_bytes;
   int made = h5g_resident_alloc(c->rows_bytes, plan->ranks_on_node, &c->rows) == H5G_OK &&
-             h5g_resident_alloc(c->out_bytes, plan->ranks_on_node, &c->out) == H5G_OK &&
-             h5g_resident_alloc(c->staged_bytes, plan->ranks_on_node, &c->staged) == H5G_OK;
-  CHECK(h5g_agree_alloc(r->comm, made, c->rows_bytes + c->out_bytes + c->staged_bytes));
+             h5g_resident_alloc(c->columns_bytes, plan->ranks_on_node, &c->columns) == H5G_OK;
+  CHECK(h5g_agree_alloc(r->comm, made, c->rows_bytes + c->columns_bytes));
   h5g_timeline_mark("carry_buffers");
   if (!v->moved_row_bytes) goto done; /* only rows of no bytes: nothing to move (every rank) */
   CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
@@ -83,54 +81,50 @@ done:
 }
 
 /* Collective: `count` datasets carried together, step by step (every step agreed, so the closes
- * at the end meet on every rank). One alone is read into the rows and written from the sorted
- * rows; several are read one by one and interleaved, moved as one row, and written one by one.
- * `direct`: the sources may be read by the rank's threads where their storage allows; 0 where
- * the keys came from their rows through HDF5's conversion, so that a damaged file gives the keys
- * and the rows one view. */
+ * at the end meet on every rank). One alone is read into the rows; several are read into
+ * columns and interleaved into rows. The rows are moved into columns, one per dataset, each
+ * written from its own. `direct`: the sources may be read by the rank's threads where their
+ * storage allows; 0 where the keys came from their rows through HDF5's conversion, so that a
+ * damaged file gives the keys and the rows one view. */
 static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                           const h5g_extent *e, carrying *c, const char *const *src,
                           const char *const *dst, int count, int direct) {
   int rc = H5G_OK;
   h5g_dset *in[H5G_MAX_CARRY] = {0}, *out[H5G_MAX_CARRY] = {0};
-  size_t offset[H5G_MAX_CARRY + 1] = {0}, widest = 0;
+  size_t width[H5G_MAX_CARRY] = {0}, offset[H5G_MAX_CARRY + 1] = {0};
   for (int j = 0; j < count; j++) {
     STEP(r, H5G_PHASE_CARRY, h5g_io_open_rows(r->in_file, src[j], &in[j]));
     STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst[j], in[j], e->out_total,
                                                 &r->opt->storage, &out[j]));
     h5g_io_allow_direct(out[j]);
     if (direct) h5g_io_allow_direct(in[j]);
-    size_t width = h5g_io_row_bytes(in[j]);
-    offset[j + 1] = offset[j] + width;
-    if (width > widest) widest = width;
+    width[j] = h5g_io_row_bytes(in[j]);
+    offset[j + 1] = offset[j] + width[j];
   }
-  int wider = offset[count] > v->moved_row_bytes || (count > 1 && widest > v->staged_row_bytes);
-  STEP(r, H5G_PHASE_CARRY, wider ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                                 "internal error: carried rows wider than "
-                                                 "inspected (%s)", src[0])
-                                 : H5G_OK);
+  STEP(r, H5G_PHASE_CARRY, offset[count] > v->moved_row_bytes
+                               ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                               "internal error: carried rows wider than "
+                                               "inspected (%s)", src[0])
+                               : H5G_OK);
   for (int j = 0; j < count; j++) {
-    counting k = {r, c, offset[j + 1] - offset[j]};
-    STEP(r, H5G_PHASE_CARRY, h5g_io_read_each(in[j], plan->offset, plan->n,
-                                              count > 1 ? c->staged : c->rows, count_piece, &k));
-    count_done(r, c, plan->n, k.width);
-    if (count > 1 && plan->n) /* into its place in the batch's rows */
-      h5g_parallel_strided((char *)c->rows + offset[j], offset[count], c->staged, k.width,
-                           k.width, plan->n, 0, plan->io_threads);
+    counting k = {r, c, width[j]};
+    void *into = count > 1 ? (char *)c->columns + offset[j] * plan->n : c->rows;
+    STEP(r, H5G_PHASE_CARRY, h5g_io_read_each(in[j], plan->offset, plan->n, into, count_piece, &k));
+    count_done(r, c, plan->n, width[j]);
   }
+  if (count > 1) h5g_parallel_interleave(c->rows, c->columns, width, count, plan->n,
+                                         plan->io_threads);
   h5g_timeline_mark("carry_read");
-  STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, offset[count], c->out));
+  STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, width, count, c->columns));
   count_done(r, c, plan->n, offset[count]);
   h5g_fault_point(r, "carry-moved");
   h5g_timeline_mark("carry_moved");
   for (int j = 0; j < count; j++) {
-    counting k = {r, c, offset[j + 1] - offset[j]};
-    if (count > 1 && e->out_n) /* out of the batch's sorted rows */
-      h5g_parallel_strided(c->staged, k.width, (char *)c->out + offset[j], offset[count],
-                           k.width, e->out_n, 0, plan->io_threads);
+    counting k = {r, c, width[j]};
     STEP(r, H5G_PHASE_CARRY, h5g_io_write_each(out[j], e->out_offset, e->out_n,
-                                               count > 1 ? c->staged : c->out, count_piece, &k));
-    count_done(r, c, e->out_n, k.width);
+                                               (char *)c->columns + offset[j] * e->out_n,
+                                               count_piece, &k));
+    count_done(r, c, e->out_n, width[j]);
   }
   h5g_timeline_mark("carry_written");
 done:
@@ -182,7 +176,6 @@ done:
   for (int i = 0; i < opt->ncarry; i++) free(targets[i]);
   h5g_row_route_free(c.route);
   h5g_resident_free(c.rows, c.rows_bytes);
-  h5g_resident_free(c.out, c.out_bytes);
-  h5g_resident_free(c.staged, c.staged_bytes);
+  h5g_resident_free(c.columns, c.columns_bytes);
   return rc;
 }

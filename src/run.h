@@ -31,7 +31,6 @@ typedef struct {
   unsigned long long carried_bytes; /* size of the input file when datasets are carried */
   uint64_t moved_row_bytes; /* the widest row moved by source index (src/carry.c), 0: none */
   uint64_t carried_row_bytes[H5G_MAX_CARRY]; /* each carried dataset's row */
-  uint64_t staged_row_bytes; /* the widest row of a dataset carried in a batch of several */
   /* the keys' and the index's output storage has filters: their size is known once written */
   int keys_filtered, index_filtered;
   /* bytes of one row of every filtered output together: with several ranks each keeps its

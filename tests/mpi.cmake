@@ -15,3 +15,12 @@ foreach(np 1 2)
   set_tests_properties(mpi.pmix_nodelay_np${np} PROPERTIES LABELS mpi TIMEOUT 120
                        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 endforeach()
+
+# Rows moved by source index between the ranks, landing whole or split into fields.
+add_executable(test_gather_rows ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_gather_rows.c)
+target_link_libraries(test_gather_rows PRIVATE h5g_mpi h5g_test_support)
+foreach(np 1 2 3 4)
+  add_test(NAME mpi.gather_rows_np${np} COMMAND ${H5G_MPIEXEC} ${np} $<TARGET_FILE:test_gather_rows>)
+  set_tests_properties(mpi.gather_rows_np${np} PROPERTIES LABELS mpi TIMEOUT 120
+                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+endforeach()

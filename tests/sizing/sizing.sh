@@ -86,11 +86,11 @@ case_plan() {
     local spare=$((p > 1 ? 12 * n1 : 0)) route=$((p > 1 ? 16 * (n1 + most) : 0))
     expect=$((12 * n1 + spare + 12 * n1 + 8 * (n1 + most) + route + BASE))
     [ "$HOST_BYTES" = "$expect" ] || die "$p ranks records: $HOST_BYTES bytes planned, $expect expected"
-    # two carried datasets moved as one row of 8 + 4 bytes (src/carry.c), each read and written
-    # through a buffer of the wider one's rows; the route moves the 12-byte rows
+    # two carried datasets moved as one row of 8 + 4 bytes (src/carry.c): the rows, and their
+    # columns as read and as sorted, in one buffer; the route moves the 12-byte rows
     plan_vs_run $p --carry /vals,/small
     route=$((p > 1 ? 20 * (n1 + most) : 0))
-    expect=$((12 * n1 + spare + 12 * n1 + 12 * (n1 + most) + 8 * most + route + BASE))
+    expect=$((12 * n1 + spare + 12 * n1 + 12 * (n1 + most) + route + BASE))
     [ "$HOST_BYTES" = "$expect" ] || die "$p ranks, a batch: $HOST_BYTES bytes planned, $expect expected"
   done
   # a plan that does not fit says so and exits as the run would

@@ -114,7 +114,39 @@ static void check_strided(size_t width, size_t src_stride, size_t dst_stride, in
   free(want);
 }
 
+/* h5g_parallel_interleave of n rows of `count` fields against a byte loop. */
+static void check_interleave(const size_t *widths, int count, size_t n, int threads) {
+  size_t row_bytes = 0;
+  for (int j = 0; j < count; j++) row_bytes += widths[j];
+  unsigned char *columns = malloc(n * row_bytes + 1), *got = malloc(n * row_bytes + 1);
+  unsigned char *want = malloc(n * row_bytes + 1);
+  EXPECT(columns && got && want, "out of memory");
+  if (columns && got && want) {
+    uint64_t state = n * 31 + row_bytes + (uint64_t)count;
+    for (size_t i = 0; i < n * row_bytes; i++) columns[i] = (unsigned char)test_rand(&state);
+    memset(got, 0x5A, n * row_bytes + 1);
+    memset(want, 0x5A, n * row_bytes + 1);
+    for (int j = 0, offset = 0; j < count; offset += (int)widths[j++])
+      for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < widths[j]; b++)
+          want[i * row_bytes + (size_t)offset + b] = columns[(size_t)offset * n + i * widths[j] + b];
+    h5g_parallel_interleave(got, columns, widths, count, n, threads);
+    EXPECT(memcmp(got, want, n * row_bytes + 1) == 0,
+           "interleave of %d fields (%zu-byte rows), %zu rows, %d threads differs", count,
+           row_bytes, n, threads);
+  }
+  free(columns);
+  free(got);
+  free(want);
+}
+
 int main(void) {
+  static const size_t fields[] = {4, 4, 4, 8, 1, 3, 16, 2};
+  check_interleave(fields, 3, 200003, 4); /* x, y, z */
+  check_interleave(fields + 2, 6, 70001, 3);
+  check_interleave(fields + 3, 1, 4099, 2);
+  check_interleave(fields, 8, 1, 4);
+  check_interleave(fields, 2, 0, 4);
   static const size_t widths[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16};
   for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++)
     for (int swap = 0; swap <= 1; swap++) {
