@@ -133,6 +133,8 @@ done:
   return rc;
 }
 
+int h5g_untouched_alloc(size_t bytes, void **p) { return huge_page_alloc(bytes, HUGE_PAGE, p); }
+
 void h5g_resident_free(void *p, size_t bytes) { huge_page_free(p, bytes); }
 
 /* Before every bulk buffer: how it was made (a 64-byte header keeps the buffer so aligned). */

@@ -25,7 +25,10 @@ size_t h5g_pin_span(const void *p, size_t bytes);
 /* *p = a resident buffer of `bytes` (NULL for 0 bytes), touched by this process's share of the
  * cores when `ranks_on_node` processes of the node make buffers at once. Returns an h5g status. */
 int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p);
-/* Releases what h5g_resident_alloc made of `bytes` (safe with NULL). */
+/* *p = a buffer of `bytes` on huge pages where the system has them, not touched ahead: its first
+ * writers (the threads of a read into it) make it resident as they go, two megabytes a fault. */
+int h5g_untouched_alloc(size_t bytes, void **p);
+/* Releases what h5g_resident_alloc or h5g_untouched_alloc made of `bytes` (safe with NULL). */
 void h5g_resident_free(void *p, size_t bytes);
 
 /* A buffer that grows with the rows but is not touched ahead (the route of carried rows): from

@@ -7,6 +7,7 @@
 
 #include "base/compose.h"
 #include "base/error.h"
+#include "base/host_memory.h"
 #include "base/parallel.h"
 #include "mpi/agree.h"
 
@@ -122,10 +123,13 @@ int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout 
     if (rows * layout->key[i].width > column_bytes) column_bytes = rows * layout->key[i].width;
   }
   if (whole_rows) part_bytes = rows * h5g_io_row_bytes(d[0]);
-  part = scratch && part_bytes <= scratch_bytes ? scratch : (own = malloc(part_bytes ? part_bytes : 1));
-  column = whole_rows ? malloc(column_bytes ? column_bytes : 1) : NULL;
-  CHECK(h5g_agree_alloc(comm, part != NULL && (column != NULL || !whole_rows),
-                        part_bytes + column_bytes));
+  /* on huge pages, made resident by the read's threads: small pages' faults cost more than the
+   * read of a table's rows itself */
+  int in_scratch = scratch && part_bytes <= scratch_bytes;
+  int made = in_scratch || h5g_untouched_alloc(part_bytes, &own) == H5G_OK;
+  part = in_scratch ? scratch : own;
+  if (made && whole_rows) made = h5g_untouched_alloc(column_bytes, &column) == H5G_OK;
+  CHECK(h5g_agree_alloc(comm, made, part_bytes + column_bytes));
   if (rows) memset(composed, 0, rows * width); /* composed is NULL on a rank without rows */
   if (whole_rows) CHECK(h5g_io_read(d[0], row, rows, part)); /* once, for every key */
   for (int i = 0; i < layout->count; i++) {
@@ -144,7 +148,7 @@ int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout 
     }
   }
 done:
-  free(column);
-  free(own);
+  h5g_resident_free(column, column_bytes);
+  h5g_resident_free(own, part_bytes);
   return rc;
 }
