@@ -139,7 +139,7 @@ void h5g_resident_free(void *p, size_t bytes) { huge_page_free(p, bytes); }
 
 /* Before every bulk buffer: how it was made (a 64-byte header keeps the buffer so aligned). */
 typedef struct {
-  size_t mapped; /* bytes of the scratch mapping from the header on; 0: malloc'd */
+  size_t mapped; /* bytes mapped (huge pages, a scratch file) from the header on; 0: malloc'd */
   char pad[64 - sizeof(size_t)];
 } bulk_header;
 
@@ -147,7 +147,14 @@ void *h5g_bulk_alloc(size_t bytes) {
   size_t total = sizeof(bulk_header) + bytes;
   bulk_header *h = NULL;
   if (total < bytes) return NULL;
-  if (!h5g_scratch_dir() || bytes == 0) { /* nothing to spill: no file for it */
+  if (!h5g_scratch_dir() && total >= HUGE_PAGE) { /* huge pages: small pages' faults cost more
+                                                   * than the copies into them */
+    void *p = NULL;
+    if (huge_page_alloc(total, HUGE_PAGE, &p) == H5G_OK) {
+      h = p;
+      h->mapped = whole_huge_pages(total);
+    }
+  } else if (!h5g_scratch_dir() || bytes == 0) { /* nothing to spill: no file for it */
     h = malloc(total);
     if (h) h->mapped = 0;
   } else {

@@ -184,14 +184,22 @@ void h5g_parallel_strided(void *dst, size_t dst_stride, const void *src, size_t 
 }
 
 typedef struct {
-  char *rows;
-  const char *columns;
+  char *rows, *columns;
   const size_t *widths;
-  int count;
+  int count, split; /* split: rows into columns; else columns into rows */
   size_t n, row_bytes;
 } interleaving;
 
 enum { INTERLEAVE_BLOCK_ROWS = 4096 }; /* of at most 64-byte rows (src/carry.h): 256 KiB */
+
+/* Field of width W of rows [block, last): copied between the rows and its column. */
+#define COPY_FIELD(W)                                                                             \
+  do {                                                                                            \
+    if (c->split)                                                                                 \
+      for (size_t i = block; i < last; i++) memcpy(column + i * (W), row + i * c->row_bytes, (W)); \
+    else                                                                                          \
+      for (size_t i = block; i < last; i++) memcpy(row + i * c->row_bytes, column + i * (W), (W)); \
+  } while (0)
 
 static void interleave_part(void *arg, int part, int parts) {
   const interleaving *c = arg;
@@ -201,22 +209,31 @@ static void interleave_part(void *arg, int part, int parts) {
     size_t last = end - block < INTERLEAVE_BLOCK_ROWS ? end : block + INTERLEAVE_BLOCK_ROWS;
     size_t offset = 0;
     for (int j = 0; j < c->count; offset += c->widths[j++]) {
-      const char *column = c->columns + offset * c->n;
+      char *column = c->columns + offset * c->n, *row = c->rows + offset;
       size_t w = c->widths[j];
-      char *row = c->rows + offset;
       if (w == 4)
-        for (size_t i = block; i < last; i++) memcpy(row + i * c->row_bytes, column + i * 4, 4);
+        COPY_FIELD(4);
       else if (w == 8)
-        for (size_t i = block; i < last; i++) memcpy(row + i * c->row_bytes, column + i * 8, 8);
+        COPY_FIELD(8);
       else
-        for (size_t i = block; i < last; i++) memcpy(row + i * c->row_bytes, column + i * w, w);
+        COPY_FIELD(w);
     }
   }
 }
 
-void h5g_parallel_interleave(void *rows, const void *columns, const size_t *widths, int count,
-                             size_t n, int threads) {
-  interleaving c = {rows, columns, widths, count, n, 0};
+static void interleave(char *rows, char *columns, const size_t *widths, int count, size_t n,
+                       int split, int threads) {
+  interleaving c = {rows, columns, widths, count, split, n, 0};
   for (int j = 0; j < count; j++) c.row_bytes += widths[j];
   if (c.row_bytes) h5g_parallel(h5g_parts(n, 1 << 16, threads), interleave_part, &c);
+}
+
+void h5g_parallel_interleave(void *rows, const void *columns, const size_t *widths, int count,
+                             size_t n, int threads) {
+  interleave(rows, (char *)columns, widths, count, n, 0, threads);
+}
+
+void h5g_parallel_split(void *columns, const void *rows, const size_t *widths, int count,
+                        size_t n, int threads) {
+  interleave((char *)rows, columns, widths, count, n, 1, threads);
 }

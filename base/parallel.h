@@ -39,6 +39,9 @@ void h5g_parallel_strided(void *dst, size_t dst_stride, const void *src, size_t 
  * are made in blocks that stay in the cache, so each row's line is fetched once, not per field. */
 void h5g_parallel_interleave(void *rows, const void *columns, const size_t *widths, int count,
                              size_t n, int threads);
+/* Its inverse: the n rows split into their columns. */
+void h5g_parallel_split(void *columns, const void *rows, const size_t *widths, int count,
+                        size_t n, int threads);
 /* One contiguous copy of a gathered copy. */
 typedef struct {
   void *dst;

@@ -247,11 +247,13 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   uint64_t *counts = NULL, *requests = NULL;
   *route = NULL;
   int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
-  int size = rt ? rt->size : 1;
+  CHECK(h5g_agree(comm, made));
+  if (rt->size == 1) goto made; /* every row is this rank's: nothing to request */
+  int size = rt->size;
   size_t stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
   int parts = grouping_parts(n_out, threads, stride);
   counts = calloc((size_t)parts * stride, sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(comm, made == H5G_OK && counts, (size_t)parts * stride * sizeof(uint64_t)));
+  CHECK(h5g_agree_alloc(comm, counts != NULL, (size_t)parts * stride * sizeof(uint64_t)));
   groups owners = {rt->tables, n_total ? (double)size / (double)n_total : 0, (size_t)size};
   grouping g = {rt, &owners, counts, stride, 0, NULL, NULL};
   count_groups(&g, parts, rt->fetch_counts);
@@ -273,6 +275,7 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   CHECK(h5g_exchange(comm, requests, rt->fetch_counts, rt->requested, rt->serve_counts,
                      sizeof(uint64_t)));
   CHECK(check_served(rt));
+made:
   *route = rt;
   rt = NULL;
 done:

@@ -66,8 +66,8 @@ static void count_done(h5g_run *r, carrying *c, uint64_t rows, size_t width) {
 static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                        const h5g_extent *e, const h5g_data *d, carrying *c) {
   int rc = H5G_OK;
-  c->rows_bytes = plan->n * v->moved_row_bytes;
   c->columns_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->moved_row_bytes;
+  c->rows_bytes = c->columns_bytes; /* TEMP */
   int made = h5g_resident_alloc(c->rows_bytes, plan->ranks_on_node, &c->rows) == H5G_OK &&
              h5g_resident_alloc(c->columns_bytes, plan->ranks_on_node, &c->columns) == H5G_OK;
   CHECK(h5g_agree_alloc(r->comm, made, c->rows_bytes + c->columns_bytes));
@@ -115,14 +115,21 @@ static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan
   if (count > 1) h5g_parallel_interleave(c->rows, c->columns, width, count, plan->n,
                                          plan->io_threads);
   h5g_timeline_mark("carry_read");
-  STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, width, count, c->columns));
+  int split_after = count > 1 && getenv("H5G_TMP_SPLIT"); /* TEMP A/B */
+  size_t row_bytes = offset[count];
+  if (split_after) {
+    STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, &row_bytes, 1, c->columns));
+    h5g_parallel_split(c->rows, c->columns, width, count, e->out_n, plan->io_threads);
+  } else {
+    STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, width, count, c->columns));
+  }
   count_done(r, c, plan->n, offset[count]);
   h5g_fault_point(r, "carry-moved");
   h5g_timeline_mark("carry_moved");
   for (int j = 0; j < count; j++) {
     counting k = {r, c, width[j]};
     STEP(r, H5G_PHASE_CARRY, h5g_io_write_each(out[j], e->out_offset, e->out_n,
-                                               (char *)c->columns + offset[j] * e->out_n,
+                                               (char *)(split_after ? c->rows : c->columns) + offset[j] * e->out_n,
                                                count_piece, &k));
     count_done(r, c, e->out_n, width[j]);
   }

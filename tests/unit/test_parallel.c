@@ -114,7 +114,8 @@ static void check_strided(size_t width, size_t src_stride, size_t dst_stride, in
   free(want);
 }
 
-/* h5g_parallel_interleave of n rows of `count` fields against a byte loop. */
+/* h5g_parallel_interleave of n rows of `count` fields against a byte loop, and
+ * h5g_parallel_split of its rows against the columns they came from. */
 static void check_interleave(const size_t *widths, int count, size_t n, int threads) {
   size_t row_bytes = 0;
   for (int j = 0; j < count; j++) row_bytes += widths[j];
@@ -134,6 +135,12 @@ static void check_interleave(const size_t *widths, int count, size_t n, int thre
     EXPECT(memcmp(got, want, n * row_bytes + 1) == 0,
            "interleave of %d fields (%zu-byte rows), %zu rows, %d threads differs", count,
            row_bytes, n, threads);
+    /* and back: the rows split into columns give the columns */
+    memset(want, 0x5A, n * row_bytes + 1);
+    h5g_parallel_split(want, got, widths, count, n, threads);
+    EXPECT(memcmp(want, columns, n * row_bytes) == 0 && want[n * row_bytes] == 0x5A,
+           "split of %d fields (%zu-byte rows), %zu rows, %d threads differs", count, row_bytes,
+           n, threads);
   }
   free(columns);
   free(got);
