@@ -49,55 +49,15 @@ static int grouping_parts(uint64_t n, int threads, size_t stride) {
   return most < 1 ? 1 : (size_t)parts > most ? (int)most : parts;
 }
 
-/* Where copied rows land: whole rows of row_bytes (columns 1), or split into `columns` fields of
- * widths[j] bytes, field j of row k at dst + (widths[0] + ... + widths[j-1]) * dst_rows +
- * k * widths[j] (h5g_row_route_move). */
-typedef struct {
-  char *dst;
-  const size_t *widths;
-  int columns;
-  uint64_t dst_rows;
-} row_place;
-
 /* Row copies dst[to[k]] = src[from[k] - first] for k < n. `from` NULL: k; `to` NULL: k. A
  * source row outside src's `rows` is another rank's: skipped. */
 typedef struct {
   const char *src;
-  row_place dst;
+  char *dst;
   size_t row_bytes;
   const uint64_t *from, *to;
   uint64_t first, rows, n;
 } row_copies;
-
-/* memcpy of a field's usual widths inlined */
-static inline void copy_field(char *dst, const char *src, size_t bytes) {
-  switch (bytes) {
-  case 4: memcpy(dst, src, 4); break;
-  case 8: memcpy(dst, src, 8); break;
-  default: memcpy(dst, src, bytes);
-  }
-}
-
-/* Row `src_row` into row `at` of the place. */
-static inline void place_row(const row_place *p, size_t row_bytes, uint64_t at,
-                             const char *src_row) {
-  if (p->columns == 1) {
-    memcpy(p->dst + at * row_bytes, src_row, row_bytes);
-    return;
-  }
-  for (int j = 0, offset = 0; j < p->columns; offset += (int)p->widths[j++])
-    copy_field(p->dst + (size_t)offset * p->dst_rows + at * p->widths[j], src_row + offset,
-               p->widths[j]);
-}
-
-static inline void prefetch_place(const row_place *p, size_t row_bytes, uint64_t at) {
-  if (p->columns == 1) {
-    __builtin_prefetch(p->dst + at * row_bytes, 1);
-    return;
-  }
-  for (int j = 0, offset = 0; j < p->columns; offset += (int)p->widths[j++])
-    __builtin_prefetch(p->dst + (size_t)offset * p->dst_rows + at * p->widths[j], 1);
-}
 
 static void copy_rows_part(void *arg, int part, int parts) {
   row_copies *c = arg;
@@ -107,11 +67,12 @@ static void copy_rows_part(void *arg, int part, int parts) {
     if (k + PREFETCH_AHEAD < end) {
       uint64_t ahead = c->from ? c->from[k + PREFETCH_AHEAD] - c->first : k + PREFETCH_AHEAD;
       if (ahead < c->rows) __builtin_prefetch(c->src + ahead * c->row_bytes);
-      if (c->to) prefetch_place(&c->dst, c->row_bytes, c->to[k + PREFETCH_AHEAD]);
+      if (c->to) __builtin_prefetch(c->dst + c->to[k + PREFETCH_AHEAD] * c->row_bytes, 1);
     }
     uint64_t row = c->from ? c->from[k] - c->first : k; /* below first: wraps, so outside */
     if (row >= c->rows) continue;
-    place_row(&c->dst, c->row_bytes, c->to ? c->to[k] : k, c->src + row * c->row_bytes);
+    memcpy(c->dst + (c->to ? c->to[k] : k) * c->row_bytes, c->src + row * c->row_bytes,
+           c->row_bytes);
   }
 }
 
@@ -285,15 +246,11 @@ done:
   return rc;
 }
 
-int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, const size_t *widths,
-                       int columns, void *out) {
+int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_bytes, void *out) {
   int rc = H5G_OK;
-  size_t row_bytes = 0;
-  for (int j = 0; j < columns; j++) row_bytes += widths[j];
   if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
-  row_place place_out = {out, widths, columns, rt->n_out};
   /* this rank's own rows in place */
-  row_copies local = {local_rows, place_out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
+  row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
                       rt->n_out};
   copy_rows(&local, rt->threads);
   if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
@@ -305,11 +262,11 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, const size_t *
   }
   CHECK(h5g_agree_alloc(rt->comm, rt->moving != NULL, bytes));
   char *served = rt->moving, *fetched = rt->moving + rt->n_serve * row_bytes;
-  row_copies serve = {local_rows, {served, &row_bytes, 1, rt->n_serve}, row_bytes, rt->serve_rows,
-                      NULL, rt->first, rt->mine, rt->n_serve};
+  row_copies serve = {local_rows, served, row_bytes, rt->serve_rows, NULL, rt->first, rt->mine,
+                      rt->n_serve};
   copy_rows(&serve, rt->threads);
   CHECK(h5g_exchange(rt->comm, served, rt->serve_counts, fetched, rt->fetch_counts, row_bytes));
-  row_copies place = {fetched, place_out, row_bytes, NULL, rt->fetch_positions, 0, rt->n_fetch,
+  row_copies place = {fetched, out, row_bytes, NULL, rt->fetch_positions, 0, rt->n_fetch,
                       rt->n_fetch};
   copy_rows(&place, rt->threads);
 done:
@@ -337,7 +294,7 @@ int h5g_gather_rows(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   int rc = H5G_OK;
   h5g_row_route *route = NULL;
   CHECK(h5g_row_route_make(comm, src_index, n_out, n_total, threads, &route));
-  CHECK(h5g_row_route_move(route, local_rows, &row_bytes, 1, out));
+  CHECK(h5g_row_route_move(route, local_rows, row_bytes, out));
 done:
   h5g_row_route_free(route);
   return rc;

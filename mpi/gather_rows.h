@@ -17,13 +17,9 @@ typedef struct h5g_row_route h5g_row_route;
  * and the grouping of requests take up to `threads` threads, the caller's one of them. */
 int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                        uint64_t n_total, int threads, h5g_row_route **route);
-/* Collective: output row i (i < n_out) receives row src_index[i] of the table whose rows this
- * rank holds in `local_rows`: rows of `columns` fields of widths[0..columns) bytes (the same on
- * every rank), which land split, field j of output row i at out + (widths[0] + ... +
- * widths[j-1]) * n_out + i * widths[j] (one field: out holds whole rows). Several datasets moved
- * as one row so land as their own columns, ready to be written. */
-int h5g_row_route_move(h5g_row_route *route, const void *local_rows, const size_t *widths,
-                       int columns, void *out);
+/* Collective: row i of `out` (i < n_out) receives row src_index[i] of the table whose rows this
+ * rank holds in `local_rows` (row_bytes each, the same on every rank). */
+int h5g_row_route_move(h5g_row_route *route, const void *local_rows, size_t row_bytes, void *out);
 /* Bytes a route and one move of rows of row_bytes may take beyond the tables, for n_local rows
  * held and n_out received on a rank of `size` (an upper bound: every row from another rank). */
 uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t row_bytes);

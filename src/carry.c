@@ -21,14 +21,13 @@ int h5g_carry_batch(const uint64_t *row_bytes, int count, int first) {
   return n;
 }
 
-/* What every carried dataset of the run shares: the route its rows take (made once); the
- * buffers of its rows as read and of the rows of this rank's sorted share, for the widest row
- * moved (v->moved_row_bytes), used by each dataset or batch in turn. A batch's datasets are
- * read into columns, interleaved into rows, and moved back into columns, one per dataset. */
+/* What every carried dataset of the run shares: the route its rows take (made once) and two
+ * buffers of the widest rows moved (v->moved_row_bytes) for the most rows this rank reads or
+ * writes, used by each dataset or batch in turn (carry_together). */
 typedef struct {
   h5g_row_route *route;
-  void *rows, *columns;
-  size_t rows_bytes, columns_bytes;
+  void *buf[2];
+  size_t buf_bytes;
   uint64_t done, share; /* --progress: this rank's bytes read, moved and written; of them all */
 } carrying;
 
@@ -66,11 +65,10 @@ static void count_done(h5g_run *r, carrying *c, uint64_t rows, size_t width) {
 static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                        const h5g_extent *e, const h5g_data *d, carrying *c) {
   int rc = H5G_OK;
-  c->columns_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->moved_row_bytes;
-  c->rows_bytes = c->columns_bytes; /* TEMP */
-  int made = h5g_resident_alloc(c->rows_bytes, plan->ranks_on_node, &c->rows) == H5G_OK &&
-             h5g_resident_alloc(c->columns_bytes, plan->ranks_on_node, &c->columns) == H5G_OK;
-  CHECK(h5g_agree_alloc(r->comm, made, c->rows_bytes + c->columns_bytes));
+  c->buf_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->moved_row_bytes;
+  int made = h5g_resident_alloc(c->buf_bytes, plan->ranks_on_node, &c->buf[0]) == H5G_OK &&
+             h5g_resident_alloc(c->buf_bytes, plan->ranks_on_node, &c->buf[1]) == H5G_OK;
+  CHECK(h5g_agree_alloc(r->comm, made, 2 * c->buf_bytes));
   h5g_timeline_mark("carry_buffers");
   if (!v->moved_row_bytes) goto done; /* only rows of no bytes: nothing to move (every rank) */
   CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
@@ -81,17 +79,21 @@ done:
 }
 
 /* Collective: `count` datasets carried together, step by step (every step agreed, so the closes
- * at the end meet on every rank). One alone is read into the rows; several are read into
- * columns and interleaved into rows. The rows are moved into columns, one per dataset, each
- * written from its own. `direct`: the sources may be read by the rank's threads where their
- * storage allows; 0 where the keys came from their rows through HDF5's conversion, so that a
- * damaged file gives the keys and the rows one view. */
+ * at the end meet on every rank). One alone is read into rows (buf[0]), moved into the sorted
+ * share's rows (buf[1]) and written from them. Several are read into columns (buf[1]), one per
+ * dataset, interleaved into rows (buf[0]), moved as one row (buf[1]), split into columns again
+ * (buf[0]) and each written from its own: the interleave and the split are one pass each over
+ * blocks that stay in the cache. `direct`: the sources may be read by the rank's threads where
+ * their storage allows; 0 where the keys came from their rows through HDF5's conversion, so that
+ * a damaged file gives the keys and the rows one view. */
 static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                           const h5g_extent *e, carrying *c, const char *const *src,
                           const char *const *dst, int count, int direct) {
   int rc = H5G_OK;
   h5g_dset *in[H5G_MAX_CARRY] = {0}, *out[H5G_MAX_CARRY] = {0};
   size_t width[H5G_MAX_CARRY] = {0}, offset[H5G_MAX_CARRY + 1] = {0};
+  char *rows = c->buf[0], *other = c->buf[1];
+  int batch = count > 1;
   for (int j = 0; j < count; j++) {
     STEP(r, H5G_PHASE_CARRY, h5g_io_open_rows(r->in_file, src[j], &in[j]));
     STEP(r, H5G_PHASE_CARRY, h5g_io_create_like(r->out_file, dst[j], in[j], e->out_total,
@@ -108,29 +110,22 @@ static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan
                                : H5G_OK);
   for (int j = 0; j < count; j++) {
     counting k = {r, c, width[j]};
-    void *into = count > 1 ? (char *)c->columns + offset[j] * plan->n : c->rows;
+    void *into = batch ? other + offset[j] * plan->n : rows;
     STEP(r, H5G_PHASE_CARRY, h5g_io_read_each(in[j], plan->offset, plan->n, into, count_piece, &k));
     count_done(r, c, plan->n, width[j]);
   }
-  if (count > 1) h5g_parallel_interleave(c->rows, c->columns, width, count, plan->n,
-                                         plan->io_threads);
+  if (batch) h5g_parallel_interleave(rows, other, width, count, plan->n, plan->io_threads);
   h5g_timeline_mark("carry_read");
-  int split_after = count > 1 && getenv("H5G_TMP_SPLIT"); /* TEMP A/B */
-  size_t row_bytes = offset[count];
-  if (split_after) {
-    STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, &row_bytes, 1, c->columns));
-    h5g_parallel_split(c->rows, c->columns, width, count, e->out_n, plan->io_threads);
-  } else {
-    STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, c->rows, width, count, c->columns));
-  }
+  STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, rows, offset[count], other));
+  if (batch) h5g_parallel_split(rows, other, width, count, e->out_n, plan->io_threads);
   count_done(r, c, plan->n, offset[count]);
   h5g_fault_point(r, "carry-moved");
   h5g_timeline_mark("carry_moved");
+  const char *sorted = batch ? rows : other;
   for (int j = 0; j < count; j++) {
     counting k = {r, c, width[j]};
     STEP(r, H5G_PHASE_CARRY, h5g_io_write_each(out[j], e->out_offset, e->out_n,
-                                               (char *)(split_after ? c->rows : c->columns) + offset[j] * e->out_n,
-                                               count_piece, &k));
+                                               sorted + offset[j] * e->out_n, count_piece, &k));
     count_done(r, c, e->out_n, width[j]);
   }
   h5g_timeline_mark("carry_written");
@@ -182,7 +177,7 @@ int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
 done:
   for (int i = 0; i < opt->ncarry; i++) free(targets[i]);
   h5g_row_route_free(c.route);
-  h5g_resident_free(c.rows, c.rows_bytes);
-  h5g_resident_free(c.columns, c.columns_bytes);
+  h5g_resident_free(c.buf[0], c.buf_bytes);
+  h5g_resident_free(c.buf[1], c.buf_bytes);
   return rc;
 }

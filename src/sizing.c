@@ -122,9 +122,9 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *ru
     uint64_t run = plan->nruns ? (plan->n + plan->nruns - 1) / plan->nruns : plan->n;
     need->scratch = run * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));
   }
-  /* rows as read, their columns (as read, then as sorted), and what the route between the
-   * ranks takes (src/carry.c, mpi/gather_rows.h) */
-  need->moved = v->moved_row_bytes * (plan->n + (plan->n > most ? plan->n : most));
+  /* the carry's two buffers of rows (as read, as sorted: src/carry.c) and what the route
+   * between the ranks takes (mpi/gather_rows.h) */
+  need->moved = 2 * v->moved_row_bytes * (plan->n > most ? plan->n : most);
   need->route = v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, size, v->moved_row_bytes)
                                    : 0;
   uint64_t rows = plan->n > most ? plan->n : most; /* the most this rank sorts or writes */

@@ -16,7 +16,7 @@ foreach(np 1 2)
                        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 endforeach()
 
-# Rows moved by source index between the ranks, landing whole or split into fields.
+# Rows moved by source index between the ranks (mpi/gather_rows.h).
 add_executable(test_gather_rows ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_gather_rows.c)
 target_link_libraries(test_gather_rows PRIVATE h5g_mpi h5g_test_support)
 foreach(np 1 2 3 4)
