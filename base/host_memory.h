@@ -26,15 +26,16 @@ size_t h5g_pin_span(const void *p, size_t bytes);
  * cores when `ranks_on_node` processes of the node make buffers at once. Returns an h5g status. */
 int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p);
 /* *p = a buffer of `bytes` on huge pages where the system has them, not touched ahead: its first
- * writers (the threads of a read into it) make it resident as they go, two megabytes a fault. */
+ * writers (the threads of a read into it) make it resident as they go, two megabytes a fault.
+ * Anonymous memory even while the run spills (as malloc's would be): a transient buffer of a
+ * read, not one of the buffers that spill. */
 int h5g_untouched_alloc(size_t bytes, void **p);
 /* Releases what h5g_resident_alloc or h5g_untouched_alloc made of `bytes` (safe with NULL). */
 void h5g_resident_free(void *p, size_t bytes);
 
-/* A buffer that grows with the rows but is not touched ahead (the route of carried rows): on
- * huge pages from 2 MiB on (from malloc below that), or from a scratch file while the run spills
- * (base/scratch_memory.h), so that it spills with the buffers. NULL when none can be had;
- * h5g_bulk_free (safe with NULL) knows which it is. */
+/* A buffer that grows with the rows but is not touched ahead (the route of carried rows): from
+ * malloc, or from a scratch file while the run spills (base/scratch_memory.h), so that it spills
+ * with the buffers. NULL when none can be had; h5g_bulk_free (safe with NULL) knows which it is. */
 void *h5g_bulk_alloc(size_t bytes);
 void h5g_bulk_free(void *p);
 

@@ -190,7 +190,8 @@ typedef struct {
   size_t n, row_bytes;
 } interleaving;
 
-enum { INTERLEAVE_BLOCK_ROWS = 4096 }; /* of at most 64-byte rows (src/carry.h): 256 KiB */
+enum { INTERLEAVE_BLOCK_ROWS = 4096 }; /* of rows of at most 64 bytes (src/carry.h) and their
+                                        * columns: 512 KiB, within a core's cache */
 
 /* Field of width W of rows [block, last): copied between the rows and its column. */
 #define COPY_FIELD(W)                                                                             \

@@ -50,18 +50,20 @@ static int grouping_parts(uint64_t n, int threads, size_t stride) {
 }
 
 /* Row copies dst[to[k]] = src[from[k] - first] for k < n. `from` NULL: k; `to` NULL: k. A
- * source row outside src's `rows` is another rank's: skipped. */
+ * source row outside src's `rows` is another rank's: skipped, and counted. */
 typedef struct {
   const char *src;
   char *dst;
   size_t row_bytes;
   const uint64_t *from, *to;
   uint64_t first, rows, n;
+  uint64_t skipped;
 } row_copies;
 
 static void copy_rows_part(void *arg, int part, int parts) {
   row_copies *c = arg;
   size_t begin, end;
+  uint64_t skipped = 0;
   h5g_share(c->n, part, parts, &begin, &end);
   for (size_t k = begin; k < end; k++) {
     if (k + PREFETCH_AHEAD < end) {
@@ -70,10 +72,14 @@ static void copy_rows_part(void *arg, int part, int parts) {
       if (c->to) __builtin_prefetch(c->dst + c->to[k + PREFETCH_AHEAD] * c->row_bytes, 1);
     }
     uint64_t row = c->from ? c->from[k] - c->first : k; /* below first: wraps, so outside */
-    if (row >= c->rows) continue;
+    if (row >= c->rows) {
+      skipped++;
+      continue;
+    }
     memcpy(c->dst + (c->to ? c->to[k] : k) * c->row_bytes, c->src + row * c->row_bytes,
            c->row_bytes);
   }
+  if (skipped) __atomic_fetch_add(&c->skipped, skipped, __ATOMIC_RELAXED);
 }
 
 static void copy_rows(row_copies *c, int threads) {
@@ -251,9 +257,14 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
   /* this rank's own rows in place */
   row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
-                      rt->n_out};
+                      rt->n_out, 0};
   copy_rows(&local, rt->threads);
-  if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
+  if (rt->size == 1) { /* every row is this rank's: the route has none to move */
+    if (local.skipped)
+      H5G_FAIL(H5G_ERR_RUNTIME, "internal error: a row index past the table (%llu of %llu rows)",
+               (unsigned long long)local.skipped, (unsigned long long)rt->n_out);
+    goto done;
+  }
   size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
   if (!rt->moving || bytes > rt->moving_bytes) {
     h5g_bulk_free(rt->moving);
@@ -263,11 +274,11 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   CHECK(h5g_agree_alloc(rt->comm, rt->moving != NULL, bytes));
   char *served = rt->moving, *fetched = rt->moving + rt->n_serve * row_bytes;
   row_copies serve = {local_rows, served, row_bytes, rt->serve_rows, NULL, rt->first, rt->mine,
-                      rt->n_serve};
+                      rt->n_serve, 0};
   copy_rows(&serve, rt->threads);
   CHECK(h5g_exchange(rt->comm, served, rt->serve_counts, fetched, rt->fetch_counts, row_bytes));
   row_copies place = {fetched, out, row_bytes, NULL, rt->fetch_positions, 0, rt->n_fetch,
-                      rt->n_fetch};
+                      rt->n_fetch, 0};
   copy_rows(&place, rt->threads);
 done:
   return rc;

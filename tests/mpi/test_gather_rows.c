@@ -2,7 +2,7 @@
  * their global row and byte, spread over the ranks as h5g_share_begin says, moved by a random
  * permutation and by indices with repeats, in rows of 1, 3, 8, 12 and 20 bytes. Every byte of
  * every output row is checked against the row its index names. Sizes 0, 1, fewer rows than
- * ranks, and 70001. */
+ * ranks, and 70001. An index past the table fails on every rank. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +14,7 @@
 
 static int rank, size;
 
-/* Byte b of global row g: what no other row or byte holds, for the sizes here. */
+/* Byte b of global row g: a pattern of both, so that a row or byte out of place shows. */
 static unsigned char row_byte(uint64_t g, size_t b) {
   return (unsigned char)(g * 131 + b * 7 + (g >> 8) * 17 + 1);
 }
@@ -61,6 +61,27 @@ done:
   free(out);
 }
 
+/* An index past the table (an internal error) fails the route or its move on every rank. */
+static void check_index_past_table(void) {
+  uint64_t n = 1000, first = h5g_share_begin((uint64_t)rank, n, (uint64_t)size);
+  uint64_t mine = h5g_share_begin((uint64_t)rank + 1, n, (uint64_t)size) - first;
+  uint64_t *src = malloc(mine * sizeof *src + 1);
+  unsigned char *rows = malloc(mine * 4 + 1), *out = malloc(mine * 4 + 1);
+  EXPECT(src && rows && out, "out of memory");
+  if (!src || !rows || !out) goto done;
+  for (uint64_t i = 0; i < mine; i++) src[i] = (first + i * 7) % n;
+  if (rank == size - 1 && mine) src[mine - 1] = n; /* one past the last row */
+  h5g_row_route *route = NULL;
+  int status = h5g_row_route_make(MPI_COMM_WORLD, src, mine, n, 2, &route);
+  if (status == H5G_OK) status = h5g_row_route_move(route, rows, 4, out);
+  h5g_row_route_free(route);
+  EXPECT(status != H5G_OK, "an index past the table was moved without an error");
+done:
+  free(src);
+  free(rows);
+  free(out);
+}
+
 int main(int argc, char **argv) {
   MUST_MPI(MPI_Init(&argc, &argv));
   MUST_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -71,6 +92,7 @@ int main(int argc, char **argv) {
     for (int repeats = 0; repeats <= 1; repeats++)
       for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
         check_move(sizes[s], widths[w], repeats);
+  check_index_past_table();
   int failed = test_summary_mpi(MPI_COMM_WORLD, "test_gather_rows");
   MPI_Finalize();
   return failed;
