@@ -246,5 +246,31 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)' \
   done
 }
 
+# Carried data (issue 52 item 5): a batch of two carried datasets, and a table by --key-field,
+# each run without a launcher, peak at most the host memory --plan plans for them and at least
+# half of it (a figure far above the run refuses jobs that fit). The output is written by pwrite
+# (H5GSORT_IO): a mapped output's pages are the file's page cache, which the kernel writes back
+# and reclaims, not the run's own memory, yet they count in its resident set.
+case_carried_peak() {
+  [ "${H5G_SANITIZE:-OFF}" = ON ] && { echo "SKIP: resident memory under the sanitizers"; exit 77; }
+  local table=$WORK/table.h5 planned peak
+  mpirun 1 "$BIN/h5gsort-gen" "$table" -d /t --count $N --type u8 --table >/dev/null
+  for job in "$IN -d /keys --carry /vals,/small" "$table -d /t --key-field key"; do
+    # shellcheck disable=SC2086
+    "$BIN/h5gsort" $job "$OUT" --backend cpu --plan --force --report "$WORK/plan.json" >/dev/null ||
+      die "--plan of $job failed"
+    planned=$(json "$WORK/plan.json" host_bytes)
+    # shellcheck disable=SC2086
+    peak=$(H5GSORT_IO=pwrite /usr/bin/python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)' \
+      "$BIN/h5gsort" $job "$OUT" --backend cpu --force -q) || die "$job: the run failed"
+    echo "$job: peak $peak bytes, planned $planned"
+    [ "$peak" -le "$planned" ] || die "$job: peak $peak bytes over the $planned planned"
+    [ $((2 * peak)) -ge "$planned" ] || die "$job: peak $peak bytes, under half the $planned planned"
+  done
+  rcheck "$table" "$OUT" -d /t --key-field key --row-id-field row
+}
+
 "case_$CASE"
 echo "PASS: sizing $CASE"
