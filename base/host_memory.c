@@ -88,9 +88,9 @@ static size_t whole_huge_pages(size_t bytes) {
 
 /* `bytes` at an address aligned to `align` (a power of two of at least 2 MiB), advised to use
  * huge pages, not yet touched (NULL for 0 bytes); from a scratch file when `spill` and the run
- * spills (base/scratch_memory.h). Mapped with room to align it, the room then unmapped: no more address
- * space held than used (posix_memalign keeps the room, up to 128 MiB a buffer aligned to the pin
- * piece, against a limit such as `ulimit -v`). */
+ * spills (base/scratch_memory.h). Mapped with room to align it, the room then unmapped: no more
+ * address space held than used (posix_memalign keeps the room, up to 128 MiB a buffer aligned to
+ * the pin piece, against a limit such as `ulimit -v`). */
 static int huge_page_alloc(size_t bytes, size_t align, int spill, void **p) {
   int rc = H5G_OK;
   size_t rounded = whole_huge_pages(bytes), span = rounded + align;

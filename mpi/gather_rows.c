@@ -259,12 +259,13 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
                       rt->n_out, 0};
   copy_rows(&local, rt->threads);
-  if (rt->size == 1) { /* every row is this rank's: the route has none to move */
-    if (local.skipped)
-      H5G_FAIL(H5G_ERR_RUNTIME, "internal error: a row index past the table (%llu of %llu rows)",
-               (unsigned long long)local.skipped, (unsigned long long)rt->n_out);
-    goto done;
-  }
+  /* the rows not this rank's are the ones it fetches: any other is an index past the table */
+  CHECK(h5g_agree(rt->comm, local.skipped == rt->n_fetch
+                                ? H5G_OK
+                                : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                "internal error: %llu row indices past the table",
+                                                (unsigned long long)(local.skipped - rt->n_fetch))));
+  if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
   size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
   if (!rt->moving || bytes > rt->moving_bytes) {
     h5g_bulk_free(rt->moving);
