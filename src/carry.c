@@ -28,6 +28,7 @@ typedef struct {
   h5g_row_route *route;
   void *buf[2];
   size_t buf_bytes;
+  int rows_kept; /* buf[0] is the table's rows the read kept (d->table_rows): not ours */
   uint64_t done, share; /* --progress: this rank's bytes read, moved and written; of them all */
 } carrying;
 
@@ -61,12 +62,21 @@ static void count_done(h5g_run *r, carrying *c, uint64_t rows, size_t width) {
 }
 
 /* The buffers are on huge pages where the system has them: the copies by source index are
- * random accesses, which small pages make TLB misses. Made resident by the rank's threads. */
+ * random accesses, which small pages make TLB misses. Made resident by the rank's threads; the
+ * first is the table's rows where the read kept them (src/read.h). */
 static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                        const h5g_extent *e, const h5g_data *d, carrying *c) {
   int rc = H5G_OK;
   c->buf_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->moved_row_bytes;
-  int made = h5g_resident_alloc(c->buf_bytes, plan->ranks_on_node, &c->buf[0]) == H5G_OK &&
+  c->rows_kept = d->table_rows != NULL;
+  if (c->rows_kept) c->buf[0] = d->table_rows;
+  CHECK(h5g_agree(r->comm, c->rows_kept && d->table_rows_bytes < c->buf_bytes
+                               ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                               "internal error: the table's rows kept in %zu "
+                                               "bytes, not %zu", d->table_rows_bytes, c->buf_bytes)
+                               : H5G_OK));
+  int made = (c->rows_kept ||
+              h5g_resident_alloc(c->buf_bytes, plan->ranks_on_node, &c->buf[0]) == H5G_OK) &&
              h5g_resident_alloc(c->buf_bytes, plan->ranks_on_node, &c->buf[1]) == H5G_OK;
   CHECK(h5g_agree_alloc(r->comm, made, 2 * c->buf_bytes));
   h5g_timeline_mark("carry_buffers");
@@ -79,8 +89,9 @@ done:
 }
 
 /* Collective: `count` datasets carried together, step by step (every step agreed, so the closes
- * at the end meet on every rank). One alone is read into rows (buf[0]), moved into the sorted
- * share's rows (buf[1]) and written from them. Several are read into columns (buf[1]), one per
+ * at the end meet on every rank). One alone is read into rows (buf[0]; `kept`: they are there,
+ * rows of that width, and not read again), moved into the sorted share's rows (buf[1]) and
+ * written from them. Several are read into columns (buf[1]), one per
  * dataset, interleaved into rows (buf[0]), moved as one row (buf[1]), split into columns again
  * (buf[0]) and each written from its own: the interleave and the split are one pass each over
  * blocks that stay in the cache. `direct`: the sources may be read by the rank's threads where
@@ -88,7 +99,7 @@ done:
  * a damaged file gives the keys and the rows one view. */
 static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                           const h5g_extent *e, carrying *c, const char *const *src,
-                          const char *const *dst, int count, int direct) {
+                          const char *const *dst, int count, int direct, size_t kept) {
   int rc = H5G_OK;
   h5g_dset *in[H5G_MAX_CARRY] = {0}, *out[H5G_MAX_CARRY] = {0};
   size_t width[H5G_MAX_CARRY] = {0}, offset[H5G_MAX_CARRY + 1] = {0};
@@ -108,10 +119,17 @@ static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan
                                                "internal error: carried rows wider than "
                                                "inspected (%s)", src[0])
                                : H5G_OK);
+  STEP(r, H5G_PHASE_CARRY, kept && (batch || kept != width[0])
+                               ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                               "internal error: rows kept of %zu bytes, not %zu "
+                                               "(%s)", kept, (size_t)width[0], src[0])
+                               : H5G_OK);
   for (int j = 0; j < count; j++) {
     counting k = {r, c, width[j]};
     void *into = batch ? other + offset[j] * plan->n : rows;
-    STEP(r, H5G_PHASE_CARRY, h5g_io_read_each(in[j], plan->offset, plan->n, into, count_piece, &k));
+    STEP(r, H5G_PHASE_CARRY, kept ? H5G_OK
+                                  : h5g_io_read_each(in[j], plan->offset, plan->n, into,
+                                                     count_piece, &k));
     count_done(r, c, plan->n, width[j]);
   }
   if (batch) h5g_parallel_interleave(rows, other, width, count, plan->n, plan->io_threads);
@@ -162,22 +180,23 @@ int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   STEP(r, H5G_PHASE_CARRY, carry_start(r, v, plan, e, d, &c));
   if (whole_rows) /* read directly where its keys came from its raw rows (src/keyset.c) */
     CHECK(carry_together(r, v, plan, e, &c, &opt->dataset, &opt->output_dataset, 1,
-                         !r->keys_in[1] && h5g_io_unconverted(r->keys_in[0])));
+                         !r->keys_in[1] && h5g_io_unconverted(r->keys_in[0]),
+                         d->table_row_bytes));
   for (int i = 0; v->composed && !whole_rows && i < layout->count; i++) {
     if (!h5g_keyset_fetched(layout, i)) continue; /* src/write.c writes the others */
     const char *key = h5g_options_key(opt, i).dataset, *target = h5g_options_key_output(opt, i);
     CHECK(carry_together(r, v, plan, e, &c, &key, &target, 1,
-                         h5g_io_unconverted(r->keys_in[i])));
+                         h5g_io_unconverted(r->keys_in[i]), 0));
   }
   for (int i = 0, n; i < opt->ncarry; i += n) {
     n = h5g_carry_batch(v->carried_row_bytes, opt->ncarry, i);
     CHECK(carry_together(r, v, plan, e, &c, opt->carry + i, (const char *const *)targets + i, n,
-                         1));
+                         1, 0));
   }
 done:
   for (int i = 0; i < opt->ncarry; i++) free(targets[i]);
   h5g_row_route_free(c.route);
-  h5g_resident_free(c.buf[0], c.buf_bytes);
+  if (!c.rows_kept) h5g_resident_free(c.buf[0], c.buf_bytes);
   h5g_resident_free(c.buf[1], c.buf_bytes);
   return rc;
 }

@@ -48,9 +48,10 @@ int h5g_keyset_open(MPI_Comm comm, const h5g_options *opt, h5g_file *f, int outp
 int h5g_keyset_close(h5g_dset **d);
 
 /* Collective: rows [row, row + rows) of the keys of word `word` composed into `composed` (rows
- * keys of `width` bytes, the composed key's), by up to `threads` threads. Each key is read into
- * `scratch` (scratch_bytes, resident; NULL: none) when it fits there, else into memory of its
- * own. */
+ * keys of `width` bytes, the composed key's), by up to `threads` threads. Each key, or a table's
+ * (a 2-D dataset's) whole rows once for every key, is read into `scratch` (scratch_bytes,
+ * resident; NULL: none) when it fits there, else into memory of its own: the rows read into
+ * scratch stay there (src/read.h, h5g_read_keep_rows). */
 int h5g_keyset_read(MPI_Comm comm, const h5g_options *opt, const h5g_key_layout *layout,
                     h5g_dset *const *d, int word, uint64_t row, uint64_t rows, unsigned width,
                     void *composed, int threads, void *scratch, size_t scratch_bytes);

@@ -98,6 +98,7 @@ static int read_and_sort(h5g_run *r, run_state *s, int word, int first_pass) {
   if (first_pass) {
     STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
     STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r, &s->verdict));
+    STEP(r, H5G_PHASE_READ, h5g_read_keep_rows(r, &s->verdict, plan, &s->data));
   }
   CHECK(h5g_read_runs(r, &s->verdict, plan, d, word, first_pass)); /* its steps agreed */
   STEP(r, H5G_PHASE_BUFFERS, h5g_buffers_wait_all(d->set)); /* what the read did not hide */

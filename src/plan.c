@@ -254,4 +254,6 @@ void h5g_data_free(h5g_data *d) {
   h5g_bulk_free(d->counts);
   free(d->order);
   free(d->recv_offsets);
+  h5g_resident_free(d->table_rows, d->table_rows_bytes);
+  d->table_rows = NULL;
 }

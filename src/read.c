@@ -2,6 +2,7 @@
  * piece goes on to the GPU as soon as it is read, once its buffer is pinned and the runs before
  * it were handed over, so the copies (and the sort of the previous run) run behind the read. */
 #include "base/error.h"
+#include "base/host_memory.h"
 #include "mpi/agree.h"
 #include "src/read.h"
 
@@ -18,6 +19,25 @@ int h5g_read_open_keys(h5g_run *r, const h5g_verdict *v) {
   else
     CHECK(h5g_io_open_keys(r->in_file, r->opt->dataset, r->opt->key_field, &r->keys_in[0]));
   for (int i = 0; i < H5G_MAX_KEYS && r->keys_in[i]; i++) h5g_io_allow_direct(r->keys_in[i]);
+done:
+  return rc;
+}
+
+int h5g_read_keep_rows(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d) {
+  int rc = H5G_OK;
+  const h5g_options *opt = r->opt;
+  /* on every rank or none: the carry then reads the table on none (its reads are collective) */
+  int keep = (opt->key_field || opt->nkey_columns) && !r->keys_in[1] &&
+             h5g_io_unconverted(r->keys_in[0]) && !plan->spills &&
+             h5g_io_row_bytes(r->keys_in[0]) <= v->moved_row_bytes;
+  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &keep, 1, MPI_INT, MPI_MIN, r->comm));
+  uint64_t most = (v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size; /* src/sizing.c */
+  size_t bytes = keep && plan->n ? (plan->n > most ? plan->n : most) * v->moved_row_bytes : 0;
+  /* untouched: the read's threads make it resident as they fill it */
+  int made = !bytes || h5g_untouched_alloc(bytes, &d->table_rows) == H5G_OK;
+  CHECK(h5g_agree_alloc(r->comm, made, bytes));
+  d->table_rows_bytes = bytes;
+  d->table_row_bytes = keep ? h5g_io_row_bytes(r->keys_in[0]) : 0;
 done:
   return rc;
 }
@@ -56,14 +76,20 @@ static int read_composed(read_state *s, int word, uint64_t begin, uint64_t len) 
   const h5g_data *d = s->d;
   unsigned w = plan->ks.width;
   void *keys = (char *)d->keys + begin * w;
-  /* the merge's other side is free until the merge: each key is read there */
-  void *scratch = d->spare ? (char *)d->spare + begin * w : NULL;
+  /* the table's rows kept: the rows, which fit, are read there (h5g_read_keep_rows); else the
+   * merge's other side, free until the merge: each key is read there */
+  size_t row_bytes = d->table_row_bytes ? d->table_row_bytes : w;
+  void *scratch = d->table_row_bytes ? (d->table_rows ? (char *)d->table_rows + begin * row_bytes
+                                                      : NULL)
+                  : d->spare         ? (char *)d->spare + begin * w
+                                     : NULL;
   CHECK(h5g_agree(r->comm, h5g_buffers_wait(d->set, H5G_BUFFER_KEYS, begin + len)));
   /* a rank without rows has no spare buffer, but agrees all the same */
-  CHECK(h5g_agree(r->comm, scratch ? h5g_buffers_wait(d->set, H5G_BUFFER_SPARE, begin + len)
-                                   : H5G_OK));
-  CHECK(h5g_keyset_read(r->comm, r->opt, &s->v->layout, r->keys_in, word,
-                        plan->offset + begin, len, w, keys, plan->io_threads, scratch, len * w));
+  CHECK(h5g_agree(r->comm, scratch && !d->table_row_bytes
+                               ? h5g_buffers_wait(d->set, H5G_BUFFER_SPARE, begin + len)
+                               : H5G_OK));
+  CHECK(h5g_keyset_read(r->comm, r->opt, &s->v->layout, r->keys_in, word, plan->offset + begin,
+                        len, w, keys, plan->io_threads, scratch, len * row_bytes));
   if (r->opt->verify)
     r->metrics.checksum_in += h5g_keys_checksum_parallel(keys, len, w, plan->io_threads);
   h5g_progress_bytes(&r->progress, (begin + len) * w, plan->n * w);

@@ -431,9 +431,12 @@ static void estimate_run(const h5g_run *r, const h5g_plan *plan, const h5g_verdi
     e->sort = passes * keys / (rates.sort * one);
     if (r->size > 1 || plan->nruns > 1) e->sort += passes * keys / (rates.merge * one);
   }
-  /* read, moved (between the ranks: as the exchange) and written by the write below */
-  e->carry = rows * ((b->carried - b->carried_in_filtered) / rates.copy +
-                     b->carried_in_filtered / rates.inflate + b->carried / rates.copy) / threads;
+  /* read (not a table's rows, kept from the keys' read unless the run spills: src/read.h),
+   * moved (between the ranks: as the exchange) and written by the write below */
+  double read_again = (r->opt->key_field || r->opt->nkey_columns) && !spilled ? 0 : 1;
+  e->carry = rows * (read_again * ((b->carried - b->carried_in_filtered) / rates.copy +
+                                   b->carried_in_filtered / rates.inflate) +
+                     b->carried / rates.copy) / threads;
   if (r->size > 1) e->carry += rows * b->carried / (rates.merge * one);
   e->write = rows * ((b->out - b->out_filtered) / rates.copy / threads +
                      b->out_filtered / (rates.deflate * one * (cores < 1 ? rates.deflate_shared

@@ -170,13 +170,22 @@ case_out_of_core() {
   gen 2 "$W/in.h5" -d /a --count "$n" --type u4 --dist few --seed 7
   gen 2 "$W/in.h5" -d /b --count "$n" --type u4 --dist uniform --seed 8 --append
   gen 1 "$W/in.h5" -d /id --count "$n" --type u8 --dist index --append
+  # a table and a 2-D array: their rows, read run by run for the keys, are the rows carried
+  gen 3 "$W/in.h5" -d /t --count "$n" --type u2 --dist few --table --append
+  gen 4 "$W/in.h5" -d /m --count "$n" --type i2 --dist few --row-shape 3 --append
+  local runs
   for p in "${RANKS[@]}"; do
     sort_keys "$p" "$W/in.h5" "$W/out_$p.h5" -d /a -d /b --order desc,asc --carry /id \
       --index-out /idx -- --device-memory "$OOC_BUDGET" --report "$W/report_$p.json"
-    local runs
-    runs=$(grep -o '"runs_per_rank": *[0-9]*' "$W/report_$p.json" | grep -o '[0-9]*$' || true)
-    [ "${runs:-0}" -ge 2 ] ||
-      die "--device-memory $OOC_BUDGET on $p ranks sorted ${runs:-?} run(s) per rank, expected several"
+    sort_keys "$p" "$W/in.h5" "$W/t_$p.h5" -d /t --key-field key,det --order desc,asc \
+      --carry /id --index-out /idx -- --device-memory "$OOC_BUDGET" --report "$W/report_t$p.json"
+    sort_keys "$p" "$W/in.h5" "$W/m_$p.h5" -d /m --key-column 2,0 -- \
+      --device-memory "$OOC_BUDGET" --report "$W/report_m$p.json"
+    for report in "$W/report_$p.json" "$W/report_t$p.json" "$W/report_m$p.json"; do
+      runs=$(grep -o '"runs_per_rank": *[0-9]*' "$report" | grep -o '[0-9]*$' || true)
+      [ "${runs:-0}" -ge 2 ] ||
+        die "--device-memory $OOC_BUDGET on $p ranks sorted ${runs:-?} run(s) per rank, expected several ($report)"
+    done
   done
   sort_keys 3 "$W/in.h5" "$W/asc.h5" -d /b -d /a -- --device-memory "$OOC_BUDGET"
   sort_keys 2 "$W/in.h5" "$W/top.h5" -d /a -d /b --top 1001 --index-out /idx -- \
