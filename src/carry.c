@@ -1,7 +1,8 @@
 /* Phase "carry": datasets permuted with the keys (--carry), and with --key-field the compound
- * table itself. Each is opened at both ends, this rank's rows are read, the rows of the sorted
- * order fetched from their owners by source index along one route for all of them
- * (mpi/gather_rows.h), and written; narrow carried datasets travel together. */
+ * table itself. Each is opened at both ends, this rank's rows are read (not a table's that the
+ * keys' read kept: src/read.h), the rows of the sorted order fetched from their owners by source
+ * index along one route for all of them (mpi/gather_rows.h), and written; narrow carried
+ * datasets travel together. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,10 +71,11 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   c->buf_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->moved_row_bytes;
   c->rows_kept = d->table_rows != NULL;
   if (c->rows_kept) c->buf[0] = d->table_rows;
-  CHECK(h5g_agree(r->comm, c->rows_kept && d->table_rows_bytes < c->buf_bytes
+  CHECK(h5g_agree(r->comm, c->rows_kept && d->table_rows_capacity < c->buf_bytes
                                ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
                                                "internal error: the table's rows kept in %zu "
-                                               "bytes, not %zu", d->table_rows_bytes, c->buf_bytes)
+                                               "bytes, not %zu",
+                                               d->table_rows_capacity, c->buf_bytes)
                                : H5G_OK));
   int made = (c->rows_kept ||
               h5g_resident_alloc(c->buf_bytes, plan->ranks_on_node, &c->buf[0]) == H5G_OK) &&
@@ -178,7 +180,9 @@ int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   c.share = (2 * plan->n + e->out_n) * row_bytes;
   STEP(r, H5G_PHASE_CARRY, h5g_agree_alloc(r->comm, named, names));
   STEP(r, H5G_PHASE_CARRY, carry_start(r, v, plan, e, d, &c));
-  if (whole_rows) /* read directly where its keys came from its raw rows (src/keyset.c) */
+  /* read directly where its keys came from its raw rows (src/keyset.c), or not at all where the
+   * keys' read kept them */
+  if (whole_rows)
     CHECK(carry_together(r, v, plan, e, &c, &opt->dataset, &opt->output_dataset, 1,
                          !r->keys_in[1] && h5g_io_unconverted(r->keys_in[0]),
                          d->table_row_bytes));

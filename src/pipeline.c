@@ -192,12 +192,12 @@ done:
 
 /* Everything is written to the temporary file, closed, and the report made; only then is the
  * output committed, so a run that fails leaves no output and a run that commits succeeds. */
-static int write_and_commit(h5g_run *r, const run_state *s, double start, h5g_report *rep) {
+static int write_and_commit(h5g_run *r, run_state *s, double start, h5g_report *rep) {
   int rc = H5G_OK;
   const h5g_verdict *v = &s->verdict;
   const h5g_plan *plan = &s->plan;
   const h5g_extent *e = &s->extent;
-  const h5g_data *d = &s->data;
+  h5g_data *d = &s->data;
   if (plan->path != H5G_PATH_DEVICE_RESIDENT) /* else the GPU did it */
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, d->sorted, e->out_n, &plan->ks, 1));
   /* No GPU copy is issued from or into the host buffers after this (the resident path has issued
@@ -208,6 +208,7 @@ static int write_and_commit(h5g_run *r, const run_state *s, double start, h5g_re
   CHECK(h5g_write_start(r, v, plan, e)); /* its steps agreed */
   CHECK(h5g_agree(r->comm, h5g_write_keys(r, v, plan, e, d)));
   CHECK(h5g_agree(r->comm, h5g_carry_all(r, v, plan, e, d)));
+  h5g_data_free_table_rows(d);
   STEP(r, H5G_PHASE_WRITE, h5g_write_close(r, v));
   if (r->opt->verify) CHECK(verify_written(r, v, plan, e));
   STEP(r, H5G_PHASE_WRITE, wait_unpinned(r, d));

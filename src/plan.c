@@ -254,6 +254,11 @@ void h5g_data_free(h5g_data *d) {
   h5g_bulk_free(d->counts);
   free(d->order);
   free(d->recv_offsets);
-  h5g_resident_free(d->table_rows, d->table_rows_bytes);
+  h5g_data_free_table_rows(d);
+}
+
+void h5g_data_free_table_rows(h5g_data *d) {
+  h5g_resident_free(d->table_rows, d->table_rows_capacity);
   d->table_rows = NULL;
+  d->table_rows_capacity = 0;
 }

@@ -35,5 +35,7 @@ void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_pla
 int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d);
 void h5g_plan_free(h5g_plan *plan);
 void h5g_data_free(h5g_data *d);
+/* The table's rows kept for the carry (src/read.h) released, once the carry is done. */
+void h5g_data_free_table_rows(h5g_data *d);
 
 #endif

@@ -35,8 +35,8 @@ int h5g_read_keep_rows(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h
   size_t bytes = keep && plan->n ? (plan->n > most ? plan->n : most) * v->moved_row_bytes : 0;
   /* untouched: the read's threads make it resident as they fill it */
   int made = !bytes || h5g_untouched_alloc(bytes, &d->table_rows) == H5G_OK;
+  if (made) d->table_rows_capacity = bytes; /* h5g_data_free frees it, should another rank fail */
   CHECK(h5g_agree_alloc(r->comm, made, bytes));
-  d->table_rows_bytes = bytes;
   d->table_row_bytes = keep ? h5g_io_row_bytes(r->keys_in[0]) : 0;
 done:
   return rc;

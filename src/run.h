@@ -130,10 +130,10 @@ typedef struct {
   int values_are_counts; /* --unique --counts: the values are the runs' group sizes (unique.c) */
   uint64_t *order; /* keys of several words: the source index at each position (src/passes.c) */
   /* A table's raw rows as read for their keys, kept for the carry in a buffer of
-   * table_rows_bytes (src/read.h; NULL on a rank without rows); table_row_bytes, 0 where they
-   * are not kept, is the same on every rank */
+   * table_rows_capacity bytes (src/read.h; NULL on a rank without rows) until it is done;
+   * table_row_bytes, a row's, 0 where they are not kept, is the same on every rank */
   void *table_rows;
-  size_t table_rows_bytes, table_row_bytes;
+  size_t table_rows_capacity, table_row_bytes;
 } h5g_data;
 
 /* The sorted share (keys: d->keys or d->spare; values: their values, or NULL when none move) is
