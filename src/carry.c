@@ -42,6 +42,15 @@ uint64_t h5g_carry_row_bytes(const h5g_options *opt, const h5g_verdict *v) {
   return bytes;
 }
 
+uint64_t h5g_carry_buffer_bytes(const h5g_verdict *v, uint64_t n, int size) {
+  uint64_t most = (v->info.n + (uint64_t)size - 1) / (uint64_t)size;
+  return (n > most ? n : most) * v->moved_row_bytes;
+}
+
+int h5g_carry_rows_are_keys(const h5g_options *opt, h5g_dset *const *keys_in) {
+  return (opt->key_field || opt->nkey_columns) && !keys_in[1] && h5g_io_unconverted(keys_in[0]);
+}
+
 /* --progress in the carry: one transfer's pieces counted after the carry's bytes done before. */
 typedef struct {
   h5g_run *r;
@@ -184,8 +193,7 @@ int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
    * keys' read kept them */
   if (whole_rows)
     CHECK(carry_together(r, v, plan, e, &c, &opt->dataset, &opt->output_dataset, 1,
-                         !r->keys_in[1] && h5g_io_unconverted(r->keys_in[0]),
-                         d->table_row_bytes));
+                         h5g_carry_rows_are_keys(opt, r->keys_in), d->table_row_bytes));
   for (int i = 0; v->composed && !whole_rows && i < layout->count; i++) {
     if (!h5g_keyset_fetched(layout, i)) continue; /* src/write.c writes the others */
     const char *key = h5g_options_key(opt, i).dataset, *target = h5g_options_key_output(opt, i);

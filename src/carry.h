@@ -16,6 +16,13 @@ int h5g_carry_batch(const uint64_t *row_bytes, int count, int first);
 /* The bytes of one row of everything the carry moves by source index: the carried datasets,
  * the keys of several -d fetched by source index, or the table (--key-field, --key-column). */
 uint64_t h5g_carry_row_bytes(const h5g_options *opt, const h5g_verdict *v);
+/* The bytes of one of the carry's two buffers of rows on a rank that reads n rows of `size`
+ * ranks: the widest row moved, for the most rows it reads or writes (its output share is at most
+ * the largest share). What the memory check counts; the carry makes each for the rows it has. */
+uint64_t h5g_carry_buffer_bytes(const h5g_verdict *v, uint64_t n, int size);
+/* Whole rows (--key-field, --key-column) whose keys were read from the file's bytes of one
+ * dataset, keys_in[0]: the table's rows may be read directly, or kept from that read. */
+int h5g_carry_rows_are_keys(const h5g_options *opt, h5g_dset *const *keys_in);
 
 int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                   const h5g_extent *extent, const h5g_data *d);

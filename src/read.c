@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "base/host_memory.h"
 #include "mpi/agree.h"
+#include "src/carry.h"
 #include "src/read.h"
 
 #include "src/local_sort.h"
@@ -25,14 +26,10 @@ done:
 
 int h5g_read_keep_rows(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d) {
   int rc = H5G_OK;
-  const h5g_options *opt = r->opt;
   /* on every rank or none: the carry then reads the table on none (its reads are collective) */
-  int keep = (opt->key_field || opt->nkey_columns) && !r->keys_in[1] &&
-             h5g_io_unconverted(r->keys_in[0]) && !plan->spills &&
-             h5g_io_row_bytes(r->keys_in[0]) <= v->moved_row_bytes;
+  int keep = h5g_carry_rows_are_keys(r->opt, r->keys_in) && !plan->spills;
   CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &keep, 1, MPI_INT, MPI_MIN, r->comm));
-  uint64_t most = (v->info.n + (uint64_t)r->size - 1) / (uint64_t)r->size; /* src/sizing.c */
-  size_t bytes = keep && plan->n ? (plan->n > most ? plan->n : most) * v->moved_row_bytes : 0;
+  size_t bytes = keep && plan->n ? h5g_carry_buffer_bytes(v, plan->n, r->size) : 0;
   /* untouched: the read's threads make it resident as they fill it */
   int made = !bytes || h5g_untouched_alloc(bytes, &d->table_rows) == H5G_OK;
   if (made) d->table_rows_capacity = bytes; /* h5g_data_free frees it, should another rank fail */

@@ -124,7 +124,7 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *ru
   }
   /* the carry's two buffers of rows (as read, as sorted: src/carry.c) and what the route
    * between the ranks takes (mpi/gather_rows.h) */
-  need->moved = 2 * v->moved_row_bytes * (plan->n > most ? plan->n : most);
+  need->moved = 2 * h5g_carry_buffer_bytes(v, plan->n, size);
   need->route = v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, size, v->moved_row_bytes)
                                    : 0;
   uint64_t rows = plan->n > most ? plan->n : most; /* the most this rank sorts or writes */
