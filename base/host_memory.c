@@ -147,9 +147,15 @@ void *h5g_bulk_alloc(size_t bytes) {
   size_t total = sizeof(bulk_header) + bytes;
   bulk_header *h = NULL;
   if (total < bytes) return NULL;
-  if (!h5g_scratch_dir() || bytes == 0) { /* nothing to spill: no file for it */
+  if (bytes == 0 || (!h5g_scratch_dir() && total < HUGE_PAGE)) { /* small, or nothing at all */
     h = malloc(total);
     if (h) h->mapped = 0;
+  } else if (!h5g_scratch_dir()) { /* nothing to spill: on huge pages, as the buffers are */
+    void *p = NULL;
+    if (huge_page_alloc(total, HUGE_PAGE, 0, &p) == H5G_OK) {
+      h = p;
+      h->mapped = whole_huge_pages(total);
+    }
   } else {
     size_t mapped = (total + PAGE - 1) / PAGE * PAGE;
     void *p = NULL;

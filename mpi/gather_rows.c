@@ -32,8 +32,6 @@ struct h5g_row_route {
   uint64_t *fetch_positions;
   const uint64_t *serve_rows; /* n_serve: the table rows served, grouped by the rank served */
   uint64_t *requested;        /* serve_rows when they came as requests (owned) */
-  char *moving;              /* a move's rows served, then those fetched */
-  size_t moving_bytes;
 };
 
 static int parts_for(uint64_t n, int threads) {
@@ -254,6 +252,7 @@ done:
 
 int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_bytes, void *out) {
   int rc = H5G_OK;
+  char *moving = NULL; /* the rows served, then those fetched */
   if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
   /* this rank's own rows in place */
   row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
@@ -266,14 +265,11 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
                                                 "internal error: %llu row indices past the table",
                                                 (unsigned long long)(local.skipped - rt->n_fetch))));
   if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
+  /* made for each move and freed after it: the carry's writes that follow have its memory */
   size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
-  if (!rt->moving || bytes > rt->moving_bytes) {
-    h5g_bulk_free(rt->moving);
-    rt->moving = h5g_bulk_alloc(bytes);
-    rt->moving_bytes = rt->moving ? bytes : 0;
-  }
-  CHECK(h5g_agree_alloc(rt->comm, rt->moving != NULL, bytes));
-  char *served = rt->moving, *fetched = rt->moving + rt->n_serve * row_bytes;
+  moving = h5g_bulk_alloc(bytes);
+  CHECK(h5g_agree_alloc(rt->comm, moving != NULL, bytes));
+  char *served = moving, *fetched = moving + rt->n_serve * row_bytes;
   row_copies serve = {local_rows, served, row_bytes, rt->serve_rows, NULL, rt->first, rt->mine,
                       rt->n_serve, 0};
   copy_rows(&serve, rt->threads);
@@ -282,6 +278,7 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
                       rt->n_fetch, 0};
   copy_rows(&place, rt->threads);
 done:
+  h5g_bulk_free(moving);
   return rc;
 }
 
@@ -296,7 +293,6 @@ void h5g_row_route_free(h5g_row_route *rt) {
   free(rt->tables);
   h5g_bulk_free(rt->fetch_positions);
   h5g_bulk_free(rt->requested);
-  h5g_bulk_free(rt->moving);
   free(rt);
 }
 
