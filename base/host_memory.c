@@ -139,7 +139,7 @@ void h5g_resident_free(void *p, size_t bytes) { huge_page_free(p, bytes); }
 
 /* Before every bulk buffer: how it was made (a 64-byte header keeps the buffer so aligned). */
 typedef struct {
-  size_t mapped; /* bytes of the scratch mapping from the header on; 0: malloc'd */
+  size_t mapped; /* bytes mapped from the header on (huge pages or scratch); 0: malloc'd */
   char pad[64 - sizeof(size_t)];
 } bulk_header;
 
