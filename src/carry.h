@@ -18,7 +18,8 @@ int h5g_carry_batch(const uint64_t *row_bytes, int count, int first);
 uint64_t h5g_carry_row_bytes(const h5g_options *opt, const h5g_verdict *v);
 /* The bytes of one of the carry's two buffers of rows on a rank that reads n rows of `size`
  * ranks: the widest row moved, for the most rows it reads or writes (its output share is at most
- * the largest share). What the memory check counts; the carry makes each for the rows it has. */
+ * the largest share). What the memory check counts, and what the read makes for the table's
+ * rows it keeps (src/read.c); the carry makes each for the rows it has. */
 uint64_t h5g_carry_buffer_bytes(const h5g_verdict *v, uint64_t n, int size);
 /* Whole rows (--key-field, --key-column) whose keys were read from the file's bytes of one
  * dataset, keys_in[0]: the table's rows may be read directly, or kept from that read. */

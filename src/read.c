@@ -26,8 +26,10 @@ done:
 
 int h5g_read_keep_rows(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d) {
   int rc = H5G_OK;
-  /* on every rank or none: the carry then reads the table on none (its reads are collective) */
-  int keep = h5g_carry_rows_are_keys(r->opt, r->keys_in) && !plan->spills;
+  /* on every rank or none: the carry then reads the table on none (its reads are collective);
+   * not rows wider than inspected (a file replaced since): the buffer is made for those */
+  int keep = h5g_carry_rows_are_keys(r->opt, r->keys_in) && !plan->spills &&
+             h5g_io_row_bytes(r->keys_in[0]) <= v->moved_row_bytes;
   CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &keep, 1, MPI_INT, MPI_MIN, r->comm));
   size_t bytes = keep && plan->n ? h5g_carry_buffer_bytes(v, plan->n, r->size) : 0;
   /* untouched: the read's threads make it resident as they fill it */

@@ -123,7 +123,8 @@ static void rank_need(const h5g_run *r, const h5g_verdict *v, const h5g_plan *ru
     need->scratch = run * (plan->ks.width + (plan->records ? sizeof(uint64_t) : 0));
   }
   /* the carry's two buffers of rows (as read, as sorted: src/carry.c) and what the route
-   * between the ranks takes (mpi/gather_rows.h) */
+   * between the ranks takes (mpi/gather_rows.h; its buffers rounded up to whole huge pages,
+   * a few MiB, within RANK_BASE_BYTES) */
   need->moved = 2 * h5g_carry_buffer_bytes(v, plan->n, size);
   need->route = v->moved_row_bytes ? h5g_row_route_bytes(plan->n, most, size, v->moved_row_bytes)
                                    : 0;
@@ -431,8 +432,10 @@ static void estimate_run(const h5g_run *r, const h5g_plan *plan, const h5g_verdi
     e->sort = passes * keys / (rates.sort * one);
     if (r->size > 1 || plan->nruns > 1) e->sort += passes * keys / (rates.merge * one);
   }
-  /* read (not a table's rows, kept from the keys' read unless the run spills: src/read.h),
-   * moved (between the ranks: as the exchange) and written by the write below */
+  /* read (not a table's rows, kept from the keys' read unless the run spills: src/read.h; the
+   * carry reads them again where the keys came through HDF5's conversion, which the plan does
+   * not know yet: the estimate is short there by one read of the table), moved (between the
+   * ranks: as the exchange) and written by the write below */
   double read_again = (r->opt->key_field || r->opt->nkey_columns) && !spilled ? 0 : 1;
   e->carry = rows * (read_again * ((b->carried - b->carried_in_filtered) / rates.copy +
                                    b->carried_in_filtered / rates.inflate) +
