@@ -139,7 +139,7 @@ void h5g_resident_free(void *p, size_t bytes) { huge_page_free(p, bytes); }
 
 /* Before every bulk buffer: how it was made (a 64-byte header keeps the buffer so aligned). */
 typedef struct {
-  size_t mapped; /* bytes mapped from the header on (huge pages or scratch); 0: malloc'd */
+  size_t mapped; /* bytes mapped from the header on (huge pages or scratch); 0: aligned_alloc'd */
   char pad[64 - sizeof(size_t)];
 } bulk_header;
 
@@ -148,7 +148,8 @@ void *h5g_bulk_alloc(size_t bytes) {
   bulk_header *h = NULL;
   if (total < bytes) return NULL;
   if (bytes == 0 || (!h5g_scratch_dir() && total < HUGE_PAGE)) { /* small, or nothing at all */
-    h = malloc(total);
+    h = aligned_alloc(sizeof(bulk_header), (total + sizeof(bulk_header) - 1) /
+                                               sizeof(bulk_header) * sizeof(bulk_header));
     if (h) h->mapped = 0;
   } else if (!h5g_scratch_dir()) { /* nothing to spill: on huge pages, as the buffers are */
     void *p = NULL;

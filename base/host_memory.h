@@ -34,7 +34,7 @@ int h5g_untouched_alloc(size_t bytes, void **p);
 void h5g_resident_free(void *p, size_t bytes);
 
 /* A buffer that grows with the rows but is not touched ahead (the route of carried rows): on
- * huge pages (malloc's below one), or from a scratch file while the run spills
+ * huge pages (the C library's below one), or from a scratch file while the run spills
  * (base/scratch_memory.h), so that it spills with the buffers; its first writer (often MPI's one
  * thread) faults it in two megabytes a fault. NULL when none can be had; h5g_bulk_free (safe
  * with NULL) knows which it is. */

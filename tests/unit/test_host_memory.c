@@ -6,7 +6,9 @@
  * far each buffer is pinned); that what is written once a wait returns stays (the helpers touch
  * no element after publishing it, with touch parts that split elements too); that h5g_pin_span
  * stops at the pieces' ends; that a failing pin reaches every later wait with its message while
- * what was pinned before stays usable; and that every piece pinned is unpinned.
+ * what was pinned before stays usable; and that every piece pinned is unpinned. And
+ * h5g_bulk_alloc: 64-byte aligned, every byte usable, a large one not touched ahead (mapped:
+ * its pages come in as they are written), freed by h5g_bulk_free whichever way it was made.
  * The pin piece is 64 KiB, or H5GSORT_PIN_PIECE_BYTES where set (ctest runs 4 MiB too, above
  * the 2 MiB alignment of buffers that are not pinned). The intact-bytes check catches a helper
  * that writes published elements only when it runs behind the test: a race, not a proof. */
@@ -167,6 +169,29 @@ static void check_failing_pin(void) {
          log.bad_unpins);
 }
 
+/* A bulk buffer of `bytes` (no scratch directory: from malloc or mapped on huge pages). */
+static void check_bulk(size_t bytes) {
+  unsigned char *p = h5g_bulk_alloc(bytes);
+  EXPECT(p != NULL, "bulk %zu: none", bytes);
+  if (!p) return;
+  EXPECT((uintptr_t)p % 64 == 0, "bulk %zu: at %p, not 64-byte aligned", bytes, (void *)p);
+  if (bytes >= ((size_t)4 << 20)) { /* past its header's page: nothing touched yet */
+    long page = sysconf(_SC_PAGESIZE);
+    char *first = (char *)(((uintptr_t)p + (uintptr_t)page) & ~(uintptr_t)(page - 1));
+    size_t pages = (size_t)((char *)p + bytes - first) / (size_t)page, resident = 0;
+    unsigned char *vec = malloc(pages);
+    EXPECT(vec && mincore(first, pages * (size_t)page, vec) == 0, "bulk %zu: mincore", bytes);
+    for (size_t i = 0; vec && i < pages; i++) resident += vec[i] & 1;
+    free(vec);
+    EXPECT(resident == 0, "bulk %zu: %zu of %zu pages touched ahead", bytes, resident, pages);
+  }
+  for (size_t i = 0; i < bytes; i++) p[i] = (unsigned char)(i * 7 + 3);
+  size_t wrong = 0;
+  for (size_t i = 0; i < bytes; i++) wrong += p[i] != (unsigned char)(i * 7 + 3);
+  EXPECT(wrong == 0, "bulk %zu: %zu bytes changed", bytes, wrong);
+  h5g_bulk_free(p);
+}
+
 int main(void) {
   /* 4 KiB pages only, so that mincore tells each page (a huge page would make its neighbours
    * resident with the first touch); advice only, as in base/host_memory.c */
@@ -185,5 +210,9 @@ int main(void) {
   check_set(8 * piece_elems + 3, 40000); /* touch parts that split elements */
   check_set(piece_elems / 8 + piece_elems, 3); /* parts smaller than one element */
   check_failing_pin();
+  static const size_t bulk[] = {1, 4096, ((size_t)2 << 20) - 64, (size_t)2 << 20,
+                                ((size_t)8 << 20) + 5};
+  for (size_t i = 0; i < sizeof bulk / sizeof bulk[0]; i++) check_bulk(bulk[i]);
+  h5g_bulk_free(NULL);
   return test_summary("test_host_memory");
 }
