@@ -146,24 +146,15 @@ typedef struct {
 void *h5g_bulk_alloc(size_t bytes) {
   size_t total = sizeof(bulk_header) + bytes;
   bulk_header *h = NULL;
+  void *p = NULL;
   if (total < bytes) return NULL;
   if (bytes == 0 || (!h5g_scratch_dir() && total < HUGE_PAGE)) { /* small, or nothing at all */
     h = aligned_alloc(sizeof(bulk_header), (total + sizeof(bulk_header) - 1) /
                                                sizeof(bulk_header) * sizeof(bulk_header));
     if (h) h->mapped = 0;
-  } else if (!h5g_scratch_dir()) { /* nothing to spill: on huge pages, as the buffers are */
-    void *p = NULL;
-    if (huge_page_alloc(total, HUGE_PAGE, 0, &p) == H5G_OK) {
-      h = p;
-      h->mapped = whole_huge_pages(total);
-    }
-  } else {
-    size_t mapped = (total + PAGE - 1) / PAGE * PAGE;
-    void *p = NULL;
-    if (h5g_scratch_map(mapped, NULL, &p) == H5G_OK) {
-      h = p;
-      h->mapped = mapped;
-    }
+  } else if (huge_page_alloc(total, HUGE_PAGE, 1, &p) == H5G_OK) { /* or a scratch file's */
+    h = p;
+    h->mapped = whole_huge_pages(total);
   }
   return h ? h + 1 : NULL;
 }
