@@ -41,13 +41,16 @@ void h5g_error_adopt(int code, const char *message) {
 
 void h5g_error_clear(void) { memset(&g_error, 0, sizeof g_error); }
 
-void h5g_error_put_line(const char *text, FILE *out) {
-  size_t len = strlen(text), n = 0;
-  char *line = malloc(4 * len + 2); /* one write: the line is never split between writes */
+void h5g_error_put_line(const char *prefix, const char *text, FILE *out) {
+  size_t lead = strlen(prefix), n = lead;
+  /* one write: the line is never split between writes (a launcher's own lines land between
+   * two writes of an unbuffered stderr) */
+  char *line = malloc(lead + 4 * strlen(text) + 2);
   if (!line) {
-    fprintf(out, "%s\n", text);
+    fprintf(out, "%s%s\n", prefix, text);
     return;
   }
+  memcpy(line, prefix, lead);
   for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
     if (*p == '\n' || *p == '\t' || *p == '\r') {
       line[n++] = '\\';

@@ -30,9 +30,10 @@ const char *h5g_error_message(void);
 /* The first error's origin and trace ("file:line: call\n..."), "" if none. */
 const char *h5g_error_origin(void);
 int h5g_error_code(void);
-/* Writes `text` to `out` on one line: control characters (a newline or escape in a file name)
- * as \n, \t, \r or \xHH, so that an error is always one line a script can read. */
-void h5g_error_put_line(const char *text, FILE *out);
+/* Writes `prefix` and `text` to `out` as one line in one write: control characters of `text` (a
+ * newline or escape in a file name) as \n, \t, \r or \xHH, so that an error is always one line a
+ * script can read. */
+void h5g_error_put_line(const char *prefix, const char *text, FILE *out);
 /* Replaces the local record, e.g. with the message agreed across ranks. */
 void h5g_error_adopt(int code, const char *message);
 void h5g_error_clear(void);

@@ -158,8 +158,7 @@ int main(int argc, char **argv) {
   if (command) opt.argv = (const char *const *)command;
   if (stack_rc != H5G_OK) { /* a job's ranks share their limit: rank 0 says */
     if (h5g_interrupt_launcher_rank() == 0) {
-      fputs("h5gsort: error: ", stderr);
-      h5g_error_put_line(h5g_error_message(), stderr);
+      h5g_error_put_line("h5gsort: error: ", h5g_error_message(), stderr);
       if (reports_failure(&opt, rc)) h5g_report_write_json(&rep, &opt, stack_rc, opt.report);
     }
     free_command(command);
@@ -205,8 +204,7 @@ int main(int argc, char **argv) {
   }
   h5g_interrupt_finished(rc);
   if (rc != H5G_OK && rank == 0) {
-    fputs("h5gsort: error: ", stderr);
-    h5g_error_put_line(h5g_error_message(), stderr);
+    h5g_error_put_line("h5gsort: error: ", h5g_error_message(), stderr);
     if (opt.verbose && h5g_error_origin()[0]) fprintf(stderr, "  at %s\n", h5g_error_origin());
   }
   /* a runtime failure leaves a report of what ran, where and why it failed (bad input leaves
