@@ -152,10 +152,12 @@ case_refused() {
     --index-out /i --scratch "$WORK/a_file"
 }
 
-# Scratch without room for the spill: a 4 MiB file system as --scratch, mounted in a mount
-# namespace of the test's own (the case runs again inside one; skipped, 77, where none can be
-# made). The run stops before reading, with one line that names the directory, what is free and
-# what the node's ranks need; nothing is written.
+# Scratch without room for the spill, and scratch that cannot be written (issue 54 item 5): a
+# 4 MiB file system and a read-only one as --scratch, mounted in a mount namespace of the test's
+# own (the case runs again inside one; skipped, 77, where none can be made; read-only binds root
+# too, where a directory's mode does not). The run stops before reading, with one line that names
+# the directory and, for the first, what is free and what the node's ranks need; nothing is
+# written.
 case_scratch_full() {
   if [ -z "${H5G_SPILL_NAMESPACE:-}" ]; then
     unshare -m --propagation private true 2>/dev/null ||
@@ -165,18 +167,22 @@ case_scratch_full() {
       rc=$?
     exit $rc
   fi
-  local small=$WORK/small
-  mkdir -p "$small"
+  local small=$WORK/small read_only=$WORK/read_only
+  mkdir -p "$small" "$read_only"
   mount -t tmpfs -o size=4m h5gsort-test "$small" 2>/dev/null ||
     { echo "SKIP: no file system can be mounted here"; exit 77; }
-  SMALL=$small
-  trap 'umount "$SMALL"; rm -rf "$WORK"' EXIT
+  SMALL=$small READ_ONLY=$read_only
+  trap 'umount "$SMALL"; umount "$READ_ONLY" 2>/dev/null; rm -rf "$WORK"' EXIT
+  mount -t tmpfs -o size=1g,ro h5gsort-test "$read_only" ||
+    die "a read-only tmpfs could not be mounted where a writable one could"
   IN=$WORK/in.h5 OUT=$WORK/out/full.h5 WRAP=()
   SORT_OPTS=(--backend cpu --host-memory $((300 * MIB)))
   expect_failure 1 \
     "not enough room to spill it: $small has 0\.00 GiB free, the node's [13] ranks? need" \
     "$IN" "$OUT" -d /f8 --index-out /i --scratch "$small"
   [ -z "$(ls -A "$small")" ] || die "the refused runs left files in scratch: $(ls -A "$small")"
+  expect_failure 1 "cannot make a scratch file in $read_only: read-only file system" \
+    "$IN" "$OUT" -d /f8 --index-out /i --scratch "$read_only"
 }
 
 # A memory cgroup (v1 or v2) of a hard limit below the job's in-memory need: the run, reading
