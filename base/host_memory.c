@@ -88,10 +88,11 @@ static size_t whole_huge_pages(size_t bytes) {
 
 /* `bytes` at an address aligned to `align` (a power of two of at least 2 MiB), advised to use
  * huge pages, not yet touched (NULL for 0 bytes); from a scratch file when `spill` and the run
- * spills (base/scratch_memory.h). Mapped with room to align it, the room then unmapped: no more
+ * spills (base/scratch_memory.h): the file `named` (reused with `reuse`) where one is given. Mapped with room to align it, the room then unmapped: no more
  * address space held than used (posix_memalign keeps the room, up to 128 MiB a buffer aligned to
  * the pin piece, against a limit such as `ulimit -v`). */
-static int huge_page_alloc(size_t bytes, size_t align, int spill, void **p) {
+static int huge_page_alloc(size_t bytes, size_t align, int spill, const char *named, int reuse,
+                           void **p) {
   int rc = H5G_OK;
   size_t rounded = whole_huge_pages(bytes), span = rounded + align;
   char *base = MAP_FAILED, *start = NULL;
@@ -106,7 +107,9 @@ static int huge_page_alloc(size_t bytes, size_t align, int spill, void **p) {
   if (start > base) munmap(base, (size_t)(start - base));
   size_t tail = (size_t)(base + span - (start + rounded));
   if (tail) munmap(start + rounded, tail);
-  if (spill && h5g_scratch_dir()) {
+  if (spill && h5g_scratch_dir() && named) {
+    CHECK(h5g_scratch_map_named(named, rounded, reuse, start, p));
+  } else if (spill && h5g_scratch_dir()) {
     CHECK(h5g_scratch_map(rounded, start, p));
   } else {
     if (mmap(start, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
@@ -126,14 +129,14 @@ static void huge_page_free(void *p, size_t bytes) {
 
 int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p) {
   int rc = H5G_OK;
-  CHECK(huge_page_alloc(bytes, HUGE_PAGE, 1, p));
+  CHECK(huge_page_alloc(bytes, HUGE_PAGE, 1, NULL, 0, p));
   /* a scratch file's pages come in as they are used: touched, all would be written out again */
   if (*p && !h5g_scratch_dir()) touch_in_parallel(*p, bytes, touch_threads(ranks_on_node));
 done:
   return rc;
 }
 
-int h5g_untouched_alloc(size_t bytes, void **p) { return huge_page_alloc(bytes, HUGE_PAGE, 0, p); }
+int h5g_untouched_alloc(size_t bytes, void **p) { return huge_page_alloc(bytes, HUGE_PAGE, 0, NULL, 0, p); }
 
 void h5g_resident_free(void *p, size_t bytes) { huge_page_free(p, bytes); }
 
@@ -152,7 +155,7 @@ void *h5g_bulk_alloc(size_t bytes) {
     h = aligned_alloc(sizeof(bulk_header), (total + sizeof(bulk_header) - 1) /
                                                sizeof(bulk_header) * sizeof(bulk_header));
     if (h) h->mapped = 0;
-  } else if (huge_page_alloc(total, HUGE_PAGE, 1, &p) == H5G_OK) { /* or a scratch file's */
+  } else if (huge_page_alloc(total, HUGE_PAGE, 1, NULL, 0, &p) == H5G_OK) { /* or a scratch file's */
     h = p;
     h->mapped = whole_huge_pages(total);
   }
@@ -320,7 +323,8 @@ int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, int 
   set->pinned_bytes = calloc(count > 0 ? (size_t)count : 1, sizeof *set->pinned_bytes);
   CHECK_ALLOC(set->pinned_bytes, (size_t)count * sizeof *set->pinned_bytes);
   for (int i = 0; i < count; i++)
-    CHECK(huge_page_alloc(bufs[i].n * bufs[i].elem_bytes, align, 1, &bufs[i].p));
+    CHECK(huge_page_alloc(bufs[i].n * bufs[i].elem_bytes, align, 1, bufs[i].scratch_file,
+                          bufs[i].reuse_file, &bufs[i].p));
   set->helper_running = pthread_create(&set->helper, NULL, prepare_all, set) == 0;
   if (!set->helper_running) prepare_all(set); /* no thread: prepare them now */
   *out = set;

@@ -57,6 +57,10 @@ typedef struct {
    * much slower than a raw pread into fresh memory
    * (bench/RESULTS.md, "CPU backend read phase"). */
   int filled_in_place;
+  /* While the run spills: the scratch file it is (a run that can be resumed, src/resume.h), kept
+   * as it is with reuse_file; NULL: a file of no name */
+  const char *scratch_file;
+  int reuse_file;
 } h5g_buffer_spec;
 typedef int (*h5g_pin_fn)(void *ctx, void *p, size_t bytes);
 typedef void (*h5g_unpin_fn)(void *ctx, void *p);

@@ -50,15 +50,11 @@ done:
   return rc;
 }
 
-int h5g_scratch_map(size_t bytes, void *at, void **p) {
-  int rc = H5G_OK, fd = -1;
-  void *mapped;
-  *p = NULL;
-  if (bytes == 0) goto done;
-  if (!scratch_set) H5G_FAIL(H5G_ERR_RUNTIME, "internal error: no scratch directory in use");
-  CHECK(open_nameless(&fd));
-  /* reserved, not only sized: a store into a hole of a full file system is a SIGBUS */
-  if (fallocate(fd, 0, 0, (off_t)bytes) != 0) {
+/* Reserves `bytes` of fd's file (not only sizes it: a store into a hole of a full file system is
+ * a SIGBUS) and maps it at `at` (or where the kernel puts it). */
+static int reserve_and_map(int fd, size_t bytes, int reserve, void *at, void **p) {
+  int rc = H5G_OK;
+  if (reserve && fallocate(fd, 0, 0, (off_t)bytes) != 0) {
     if (errno != EOPNOTSUPP && errno != ENOSYS)
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot reserve %.2f GiB of scratch in %s: %s",
                (double)bytes / (double)(1u << 30), scratch_dir, strerror(errno));
@@ -66,13 +62,43 @@ int h5g_scratch_map(size_t bytes, void *at, void **p) {
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot size a scratch file in %s: %s", scratch_dir,
                strerror(errno));
   }
-  mapped = mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (at ? MAP_FIXED : 0), fd, 0);
+  void *mapped = mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (at ? MAP_FIXED : 0), fd, 0);
   if (mapped == MAP_FAILED)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot map a scratch file of %zu bytes in %s: %s", bytes,
              scratch_dir, strerror(errno));
   *p = mapped;
 done:
+  return rc;
+}
+
+int h5g_scratch_map(size_t bytes, void *at, void **p) {
+  int rc = H5G_OK, fd = -1;
+  *p = NULL;
+  if (bytes == 0) goto done;
+  if (!scratch_set) H5G_FAIL(H5G_ERR_RUNTIME, "internal error: no scratch directory in use");
+  CHECK(open_nameless(&fd));
+  CHECK(reserve_and_map(fd, bytes, 1, at, p));
+done:
   if (fd >= 0) close(fd); /* the mapping keeps the file */
+  return rc;
+}
+
+int h5g_scratch_map_named(const char *path, size_t bytes, int reuse, void *at, void **p) {
+  int rc = H5G_OK, fd = -1;
+  struct stat st;
+  *p = NULL;
+  if (bytes == 0) goto done;
+  fd = open(path, O_RDWR | O_CLOEXEC | (reuse ? 0 : O_CREAT | O_TRUNC), 0600);
+  if (fd < 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the scratch file %s: %s", reuse ? "open" : "make",
+             path, strerror(errno));
+  /* a shorter file would be a SIGBUS where the mapping runs past its end */
+  if (reuse && (fstat(fd, &st) != 0 || (uint64_t)st.st_size != bytes))
+    H5G_FAIL(H5G_ERR_RUNTIME, "the scratch file %s is not of the %zu bytes it was made with",
+             path, bytes);
+  CHECK(reserve_and_map(fd, bytes, !reuse, at, p));
+done:
+  if (fd >= 0) close(fd);
   return rc;
 }
 

@@ -111,6 +111,7 @@ FLAG_SETTER(set_verbose, verbose)
 FLAG_SETTER(set_help, help)
 FLAG_SETTER(set_version, version)
 FLAG_SETTER(set_no_spill, no_spill)
+FLAG_SETTER(set_resume, resume)
 TEXT_SETTER(set_report, report)
 TEXT_SETTER(set_against, against)
 TEXT_SETTER(set_scratch, scratch)
@@ -353,11 +354,16 @@ const h5g_option_spec h5g_option_table[] = {
     {"scratch", 0, "DIR", set_scratch,
      "where a rank whose share needs more host memory than that spills: its large buffers "
      "become files there, which the kernel writes out and reads back as memory runs short "
-     "(default: $TMPDIR when it has room, else OUTPUT's directory; the files have no name, so "
-     "nothing is left behind)"},
+     "(default: $TMPDIR when it has room, else OUTPUT's directory; on the CPU backend they are "
+     "named, in a directory of this OUTPUT's, so that a killed run can be resumed: removed "
+     "when the run succeeds)"},
     {"no-spill", 0, NULL, set_no_spill,
      "stop instead of spilling when a share does not fit the host memory (what would fit is "
      "said)"},
+    {"resume", 0, NULL, set_resume,
+     "go on from the sorted share a killed spilling run of the same command kept in scratch "
+     "(checked against its record and checksums; anything that does not match is discarded "
+     "and the run starts over)"},
     {"io-threads", 0, "N", set_io_threads,
      "host threads per rank for file I/O (default: the CPUs this rank may run on)"},
     {"plan", 0, NULL, set_plan,

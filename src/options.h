@@ -44,6 +44,7 @@ typedef struct {
   uint64_t host_memory;   /* --host-memory: what the job may use on a node; 0 = read the limits */
   const char *scratch;    /* --scratch DIR: where a share that does not fit spills */
   int no_spill;           /* --no-spill: such a share stops the run instead */
+  int resume;             /* --resume: go on from the sorted share a killed run kept */
   int plan;               /* --plan: validate, print the sizing and the plan, stop */
   int io_threads;         /* --io-threads; 0 = the CPUs this rank may run on */
   h5g_io_storage_choice storage; /* --layout, --chunk, --compress (all zero: keep the input's) */

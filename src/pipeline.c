@@ -23,6 +23,7 @@
 #include "src/plan.h"
 #include "src/read.h"
 #include "src/report_gather.h"
+#include "src/resume.h"
 #include "src/run.h"
 #include "src/sizing.h"
 #include "src/timeline.h"
@@ -40,6 +41,7 @@ typedef struct {
   h5g_plan plan;
   h5g_extent extent;
   h5g_data data;
+  h5g_resume resume; /* made by src/resume.h */
 } run_state;
 
 /* The bytes of the whole job each phase moves, for --progress (0: none to tell): the keys (the
@@ -88,6 +90,16 @@ static int join_context(h5g_run *r, const h5g_plan *plan) {
   return rc;
 }
 
+/* The input and its keys open (a table's rows kept by the read where it keeps them). */
+static int open_input(h5g_run *r, run_state *s) {
+  int rc = H5G_OK;
+  STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
+  STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r, &s->verdict));
+  STEP(r, H5G_PHASE_READ, h5g_read_keep_rows(r, &s->verdict, &s->plan, &s->data));
+done:
+  return rc;
+}
+
 /* Read every run (a later pass of keys of several words: hand it over from the slice buffer);
  * on the device paths the GPU sorts run j while run j + 1 is read, once the slice buffer is
  * pinned that far (a run read before is handed over then). */
@@ -95,11 +107,7 @@ static int read_and_sort(h5g_run *r, run_state *s, int word, int first_pass) {
   int rc = H5G_OK;
   const h5g_plan *plan = &s->plan;
   const h5g_data *d = &s->data;
-  if (first_pass) {
-    STEP(r, H5G_PHASE_READ, h5g_read_open_file(r));
-    STEP(r, H5G_PHASE_READ, h5g_read_open_keys(r, &s->verdict));
-    STEP(r, H5G_PHASE_READ, h5g_read_keep_rows(r, &s->verdict, plan, &s->data));
-  }
+  if (first_pass) CHECK(open_input(r, s));
   CHECK(h5g_read_runs(r, &s->verdict, plan, d, word, first_pass)); /* its steps agreed */
   STEP(r, H5G_PHASE_BUFFERS, h5g_buffers_wait_all(d->set)); /* what the read did not hide */
   if (plan->path == H5G_PATH_HOST) {
@@ -198,8 +206,9 @@ static int write_and_commit(h5g_run *r, run_state *s, double start, h5g_report *
   const h5g_plan *plan = &s->plan;
   const h5g_extent *e = &s->extent;
   h5g_data *d = &s->data;
-  if (plan->path != H5G_PATH_DEVICE_RESIDENT) /* else the GPU did it */
+  if (plan->path != H5G_PATH_DEVICE_RESIDENT && !s->resume.resuming) /* else the GPU did it */
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, d->sorted, e->out_n, &plan->ks, 1));
+  STEP(r, H5G_PHASE_TRANSFORM, h5g_resume_record(r, plan, &s->resume, d, e));
   /* No GPU copy is issued from or into the host buffers after this (the resident path has issued
    * its copies back): they are unpinned behind the write, not in the tear-down. A streamed run's
    * ring takes its copies back during the write: unpinned in the tear-down, where its few slots
@@ -284,11 +293,25 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
     goto done;
   }
   STEP(r, H5G_PHASE_BUFFERS, h5g_sizing_check(r, &s->verdict, &s->plan));
-  STEP(r, H5G_PHASE_BUFFERS, h5g_plan_buffers(r, &s->verdict, &s->plan, &s->data));
-  CHECK(h5g_agree(comm, sort_passes(r, s)));
-  if (opt->unique)
-    CHECK(h5g_agree(comm, h5g_unique(r, &s->verdict, &s->plan, &s->data, &s->extent)));
-  if (opt->top >= 0) STEP(r, H5G_PHASE_MERGE, h5g_top_keep(r, &s->extent));
+  CHECK(h5g_resume_open(r, &s->verdict, &s->plan, &s->resume)); /* its steps agreed */
+  STEP(r, H5G_PHASE_BUFFERS, h5g_plan_buffers(r, &s->verdict, &s->plan, &s->resume, &s->data));
+  if (s->resume.resuming) { /* the share a killed run kept, checked */
+    CHECK(h5g_resume_restore(r, &s->plan, &s->resume, &s->data, &s->extent));
+    if (!s->resume.resuming) { /* it failed: the run starts over in buffers of its own plan */
+      h5g_buffers_free(s->data.set);
+      s->data.set = NULL;
+      STEP(r, H5G_PHASE_BUFFERS,
+           h5g_plan_buffers(r, &s->verdict, &s->plan, &s->resume, &s->data));
+    }
+  }
+  if (s->resume.resuming) {
+    CHECK(h5g_agree(comm, open_input(r, s)));
+  } else {
+    CHECK(h5g_agree(comm, sort_passes(r, s)));
+    if (opt->unique)
+      CHECK(h5g_agree(comm, h5g_unique(r, &s->verdict, &s->plan, &s->data, &s->extent)));
+    if (opt->top >= 0) STEP(r, H5G_PHASE_MERGE, h5g_top_keep(r, &s->extent));
+  }
   set_phase_bytes(r, s); /* what --top and --unique kept */
   CHECK(h5g_agree(comm, write_and_commit(r, s, start, rep)));
   h5g_progress_finish(&r->progress, r->metrics.seconds);
@@ -304,6 +327,7 @@ done:
   h5g_keyset_close(r->keys_in);
   h5g_io_close_file(r->in_file);
   h5g_cuda_warmup_finish(r->warmup, 0, NULL); /* a run that stopped before "setup" */
+  h5g_resume_close(r, &s->resume, rc == H5G_OK);
   tear_down(r, s);
   h5g_scratch_use(NULL); /* the scratch files went with the buffers */
   return rc;

@@ -216,18 +216,22 @@ void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_pla
   unsigned w = plan->ks.width;
   if (plan->streamed) n = h5g_ring_elems(plan);
   /* the direct read's threads fill it (direct reads: every policy but mpio) */
-  specs[H5G_BUFFER_KEYS] = (h5g_buffer_spec){n, w, NULL, plan->io_policy != H5G_IO_MPIO};
-  specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){merges ? n : 0, w, NULL, 0};
-  specs[H5G_BUFFER_VALUES] = (h5g_buffer_spec){plan->records ? n : 0, sizeof(uint64_t), NULL, 0};
+  specs[H5G_BUFFER_KEYS] =
+      (h5g_buffer_spec){.n = n, .elem_bytes = w, .filled_in_place = plan->io_policy != H5G_IO_MPIO};
+  specs[H5G_BUFFER_SPARE] = (h5g_buffer_spec){.n = merges ? n : 0, .elem_bytes = w};
+  specs[H5G_BUFFER_VALUES] =
+      (h5g_buffer_spec){.n = plan->records ? n : 0, .elem_bytes = sizeof(uint64_t)};
   specs[H5G_BUFFER_SPARE_VALUES] =
-      (h5g_buffer_spec){plan->records && merges ? n : 0, sizeof(uint64_t), NULL, 0};
+      (h5g_buffer_spec){.n = plan->records && merges ? n : 0, .elem_bytes = sizeof(uint64_t)};
 }
 
 /* Starts making the host buffers ready: a helper thread makes them resident (piece by piece)
  * and pinned while the read fills the pieces already resident. */
-int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d) {
+int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                     const h5g_resume *res, h5g_data *d) {
   int rc = H5G_OK;
   h5g_plan_buffer_specs(r, v, plan, r->size, r->rank, d->specs);
+  h5g_resume_name_buffers(res, d->specs);
   /* pinned pages stay in memory: scratch files are not pinned (GPU copies go through staging) */
   CHECK(h5g_buffers_start(d->specs, H5G_BUFFER_COUNT, h5g_io_piece_bytes(), plan->ranks_on_node,
                           r->be->pin && !plan->spills ? pin_piece : NULL, unpin_piece, r->be,

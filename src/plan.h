@@ -4,6 +4,7 @@
 #ifndef H5G_SRC_PLAN_H
 #define H5G_SRC_PLAN_H
 
+#include "src/resume.h"
 #include "src/run.h"
 
 /* The key, whether values move with it, and this rank's share of the input. */
@@ -31,8 +32,10 @@ int h5g_plan_tables(const h5g_run *r, h5g_plan *plan, h5g_data *d);
  * they are made, at other rank counts too). */
 void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, int size,
                            int rank, h5g_buffer_spec *specs);
-/* Starts making the data's host buffers; the sorted share starts as the slice buffer. */
-int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d);
+/* Starts making the data's host buffers (the files of `res`, src/resume.h, when it names them);
+ * the sorted share starts as the slice buffer. */
+int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                     const h5g_resume *res, h5g_data *d);
 void h5g_plan_free(h5g_plan *plan);
 void h5g_data_free(h5g_data *d);
 /* The table's rows kept for the carry (src/read.h) released, once the carry is done. */

@@ -3,7 +3,7 @@
 # in memory; --plan of such a run; what refuses it; scratch without room (a small file system in
 # a mount namespace of its own) and a real memory cgroup (each skipped, 77, where the machine
 # makes none; the cgroup also under the sanitizers).
-foreach(case keys features plan refused scratch_full cgroup)
+foreach(case keys features plan refused scratch_full cgroup resume)
   add_test(NAME spill.${case}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/spill/spill.sh ${H5G_BIN_DIR} "${H5G_MPIEXEC_STR}" ${case})
   set_tests_properties(spill.${case} PROPERTIES LABELS spill TIMEOUT 600 SKIP_RETURN_CODE 77

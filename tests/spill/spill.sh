@@ -102,6 +102,101 @@ case_features() {
   done
 }
 
+# resumed P NAME KILL_AT HOW ARGS...: h5gsort ARGS spilled on P ranks and killed (SIGKILL, every
+# rank: src/faults.c) at KILL_AT, then run again: HOW "resume" (--resume; it says it resumes),
+# "start over PATTERN" (--resume; a note matching PATTERN, and the run from the start),
+# "without" (no --resume: a note that the earlier run's share is removed), or "corrupt" (a byte
+# of every buffer's file flipped between the two: --resume notes the failed check and starts
+# over). RESUME_RANKS runs the second on other ranks. The output is the run in memory's, byte
+# for byte; the scratch directory is left empty and no temporary file beside OUTPUT.
+resumed() {
+  local p=$1 name=$2 kill_at=$3 how=$4 pattern="" mem=$WORK/out/$2.mem.h5 out=$WORK/out/$2.h5
+  local rc=0 dir f
+  shift 4
+  [ "$how" = "start" ] && { pattern=$1; shift; }
+  local again=${RESUME_RANKS:-$p}
+  sort_ok "$p" "$@" "$mem"
+  local run=("$BIN/h5gsort" "${@:1:1}" "$out" "${@:2}" --host-memory $((p * ROOM))
+             --scratch "$SCRATCH")
+  H5GSORT_TEST_KILL=$kill_at mpirun "$p" "${run[@]}" >"$WORK/killed.log" 2>&1 || rc=$?
+  [ "$rc" != 0 ] || die "$name: the run meant to be killed at $kill_at ended well"
+  dir=$(ls -d "$SCRATCH"/.h5gsort-resume-* 2>/dev/null) ||
+    die "$name: the killed run left no scratch directory to resume from"
+  if [ "$how" = corrupt ]; then
+    for f in "$dir"/r*.b*; do
+      printf '\377' | dd of="$f" bs=1 seek=5 conv=notrunc status=none
+    done
+  fi
+  local again_args=(--resume)
+  [ "$how" = without ] && again_args=()
+  rc=0
+  mpirun "$again" "${run[@]}" "${again_args[@]}" >"$WORK/last.log" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || { cat "$WORK/killed.log" "$WORK/last.log" >&2; die "$name: the second run exited $rc"; }
+  case $how in
+  resume) grep -q "^h5gsort: resuming: every rank's sorted share, kept in $dir, checked" \
+            "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: it did not resume"; } ;;
+  start) grep -qE "^h5gsort: note: --resume: nothing to go on from in $dir \($pattern\); sorting from the start" \
+           "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: no note /$pattern/"; } ;;
+  without) grep -q "^h5gsort: note: removed the sorted share an earlier run of this OUTPUT left in $dir" \
+             "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: no note of the removal"; } ;;
+  corrupt) grep -q "^h5gsort: note: --resume: the sorted share kept in $dir failed its check" \
+             "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: no note of the failed check"; } ;;
+  esac
+  if [ "$how" != resume ] && grep -q "^h5gsort: resuming" "$WORK/last.log"; then
+    die "$name: it resumed where it was to start over"
+  fi
+  [ -z "$(ls -A "$SCRATCH")" ] || die "$name: scratch files left: $(ls -A "$SCRATCH")"
+  ! ls -a "$WORK/out" | grep -q '\.h5gsort-.*\.tmp' || die "$name: a temporary file left"
+  same_output "$mem" "$out"
+}
+
+# Resume (issue 54 item 4): a spilling run killed once its sorted share is recorded (at the write,
+# or in the carry) goes on from it with --resume, at 1 and 3 ranks, keys with their index,
+# carried datasets, and --unique (whose share is not the slice's extent); killed before (the merge), or with its files corrupted, or resumed on another
+# number of ranks or by another command, or run again without --resume, it starts over. Every
+# output is the run in memory's. Two runs of one OUTPUT at once: the second stops, one line.
+case_resume() {
+  for p in 1 3; do
+    resumed "$p" "index$p" write-data resume "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
+    resumed "$p" "carry$p" carry-moved resume "$WORK/in.h5" -d /keys --backend cpu \
+      --carry /vals,/few
+    resumed "$p" "unique$p" write-data resume "$WORK/in.h5" -d /few --backend cpu --unique
+    resumed "$p" "merge$p" merge start "no record of a sorted share" "$WORK/in.h5" -d /keys \
+      --backend cpu
+  done
+  resumed 1 corrupt write-data corrupt "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
+  resumed 3 without write-data without "$WORK/in.h5" -d /keys --backend cpu
+  RESUME_RANKS=2 resumed 3 ranks write-data start "it was made on another number of ranks" \
+    "$WORK/in.h5" -d /keys --backend cpu
+  # another command to the same OUTPUT: the killed run's share is not taken for this one's
+  local other=$WORK/out/other.h5 rc=0
+  sort_ok 1 "$WORK/in.h5" -d /keys --descending --backend cpu "$WORK/out/other.mem.h5"
+  H5GSORT_TEST_KILL=write-data mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$other" -d /keys \
+    --backend cpu --host-memory $ROOM --scratch "$SCRATCH" >"$WORK/killed.log" 2>&1 &&
+    die "another command: the run meant to be killed ended well"
+  mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$other" -d /keys --descending --backend cpu \
+    --host-memory $ROOM --scratch "$SCRATCH" --resume >"$WORK/last.log" 2>&1 || rc=$?
+  [ "$rc" = 0 ] && grep -q "^h5gsort: note: --resume: nothing to go on from in .* (it was made by another command)" \
+    "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "another command: exit $rc, no note"; }
+  [ -z "$(ls -A "$SCRATCH")" ] || die "another command: scratch files left: $(ls -A "$SCRATCH")"
+  same_output "$WORK/out/other.mem.h5" "$other"
+  # two at once
+  local first
+  rc=0
+  H5GSORT_TEST_SLEEP=write-data:4 mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/two.h5" \
+    -d /keys --backend cpu --host-memory $ROOM --scratch "$SCRATCH" >"$WORK/first.log" 2>&1 &
+  first=$!
+  for _ in $(seq 100); do grep -q "sleeps" "$WORK/first.log" && break; sleep 0.1; done
+  mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/two.h5" -d /keys --backend cpu \
+    --host-memory $ROOM --scratch "$SCRATCH" >"$WORK/second.log" 2>&1 || rc=$?
+  [ "$rc" = 1 ] && [ "$(grep -c '^h5gsort: error: ' "$WORK/second.log")" = 1 ] &&
+    grep -q "^h5gsort: error: another h5gsort run of this OUTPUT is under way" "$WORK/second.log" ||
+    { cat "$WORK/second.log" >&2; die "a second run of one OUTPUT at once: exit $rc, not the line"; }
+  wait "$first" || { cat "$WORK/first.log" >&2; die "the first of two runs at once failed"; }
+  check "$WORK/in.h5" -d /keys "$WORK/out/two.h5" -o /keys
+  [ -z "$(ls -A "$SCRATCH")" ] || die "two at once: scratch files left: $(ls -A "$SCRATCH")"
+}
+
 # --plan of a spilling run: it fits, says so, and its report gives every rank's scratch files
 # (its buffers: the slice and the merge's other side, and room for rounding each of the 12 it
 # may map to whole huge pages) and the runs the run makes.
@@ -181,7 +276,7 @@ case_scratch_full() {
     "not enough room to spill it: $small has 0\.00 GiB free, the node's [13] ranks? need" \
     "$IN" "$OUT" -d /f8 --index-out /i --scratch "$small"
   [ -z "$(ls -A "$small")" ] || die "the refused runs left files in scratch: $(ls -A "$small")"
-  expect_failure 1 "cannot make a scratch file in $read_only: read-only file system" \
+  expect_failure 1 "cannot make (a|the) scratch (file|directory) (in )?$read_only.*: read-only file system" \
     "$IN" "$OUT" -d /f8 --index-out /i --scratch "$read_only"
 }
 

@@ -100,7 +100,9 @@ static unsigned char pattern(size_t byte) { return (unsigned char)(byte % 251 + 
 /* Buffers of n 4-byte, 0 and n 12-byte elements, made resident in parts of touch_bytes. */
 static void check_set(size_t n, size_t touch_bytes) {
   pin_log log = {.lock = PTHREAD_MUTEX_INITIALIZER, .fail_at = -1};
-  h5g_buffer_spec specs[BUFFERS] = {{n, 4, NULL, 0}, {0, 4, NULL, 0}, {n, 12, NULL, 1}};
+  h5g_buffer_spec specs[BUFFERS] = {{.n = n, .elem_bytes = 4},
+                                    {.n = 0, .elem_bytes = 4},
+                                    {.n = n, .elem_bytes = 12, .filled_in_place = 1}};
   h5g_buffer_set *set = NULL;
   EXPECT(h5g_buffers_start(specs, BUFFERS, touch_bytes, 1, fake_pin, fake_unpin, &log, &set) == H5G_OK,
          "start: %s", h5g_error_message());
@@ -146,7 +148,9 @@ static void check_failing_pin(void) {
   pin_log log = {.lock = PTHREAD_MUTEX_INITIALIZER, .fail_at = 3};
   /* buffer 0: pieces 0 and 1; buffer 1: pieces 2 to 5, of which piece 3 (its second) fails */
   size_t n0 = (pin_piece + pin_piece / 2) / 4, n1 = (3 * pin_piece + pin_piece / 2) / 8;
-  h5g_buffer_spec specs[BUFFERS] = {{n0, 4, NULL, 1}, {n1, 8, NULL, 0}, {10, 4, NULL, 0}};
+  h5g_buffer_spec specs[BUFFERS] = {{.n = n0, .elem_bytes = 4, .filled_in_place = 1},
+                                    {.n = n1, .elem_bytes = 8},
+                                    {.n = 10, .elem_bytes = 4}};
   h5g_buffer_set *set = NULL;
   EXPECT(h5g_buffers_start(specs, BUFFERS, 400, 1, fake_pin, fake_unpin, &log, &set) == H5G_OK, "start");
   EXPECT(h5g_buffers_wait_pinned(set, 0, n0) == H5G_OK, "the buffer before the failure is ready");

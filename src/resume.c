@@ -1,0 +1,314 @@
+#define _GNU_SOURCE
+#include "src/resume.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/keys.h"
+#include "base/scratch_memory.h"
+#include "mpi/agree.h"
+
+enum { MANIFEST_VERSION = 1 };
+
+/* FNV-1a, 64 bits: names the directory and stands for the command in the manifest. */
+static uint64_t fnv(uint64_t h, const void *bytes, size_t n) {
+  const unsigned char *p = bytes;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+static const uint64_t FNV_BASIS = 14695981039346656037ull;
+
+/* The command as given, less --resume (the same command resumes). */
+static uint64_t command_hash(const h5g_options *opt) {
+  uint64_t h = FNV_BASIS;
+  for (int i = 0; opt->argv[i]; i++)
+    if (strcmp(opt->argv[i], "--resume") != 0) h = fnv(h, opt->argv[i], strlen(opt->argv[i]) + 1);
+  return h;
+}
+
+static int identity_of(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
+                       h5g_resume_identity *id) {
+  int rc = H5G_OK;
+  struct stat st;
+  if (stat(r->opt->input, &st) != 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot stat %s: %s", r->opt->input, strerror(errno));
+  *id = (h5g_resume_identity){.command = command_hash(r->opt), .device = (uint64_t)st.st_dev,
+                   .inode = (uint64_t)st.st_ino, .n = plan->n, .offset = plan->offset,
+                   .size = v->input_size, .mtime_sec = v->input_mtime_sec,
+                   .mtime_nsec = v->input_mtime_nsec, .ranks = r->size, .rank = r->rank,
+                   .width = (int)plan->ks.width, .records = plan->records};
+done:
+  return rc;
+}
+
+static int write_manifest(const char *path, const h5g_resume_identity *id,
+                          const h5g_resume_share *s) {
+  int rc = H5G_OK;
+  char tmp[PATH_MAX + 80];
+  snprintf(tmp, sizeof tmp, "%s.new", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f && fd >= 0) close(fd);
+  if (!f) H5G_FAIL(H5G_ERR_RUNTIME, "cannot write %s: %s", tmp, strerror(errno));
+  fprintf(f, "buffers");
+  for (int i = 0; i < H5G_BUFFER_COUNT; i++)
+    fprintf(f, " %" PRIu64 " %" PRIu64, s->buffer_elems[i], s->file_bytes[i]);
+  fprintf(f, "\nh5gsort-resume %d\ncommand %" PRIu64 "\ninput %" PRIu64 " %" PRIu64
+          " %lld %lld %lld\nranks %d %d\nshare %" PRIu64 " %" PRIu64 " %d %d\n"
+          "extent %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\nin_spare %d\n"
+          "checksums %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+          MANIFEST_VERSION, id->command, id->device, id->inode, id->size, id->mtime_sec,
+          id->mtime_nsec, id->ranks, id->rank, id->n, id->offset, id->width, id->records,
+          s->extent.total, s->extent.out_offset, s->extent.out_n, s->extent.out_total,
+          s->sorted_in_spare, s->checksum_in, s->keys_sum, s->values_sum);
+  /* written whole before it is named: a kill leaves the old name or the new whole */
+  int failed = ferror(f) | (fclose(f) != 0);
+  if (failed || rename(tmp, path) != 0) {
+    unlink(tmp);
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot write %s: %s", path, strerror(errno));
+  }
+done:
+  return rc;
+}
+
+/* The buffers' files (none for a buffer of no bytes) of the sizes recorded: a truncated one is
+ * not mapped (its end would be a SIGBUS). */
+static int files_as_recorded(const char (*files)[PATH_MAX + 64], const h5g_resume_share *s) {
+  struct stat st;
+  for (int i = 0; i < H5G_BUFFER_COUNT; i++) {
+    int present = stat(files[i], &st) == 0;
+    if (s->file_bytes[i] ? !present || (uint64_t)st.st_size != s->file_bytes[i] : present)
+      return 0;
+  }
+  return 1;
+}
+
+/* 1 when `path` holds a manifest of `want`'s run (its share in *s); 0 with the reason why not. */
+static int read_manifest(const char *path, const char (*files)[PATH_MAX + 64],
+                         const h5g_resume_identity *want, h5g_resume_share *s, const char **why) {
+  h5g_resume_identity got = {0};
+  int version = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    *why = "no record of a sorted share";
+    return 0;
+  }
+  int fields = fscanf(f, "buffers");
+  for (int i = 0; i < H5G_BUFFER_COUNT; i++)
+    fields += fscanf(f, " %" SCNu64 " %" SCNu64, &s->buffer_elems[i], &s->file_bytes[i]);
+  fields += fscanf(f, "\nh5gsort-resume %d\ncommand %" SCNu64 "\ninput %" SCNu64 " %" SCNu64
+                      " %lld %lld %lld\nranks %d %d\nshare %" SCNu64 " %" SCNu64 " %d %d\n"
+                      "extent %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 "\nin_spare %d\n"
+                      "checksums %" SCNu64 " %" SCNu64 " %" SCNu64 "\n",
+                      &version, &got.command, &got.device, &got.inode, &got.size, &got.mtime_sec,
+                      &got.mtime_nsec, &got.ranks, &got.rank, &got.n, &got.offset, &got.width,
+                      &got.records, &s->extent.total, &s->extent.out_offset, &s->extent.out_n,
+                      &s->extent.out_total, &s->sorted_in_spare, &s->checksum_in, &s->keys_sum,
+                      &s->values_sum);
+  fclose(f);
+  if (fields != 2 * H5G_BUFFER_COUNT + 21 || version != MANIFEST_VERSION)
+    *why = "its record cannot be read";
+  else if (got.command != want->command) *why = "it was made by another command";
+  else if (got.device != want->device || got.inode != want->inode || got.size != want->size ||
+           got.mtime_sec != want->mtime_sec || got.mtime_nsec != want->mtime_nsec)
+    *why = "INPUT has changed since";
+  else if (got.ranks != want->ranks || got.rank != want->rank)
+    *why = "it was made on another number of ranks";
+  else if (got.n != want->n || got.offset != want->offset || got.width != want->width ||
+           got.records != want->records)
+    *why = "its slice is not this run's";
+  else if (s->extent.out_offset + s->extent.out_n > s->extent.out_total)
+    *why = "its record is inconsistent";
+  else if (!files_as_recorded(files, s))
+    *why = "its files have changed since";
+  else return 1;
+  return 0;
+}
+
+/* Removes this rank's files (not the lock: the caller holds it). */
+static void remove_files(const h5g_resume *res) {
+  unlink(res->manifest);
+  for (int i = 0; i < H5G_BUFFER_COUNT; i++) unlink(res->files[i]);
+}
+
+/* Files of ranks this run does not have (an earlier run on more ranks): removed by rank 0. */
+static void remove_other_ranks(const h5g_resume *res, int size) {
+  char path[PATH_MAX + 64];
+  for (int k = size;; k++) {
+    snprintf(path, sizeof path, "%s/r%d.lock", res->dir, k);
+    if (access(path, F_OK) != 0) break;
+    snprintf(path, sizeof path, "%s/r%d.manifest", res->dir, k);
+    unlink(path);
+    for (int i = 0; i < H5G_BUFFER_COUNT; i++) {
+      snprintf(path, sizeof path, "%s/r%d.b%d", res->dir, k, i);
+      unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/r%d.lock", res->dir, k);
+    unlink(path);
+  }
+}
+
+/* The directory, this rank's file names and its lock. */
+static int lock_files(const h5g_run *r, h5g_resume *res) {
+  int rc = H5G_OK;
+  char output[PATH_MAX * 2], cwd[PATH_MAX];
+  if (r->opt->output[0] == '/' || !getcwd(cwd, sizeof cwd))
+    snprintf(output, sizeof output, "%s", r->opt->output);
+  else
+    snprintf(output, sizeof output, "%s/%s", cwd, r->opt->output);
+  uint64_t h = fnv(FNV_BASIS, output, strlen(output));
+  if ((size_t)snprintf(res->dir, sizeof res->dir, "%s/.h5gsort-resume-%016" PRIx64,
+                       h5g_scratch_dir(), h) >= sizeof res->dir)
+    H5G_FAIL(H5G_ERR_USAGE, "scratch directory path too long (%s)", h5g_scratch_dir());
+  for (int i = 0; i < H5G_BUFFER_COUNT; i++)
+    snprintf(res->files[i], sizeof res->files[i], "%s/r%d.b%d", res->dir, r->rank, i);
+  snprintf(res->manifest, sizeof res->manifest, "%s/r%d.manifest", res->dir, r->rank);
+  snprintf(res->lock, sizeof res->lock, "%s/r%d.lock", res->dir, r->rank);
+  if (mkdir(res->dir, 0700) != 0 && errno != EEXIST)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot make the scratch directory %s: %s", res->dir,
+             strerror(errno));
+  res->lock_fd = open(res->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (res->lock_fd < 0)
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot make %s: %s", res->lock, strerror(errno));
+  if (flock(res->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    int busy = errno == EWOULDBLOCK;
+    close(res->lock_fd);
+    res->lock_fd = -1;
+    if (busy)
+      H5G_FAIL(H5G_ERR_RUNTIME, "another h5gsort run of this OUTPUT is under way (its scratch "
+               "%s is locked) (%s)", res->dir, r->opt->output);
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot lock %s: %s", res->lock, strerror(errno));
+  }
+done:
+  return rc;
+}
+
+int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_resume *res) {
+  int rc = H5G_OK, candidate = 0, all = 0, found = 0, any_found = 0;
+  const char *why = "";
+  memset(res, 0, sizeof *res);
+  res->lock_fd = -1;
+  /* the same on every rank: the spill, the path and --counts are agreed */
+  res->eligible = plan->spills && plan->path == H5G_PATH_HOST && !r->opt->counts && r->opt->argv;
+  if (!res->eligible) {
+    if (r->opt->resume && r->rank == 0 && !r->opt->quiet)
+      fprintf(stderr, "h5gsort: note: --resume: %s; sorting from the start\n",
+              !plan->spills ? "this run does not spill, so nothing of an earlier one is kept"
+                            : "a run on the GPU or with --counts cannot be resumed yet");
+    goto done;
+  }
+  CHECK(h5g_agree(r->comm, lock_files(r, res)));
+  CHECK(h5g_agree(r->comm, identity_of(r, v, plan, &res->id)));
+  found = access(res->manifest, F_OK) == 0;
+  candidate = r->opt->resume &&
+              read_manifest(res->manifest, res->files, &res->id, &res->share, &why);
+  CHECK_MPI(MPI_Allreduce(&candidate, &all, 1, MPI_INT, MPI_MIN, r->comm));
+  CHECK_MPI(MPI_Allreduce(&found, &any_found, 1, MPI_INT, MPI_MAX, r->comm));
+  res->resuming = all;
+  if (!all) remove_files(res);
+  if (r->rank == 0) remove_other_ranks(res, r->size);
+  if (all || r->rank != 0 || r->opt->quiet) goto done;
+  if (r->opt->resume)
+    fprintf(stderr, "h5gsort: note: --resume: nothing to go on from in %s (%s); sorting from the "
+            "start\n", res->dir, candidate ? "another rank's share does not match" : why);
+  else if (any_found)
+    fprintf(stderr, "h5gsort: note: removed the sorted share an earlier run of this OUTPUT left "
+            "in %s (--resume goes on from it)\n", res->dir);
+done:
+  return rc;
+}
+
+void h5g_resume_name_buffers(const h5g_resume *res, h5g_buffer_spec *specs) {
+  for (int i = 0; res && res->eligible && i < H5G_BUFFER_COUNT; i++) {
+    specs[i].scratch_file = res->files[i];
+    specs[i].reuse_file = res->resuming;
+    if (res->resuming) specs[i].n = res->share.buffer_elems[i];
+  }
+}
+
+/* The checksums of the share as it lies in d. */
+static void share_sums(const h5g_plan *plan, const h5g_data *d, const h5g_extent *e,
+                       uint64_t *keys, uint64_t *values) {
+  *keys = h5g_keys_checksum_parallel(d->sorted, e->out_n, plan->ks.width, plan->io_threads);
+  *values = d->sorted_values ? h5g_keys_checksum_parallel(d->sorted_values, e->out_n,
+                                                          sizeof(uint64_t), plan->io_threads)
+                             : 0;
+}
+
+int h5g_resume_restore(h5g_run *r, const h5g_plan *plan, h5g_resume *res, h5g_data *d,
+                       h5g_extent *e) {
+  int rc = H5G_OK, holds = 0, all = 0;
+  uint64_t keys = 0, values = 0;
+  h5g_resume_share *s = &res->share;
+  CHECK(h5g_agree(r->comm, h5g_buffers_wait_all(d->set)));
+  void *sorted = s->sorted_in_spare ? d->spare : d->keys;
+  uint64_t *sorted_values = s->sorted_in_spare ? d->spare_values : d->values;
+  uint64_t capacity = d->specs[s->sorted_in_spare ? H5G_BUFFER_SPARE : H5G_BUFFER_KEYS].n;
+  if (s->extent.out_n <= capacity && (s->extent.out_n == 0 || sorted)) {
+    h5g_data_set_sorted(d, sorted, plan->records ? sorted_values : NULL);
+    share_sums(plan, d, &s->extent, &keys, &values);
+    holds = keys == s->keys_sum && values == s->values_sum;
+  }
+  CHECK_MPI(MPI_Allreduce(&holds, &all, 1, MPI_INT, MPI_MIN, r->comm));
+  if (!all) {
+    res->resuming = 0;
+    remove_files(res); /* mapped still: overwritten by the run from the start */
+    h5g_data_set_sorted(d, d->keys, d->values);
+    if (r->rank == 0 && !r->opt->quiet)
+      fprintf(stderr, "h5gsort: note: --resume: the sorted share kept in %s failed its check "
+              "(%s); sorting from the start\n", res->dir,
+              holds ? "another rank's" : "its checksum");
+    goto done;
+  }
+  *e = s->extent;
+  r->metrics.checksum_in = s->checksum_in;
+  res->recorded = 1;
+  if (r->rank == 0 && !r->opt->quiet)
+    fprintf(stderr, "h5gsort: resuming: every rank's sorted share, kept in %s, checked; the read, "
+            "sort, exchange and merge are not done again\n", res->dir);
+done:
+  return rc;
+}
+
+int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h5g_data *d,
+                      const h5g_extent *e) {
+  int rc = H5G_OK;
+  uint64_t loaded = 0;
+  if (!res->eligible || res->resuming) goto done;
+  h5g_resume_share s = {.extent = *e, .sorted_in_spare = e->out_n && d->sorted == d->spare,
+                        .checksum_in = r->metrics.checksum_in};
+  for (int i = 0; i < H5G_BUFFER_COUNT; i++) {
+    struct stat st;
+    s.buffer_elems[i] = d->specs[i].n;
+    s.file_bytes[i] = d->specs[i].p && stat(res->files[i], &st) == 0 ? (uint64_t)st.st_size : 0;
+  }
+  if (r->be && r->be->loaded_checksum) CHECK(r->be->loaded_checksum(r->be, &loaded));
+  s.checksum_in += loaded;
+  share_sums(plan, d, e, &s.keys_sum, &s.values_sum);
+  CHECK(write_manifest(res->manifest, &res->id, &s));
+  res->recorded = 1;
+done:
+  return rc;
+}
+
+void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded) {
+  if (!res->eligible || res->lock_fd < 0) return; /* none, or not ours to touch */
+  if (succeeded || !res->recorded) {
+    remove_files(res);
+    unlink(res->lock);
+    rmdir(res->dir); /* the last rank of its node to leave it */
+  } else if (r->rank == 0) {
+    fprintf(stderr, "h5gsort: the sorted share is kept in %s: the same command with --resume "
+            "goes on from it (remove the directory to drop it)\n", res->dir);
+  }
+  close(res->lock_fd);
+  res->lock_fd = -1;
+}
