@@ -28,6 +28,10 @@ static volatile sig_atomic_t temp_set, committed, is_rank0, finished, finished_r
 static volatile sig_atomic_t holding, pending;
 /* Rank 0 with --report: where the report goes and its text up to the phase (src/report.h). */
 static const char *_Atomic report_path, *_Atomic report_head;
+/* A run that can be resumed (src/resume.h): its scratch to remove, or rank 0's line on where it
+ * is kept */
+static const char *const *_Atomic scratch_files;
+static const char *_Atomic scratch_dir, *_Atomic kept_line;
 
 void h5g_interrupt_temp(const char *path, int nranks) {
   temp_set = 0;
@@ -76,6 +80,13 @@ void h5g_interrupt_report(const char *path, const char *head) {
   atomic_store(&report_head, NULL); /* never a path with another's head */
   atomic_store(&report_path, path);
   atomic_store(&report_head, head);
+}
+
+void h5g_interrupt_scratch(const char *const *files, const char *dir, const char *kept) {
+  atomic_store(&scratch_files, NULL);
+  atomic_store(&kept_line, kept);
+  atomic_store(&scratch_dir, dir);
+  atomic_store(&scratch_files, files);
 }
 
 void h5g_interrupt_committed(void) { committed = 1; }
@@ -142,6 +153,9 @@ static void on_signal(int sig) {
     unlink_side(".data.", r);
     unlink_side(".metadata.", r);
   }
+  const char *const *files = atomic_load(&scratch_files);
+  for (int i = 0; files && files[i]; i++) unlink(files[i]);
+  if (files) rmdir(atomic_load(&scratch_dir)); /* the last of its node's ranks */
   if (is_rank0) {
     if (temp_set) {
       unlink(temp_path);
@@ -163,6 +177,8 @@ static void on_signal(int sig) {
     write_report(line + prefix, len - prefix); /* first: stderr may be gone */
     line[len++] = '\n';
     if (write(STDERR_FILENO, line, len) < 0) _exit(1);
+    const char *kept = atomic_load(&kept_line);
+    if (kept) put(STDERR_FILENO, kept, strlen(kept));
   } else {
     /* mpirun ends the ranks left once one exits: the others give rank 0 time to report first
      * (it exits at once, and mpirun then ends them). Without the wait a SIGTERM at "read" now

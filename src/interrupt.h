@@ -27,6 +27,11 @@ void h5g_interrupt_release(void);
  * an interrupted run at `path`, `head` (h5g_report_interrupted_head) followed by the phase under
  * way and the error line's message; both stay valid until called again (NULL, NULL: none). */
 void h5g_interrupt_report(const char *path, const char *head);
+/* A run that can be resumed (src/resume.h): the NULL-terminated `files` of this rank the handler
+ * removes, then the directory `dir` if empty (its scratch before a share is recorded), and the
+ * line (ending in a newline) rank 0 prints after the error line (where a recorded share is
+ * kept); each NULL: none. They stay valid until called again. */
+void h5g_interrupt_scratch(const char *const *files, const char *dir, const char *kept);
 /* The output is committed: an interrupt from now on ends the run with success. */
 void h5g_interrupt_committed(void);
 /* The run is over with exit code `rc` (its error, if any, printed): an interrupt from now on

@@ -15,6 +15,7 @@
 #include "base/keys.h"
 #include "base/scratch_memory.h"
 #include "mpi/agree.h"
+#include "src/interrupt.h"
 
 enum { MANIFEST_VERSION = 1 };
 
@@ -187,6 +188,14 @@ static int lock_files(const h5g_run *r, h5g_resume *res) {
                "%s is locked) (%s)", res->dir, r->opt->output);
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot lock %s: %s", res->lock, strerror(errno));
   }
+  int n = 0;
+  res->removable[n++] = res->manifest;
+  for (int i = 0; i < H5G_BUFFER_COUNT; i++) res->removable[n++] = res->files[i];
+  res->removable[n++] = res->lock;
+  res->removable[n] = NULL;
+  snprintf(res->kept_line, sizeof res->kept_line, "h5gsort: the sorted share is kept in %s: the "
+           "same command with --resume goes on from it (remove the directory to drop it)\n",
+           res->dir);
 done:
   return rc;
 }
@@ -214,6 +223,8 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   CHECK_MPI(MPI_Allreduce(&found, &any_found, 1, MPI_INT, MPI_MAX, r->comm));
   res->resuming = all;
   if (!all) remove_files(res);
+  /* an interrupt leaves the files only where they hold a share (a run resuming keeps them) */
+  h5g_interrupt_scratch(all ? NULL : res->removable, res->dir, all ? res->kept_line : NULL);
   if (r->rank == 0) remove_other_ranks(res, r->size);
   if (all || r->rank != 0 || r->opt->quiet) goto done;
   if (r->opt->resume)
@@ -261,6 +272,7 @@ int h5g_resume_restore(h5g_run *r, const h5g_plan *plan, h5g_resume *res, h5g_da
   if (!all) {
     res->resuming = 0;
     remove_files(res); /* mapped still: overwritten by the run from the start */
+    h5g_interrupt_scratch(res->removable, res->dir, NULL);
     h5g_data_set_sorted(d, d->keys, d->values);
     if (r->rank == 0 && !r->opt->quiet)
       fprintf(stderr, "h5gsort: note: --resume: the sorted share kept in %s failed its check "
@@ -295,19 +307,20 @@ int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h
   share_sums(plan, d, e, &s.keys_sum, &s.values_sum);
   CHECK(write_manifest(res->manifest, &res->id, &s));
   res->recorded = 1;
+  h5g_interrupt_scratch(NULL, NULL, res->kept_line);
 done:
   return rc;
 }
 
 void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded) {
   if (!res->eligible || res->lock_fd < 0) return; /* none, or not ours to touch */
+  h5g_interrupt_scratch(NULL, NULL, NULL);
   if (succeeded || !res->recorded) {
     remove_files(res);
     unlink(res->lock);
     rmdir(res->dir); /* the last rank of its node to leave it */
   } else if (r->rank == 0) {
-    fprintf(stderr, "h5gsort: the sorted share is kept in %s: the same command with --resume "
-            "goes on from it (remove the directory to drop it)\n", res->dir);
+    fputs(res->kept_line, stderr);
   }
   close(res->lock_fd);
   res->lock_fd = -1;

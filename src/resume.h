@@ -40,6 +40,8 @@ typedef struct {
   char dir[PATH_MAX];
   char files[H5G_BUFFER_COUNT][PATH_MAX + 64];
   char manifest[PATH_MAX + 64], lock[PATH_MAX + 64];
+  const char *removable[H5G_BUFFER_COUNT + 3]; /* this rank's files, for an interrupt */
+  char kept_line[PATH_MAX + 160];              /* where a recorded share is kept */
   h5g_resume_identity id;
   h5g_resume_share share; /* the recorded one, when resuming */
 } h5g_resume;

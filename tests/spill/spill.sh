@@ -153,8 +153,9 @@ resumed() {
 # Resume (issue 54 item 4): a spilling run killed once its sorted share is recorded (at the write,
 # or in the carry) goes on from it with --resume, at 1 and 3 ranks, keys with their index,
 # carried datasets, and --unique (whose share is not the slice's extent); killed before (the merge), or with its files corrupted, or resumed on another
-# number of ranks or by another command, or run again without --resume, it starts over. Every
-# output is the run in memory's. Two runs of one OUTPUT at once: the second stops, one line.
+# number of ranks or by another command, or run again without --resume, it starts over; an
+# interrupt keeps a recorded share (and says where), else the scratch. Every output is the run
+# in memory's. Two runs of one OUTPUT at once: the second stops, one line.
 case_resume() {
   for p in 1 3; do
     resumed "$p" "index$p" write-data resume "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
@@ -180,6 +181,33 @@ case_resume() {
     "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "another command: exit $rc, no note"; }
   [ -z "$(ls -A "$SCRATCH")" ] || die "another command: scratch files left: $(ls -A "$SCRATCH")"
   same_output "$WORK/out/other.mem.h5" "$other"
+  # an interrupt (SIGTERM to every rank, as scancel sends) after the share is recorded keeps it
+  # and says where; --resume goes on from it. Before, the scratch goes with the run.
+  local term=$WORK/out/term.h5 at pid dir
+  sort_ok 2 "$WORK/in.h5" -d /keys --backend cpu "$WORK/out/term.mem.h5"
+  for at in merge write-data; do
+    H5GSORT_TEST_SLEEP=$at:30 mpirun 2 "$BIN/h5gsort" "$WORK/in.h5" "$term" -d /keys \
+      --backend cpu --host-memory $((2 * ROOM)) --scratch "$SCRATCH" >"$WORK/term.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 300); do [ "$(grep -c "sleeps 30 s at $at" "$WORK/term.log")" = 2 ] && break; sleep 0.1; done
+    pkill -TERM -f "^$BIN/h5gsort $WORK/in.h5 $term"
+    rc=0
+    wait "$pid" || rc=$?
+    grep -q "^h5gsort: error: interrupted (signal 15, SIGTERM)" "$WORK/term.log" ||
+      { cat "$WORK/term.log" >&2; die "SIGTERM at $at: exit $rc, no error line"; }
+    if [ "$at" = merge ]; then
+      [ -z "$(ls -A "$SCRATCH")" ] || die "SIGTERM before the share was recorded: scratch left: $(ls -A "$SCRATCH")"
+      continue
+    fi
+    dir=$(ls -d "$SCRATCH"/.h5gsort-resume-*) || die "SIGTERM at $at: no share kept"
+    grep -q "^h5gsort: the sorted share is kept in $dir: the same command with --resume goes on" \
+      "$WORK/term.log" || { cat "$WORK/term.log" >&2; die "SIGTERM at $at: no line on the share kept"; }
+    sort_ok 2 "$WORK/in.h5" "$term" -d /keys --backend cpu --host-memory $((2 * ROOM)) \
+      --scratch "$SCRATCH" --resume
+    grep -q "^h5gsort: resuming" "$WORK/last.log" || die "after SIGTERM at $at: it did not resume"
+    [ -z "$(ls -A "$SCRATCH")" ] || die "after SIGTERM: scratch files left: $(ls -A "$SCRATCH")"
+    same_output "$WORK/out/term.mem.h5" "$term"
+  done
   # two at once
   local first
   rc=0
