@@ -88,7 +88,7 @@ int h5g_scratch_map_named(const char *path, size_t bytes, int reuse, void *at, v
   struct stat st;
   *p = NULL;
   if (bytes == 0) goto done;
-  fd = open(path, O_RDWR | O_CLOEXEC | (reuse ? 0 : O_CREAT | O_TRUNC), 0600);
+  fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (reuse ? 0 : O_CREAT | O_TRUNC), 0600);
   if (fd < 0)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the scratch file %s: %s", reuse ? "open" : "make",
              path, strerror(errno));

@@ -209,6 +209,7 @@ static int write_and_commit(h5g_run *r, run_state *s, double start, h5g_report *
   if (plan->path != H5G_PATH_DEVICE_RESIDENT && !s->resume.resuming) /* else the GPU did it */
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, d->sorted, e->out_n, &plan->ks, 1));
   STEP(r, H5G_PHASE_TRANSFORM, h5g_resume_record(r, plan, &s->resume, d, e));
+  h5g_resume_recorded(&s->resume);
   /* No GPU copy is issued from or into the host buffers after this (the resident path has issued
    * its copies back): they are unpinned behind the write, not in the tear-down. A streamed run's
    * ring takes its copies back during the write: unpinned in the tear-down, where its few slots

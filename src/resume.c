@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "src/resume.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -12,7 +13,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "base/keys.h"
+#include "base/parallel.h"
 #include "base/scratch_memory.h"
 #include "mpi/agree.h"
 #include "src/interrupt.h"
@@ -27,10 +28,10 @@ static uint64_t fnv(uint64_t h, const void *bytes, size_t n) {
 }
 static const uint64_t FNV_BASIS = 14695981039346656037ull;
 
-/* The command as given, less --resume (the same command resumes). */
+/* The command as given, less the program's path and --resume (the same command resumes). */
 static uint64_t command_hash(const h5g_options *opt) {
   uint64_t h = FNV_BASIS;
-  for (int i = 0; opt->argv[i]; i++)
+  for (int i = 1; opt->argv[0] && opt->argv[i]; i++)
     if (strcmp(opt->argv[i], "--resume") != 0) h = fnv(h, opt->argv[i], strlen(opt->argv[i]) + 1);
   return h;
 }
@@ -55,7 +56,7 @@ static int write_manifest(const char *path, const h5g_resume_identity *id,
   int rc = H5G_OK;
   char tmp[PATH_MAX + 80];
   snprintf(tmp, sizeof tmp, "%s.new", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f && fd >= 0) close(fd);
   if (!f) H5G_FAIL(H5G_ERR_RUNTIME, "cannot write %s: %s", tmp, strerror(errno));
@@ -137,59 +138,100 @@ static int read_manifest(const char *path, const char (*files)[PATH_MAX + 64],
 /* Removes this rank's files (not the lock: the caller holds it). */
 static void remove_files(const h5g_resume *res) {
   unlink(res->manifest);
+  unlink(res->manifest_new);
   for (int i = 0; i < H5G_BUFFER_COUNT; i++) unlink(res->files[i]);
 }
 
-/* Files of ranks this run does not have (an earlier run on more ranks): removed by rank 0. */
+/* Files of ranks this run does not have (an earlier run on more ranks, whose lock no live run
+ * holds): removed by rank 0. */
 static void remove_other_ranks(const h5g_resume *res, int size) {
+  static const char *const kinds[] = {"manifest", "manifest.new", "b0", "b1", "b2", "b3"};
   char path[PATH_MAX + 64];
   for (int k = size;; k++) {
     snprintf(path, sizeof path, "%s/r%d.lock", res->dir, k);
-    if (access(path, F_OK) != 0) break;
-    snprintf(path, sizeof path, "%s/r%d.manifest", res->dir, k);
-    unlink(path);
-    for (int i = 0; i < H5G_BUFFER_COUNT; i++) {
-      snprintf(path, sizeof path, "%s/r%d.b%d", res->dir, k, i);
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) break;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        snprintf(path, sizeof path, "%s/r%d.%s", res->dir, k, kinds[i]);
+        unlink(path);
+      }
+      snprintf(path, sizeof path, "%s/r%d.lock", res->dir, k);
       unlink(path);
     }
-    snprintf(path, sizeof path, "%s/r%d.lock", res->dir, k);
-    unlink(path);
+    close(fd);
   }
+}
+
+/* OUTPUT's directory under `scratch` (0: the path would be too long). */
+static int resume_dir(const h5g_options *opt, const char *scratch, char *dir, size_t len) {
+  char output[PATH_MAX * 2], cwd[PATH_MAX];
+  if (opt->output[0] == '/' || !getcwd(cwd, sizeof cwd))
+    snprintf(output, sizeof output, "%s", opt->output);
+  else
+    snprintf(output, sizeof output, "%s/%s", cwd, opt->output);
+  uint64_t h = fnv(FNV_BASIS, output, strlen(output));
+  return (size_t)snprintf(dir, len, "%s/.h5gsort-resume-%016" PRIx64, scratch, h) < len;
+}
+
+uint64_t h5g_resume_kept_bytes(const h5g_options *opt, const char *scratch) {
+  char dir[PATH_MAX], path[PATH_MAX + 300];
+  uint64_t bytes = 0;
+  struct stat st;
+  if (!resume_dir(opt, scratch, dir, sizeof dir)) return 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) bytes += (uint64_t)st.st_blocks * 512;
+  }
+  if (d) closedir(d);
+  return bytes;
 }
 
 /* The directory, this rank's file names and its lock. */
 static int lock_files(const h5g_run *r, h5g_resume *res) {
   int rc = H5G_OK;
-  char output[PATH_MAX * 2], cwd[PATH_MAX];
-  if (r->opt->output[0] == '/' || !getcwd(cwd, sizeof cwd))
-    snprintf(output, sizeof output, "%s", r->opt->output);
-  else
-    snprintf(output, sizeof output, "%s/%s", cwd, r->opt->output);
-  uint64_t h = fnv(FNV_BASIS, output, strlen(output));
-  if ((size_t)snprintf(res->dir, sizeof res->dir, "%s/.h5gsort-resume-%016" PRIx64,
-                       h5g_scratch_dir(), h) >= sizeof res->dir)
+  if (!resume_dir(r->opt, h5g_scratch_dir(), res->dir, sizeof res->dir))
     H5G_FAIL(H5G_ERR_USAGE, "scratch directory path too long (%s)", h5g_scratch_dir());
   for (int i = 0; i < H5G_BUFFER_COUNT; i++)
     snprintf(res->files[i], sizeof res->files[i], "%s/r%d.b%d", res->dir, r->rank, i);
   snprintf(res->manifest, sizeof res->manifest, "%s/r%d.manifest", res->dir, r->rank);
   snprintf(res->lock, sizeof res->lock, "%s/r%d.lock", res->dir, r->rank);
+  snprintf(res->manifest_new, sizeof res->manifest_new, "%s.new", res->manifest);
   if (mkdir(res->dir, 0700) != 0 && errno != EEXIST)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot make the scratch directory %s: %s", res->dir,
              strerror(errno));
-  res->lock_fd = open(res->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (res->lock_fd < 0)
-    H5G_FAIL(H5G_ERR_RUNTIME, "cannot make %s: %s", res->lock, strerror(errno));
-  if (flock(res->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    int busy = errno == EWOULDBLOCK;
+  /* its name is known to all: one another user made (in a shared /tmp) is not used */
+  struct stat dir, held, named;
+  if (lstat(res->dir, &dir) != 0 || !S_ISDIR(dir.st_mode) || dir.st_uid != geteuid() ||
+      (dir.st_mode & 077))
+    H5G_FAIL(H5G_ERR_RUNTIME, "the scratch directory %s is not this user's alone (a directory "
+             "of mode 0700); remove it, or give --scratch elsewhere", res->dir);
+  for (int tries = 0;; tries++) {
+    res->lock_fd = open(res->lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (res->lock_fd < 0)
+      H5G_FAIL(H5G_ERR_RUNTIME, "cannot make %s: %s", res->lock, strerror(errno));
+    if (flock(res->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+      int busy = errno == EWOULDBLOCK;
+      close(res->lock_fd);
+      res->lock_fd = -1;
+      if (busy)
+        H5G_FAIL(H5G_ERR_RUNTIME, "another h5gsort run of this OUTPUT is under way (its scratch "
+                 "%s is locked) (%s)", res->dir, r->opt->output);
+      H5G_FAIL(H5G_ERR_RUNTIME, "cannot lock %s: %s", res->lock, strerror(errno));
+    }
+    /* the lock of a run that removed the file meanwhile is no lock: take the new file's */
+    if (fstat(res->lock_fd, &held) == 0 && stat(res->lock, &named) == 0 &&
+        held.st_ino == named.st_ino && held.st_dev == named.st_dev)
+      break;
     close(res->lock_fd);
     res->lock_fd = -1;
-    if (busy)
-      H5G_FAIL(H5G_ERR_RUNTIME, "another h5gsort run of this OUTPUT is under way (its scratch "
-               "%s is locked) (%s)", res->dir, r->opt->output);
-    H5G_FAIL(H5G_ERR_RUNTIME, "cannot lock %s: %s", res->lock, strerror(errno));
+    if (tries == 8)
+      H5G_FAIL(H5G_ERR_RUNTIME, "cannot lock %s: it keeps being replaced", res->lock);
   }
   int n = 0;
   res->removable[n++] = res->manifest;
+  res->removable[n++] = res->manifest_new;
   for (int i = 0; i < H5G_BUFFER_COUNT; i++) res->removable[n++] = res->files[i];
   res->removable[n++] = res->lock;
   res->removable[n] = NULL;
@@ -205,12 +247,13 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   const char *why = "";
   memset(res, 0, sizeof *res);
   res->lock_fd = -1;
-  /* the same on every rank: the spill, the path and --counts are agreed */
-  res->eligible = plan->spills && plan->path == H5G_PATH_HOST && !r->opt->counts && r->opt->argv;
+  /* every rank spills (the spill is each rank's own), on the host path */
+  int mine = plan->spills && plan->path == H5G_PATH_HOST && !r->opt->counts && r->opt->argv;
+  CHECK_MPI(MPI_Allreduce(&mine, &res->eligible, 1, MPI_INT, MPI_MIN, r->comm));
   if (!res->eligible) {
     if (r->opt->resume && r->rank == 0 && !r->opt->quiet)
       fprintf(stderr, "h5gsort: note: --resume: %s; sorting from the start\n",
-              !plan->spills ? "this run does not spill, so nothing of an earlier one is kept"
+              !mine && !plan->spills ? "not every rank spills, and nothing of a run in memory is kept"
                             : "a run on the GPU or with --counts cannot be resumed yet");
     goto done;
   }
@@ -238,20 +281,62 @@ done:
 }
 
 void h5g_resume_name_buffers(const h5g_resume *res, h5g_buffer_spec *specs) {
-  for (int i = 0; res && res->eligible && i < H5G_BUFFER_COUNT; i++) {
+  for (int i = 0; res->eligible && i < H5G_BUFFER_COUNT; i++) {
     specs[i].scratch_file = res->files[i];
     specs[i].reuse_file = res->resuming;
     if (res->resuming) specs[i].n = res->share.buffer_elems[i];
   }
 }
 
-/* The checksums of the share as it lies in d. */
+/* A hash of bytes that depends on their order (a node's crash may leave pages of an older state
+ * beside the manifest, or put them out of place): blocks hashed word by word by the rank's
+ * threads, each mixed with its index. */
+enum { HASH_BLOCK = 1 << 20 };
+typedef struct {
+  const unsigned char *p;
+  size_t bytes, blocks;
+  uint64_t sum[H5G_MAX_PARTS];
+} hash_job;
+
+static uint64_t mix64(uint64_t x) {
+  x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
+  x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+
+static void hash_part(void *ctx, int part, int parts) {
+  hash_job *j = ctx;
+  uint64_t sum = 0;
+  for (size_t b = j->blocks * (size_t)part / (size_t)parts;
+       b < j->blocks * (size_t)(part + 1) / (size_t)parts; b++) {
+    size_t i = b * HASH_BLOCK, end = j->bytes - i < HASH_BLOCK ? j->bytes : i + HASH_BLOCK;
+    uint64_t h = mix64(b + 1), w;
+    for (; i + sizeof w <= end; i += sizeof w) {
+      memcpy(&w, j->p + i, sizeof w);
+      h = (h ^ w) * 1099511628211ull;
+    }
+    for (; i < end; i++) h = (h ^ j->p[i]) * 1099511628211ull;
+    sum += mix64(h);
+  }
+  j->sum[part] = sum;
+}
+
+static uint64_t ordered_hash(const void *p, size_t bytes, int threads) {
+  hash_job job = {p, bytes, (bytes + HASH_BLOCK - 1) / HASH_BLOCK, {0}};
+  int parts = h5g_parts(job.blocks, 1, threads < H5G_MAX_PARTS ? threads : H5G_MAX_PARTS);
+  uint64_t sum = 0;
+  h5g_parallel(parts, hash_part, &job);
+  for (int i = 0; i < parts; i++) sum += job.sum[i];
+  return sum;
+}
+
+/* The hashes of the share as it lies in d. */
 static void share_sums(const h5g_plan *plan, const h5g_data *d, const h5g_extent *e,
                        uint64_t *keys, uint64_t *values) {
-  *keys = h5g_keys_checksum_parallel(d->sorted, e->out_n, plan->ks.width, plan->io_threads);
-  *values = d->sorted_values ? h5g_keys_checksum_parallel(d->sorted_values, e->out_n,
-                                                          sizeof(uint64_t), plan->io_threads)
-                             : 0;
+  *keys = ordered_hash(d->sorted, e->out_n * plan->ks.width, plan->io_threads);
+  *values = d->sorted_values
+                ? ordered_hash(d->sorted_values, e->out_n * sizeof(uint64_t), plan->io_threads)
+                : 0;
 }
 
 int h5g_resume_restore(h5g_run *r, const h5g_plan *plan, h5g_resume *res, h5g_data *d,
@@ -271,9 +356,8 @@ int h5g_resume_restore(h5g_run *r, const h5g_plan *plan, h5g_resume *res, h5g_da
   CHECK_MPI(MPI_Allreduce(&holds, &all, 1, MPI_INT, MPI_MIN, r->comm));
   if (!all) {
     res->resuming = 0;
-    remove_files(res); /* mapped still: overwritten by the run from the start */
+    remove_files(res); /* the caller makes the buffers again, of this run's plan */
     h5g_interrupt_scratch(res->removable, res->dir, NULL);
-    h5g_data_set_sorted(d, d->keys, d->values);
     if (r->rank == 0 && !r->opt->quiet)
       fprintf(stderr, "h5gsort: note: --resume: the sorted share kept in %s failed its check "
               "(%s); sorting from the start\n", res->dir,
@@ -306,10 +390,14 @@ int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h
   s.checksum_in += loaded;
   share_sums(plan, d, e, &s.keys_sum, &s.values_sum);
   CHECK(write_manifest(res->manifest, &res->id, &s));
-  res->recorded = 1;
-  h5g_interrupt_scratch(NULL, NULL, res->kept_line);
 done:
   return rc;
+}
+
+void h5g_resume_recorded(h5g_resume *res) {
+  if (!res->eligible || res->resuming) return;
+  res->recorded = 1;
+  h5g_interrupt_scratch(NULL, NULL, res->kept_line);
 }
 
 void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded) {

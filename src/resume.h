@@ -39,13 +39,16 @@ typedef struct {
   int lock_fd;      /* held on this rank's files (-1: none) */
   char dir[PATH_MAX];
   char files[H5G_BUFFER_COUNT][PATH_MAX + 64];
-  char manifest[PATH_MAX + 64], lock[PATH_MAX + 64];
-  const char *removable[H5G_BUFFER_COUNT + 3]; /* this rank's files, for an interrupt */
+  char manifest[PATH_MAX + 64], manifest_new[PATH_MAX + 80], lock[PATH_MAX + 64];
+  const char *removable[H5G_BUFFER_COUNT + 4]; /* this rank's files, for an interrupt */
   char kept_line[PATH_MAX + 160];              /* where a recorded share is kept */
   h5g_resume_identity id;
   h5g_resume_share share; /* the recorded one, when resuming */
 } h5g_resume;
 
+/* The bytes the files an earlier run of this OUTPUT kept in `scratch` take: the room a run there
+ * would free by going on from them or removing them. */
+uint64_t h5g_resume_kept_bytes(const h5g_options *opt, const char *scratch);
 /* Collective, after the spill is decided and before the buffers are made: whether this run can
  * be resumed; if so, this rank's files locked, and with --resume the ranks agree whether every
  * one has a manifest that matches (else what an earlier run left is removed, with a note). */
@@ -58,9 +61,11 @@ void h5g_resume_name_buffers(const h5g_resume *res, h5g_buffer_spec *specs);
  * stays set), else the run starts over (resuming cleared, a note). */
 int h5g_resume_restore(h5g_run *r, const h5g_plan *plan, h5g_resume *res, h5g_data *d,
                        h5g_extent *e);
-/* Local: the rank's sorted share (keys in file order) is recorded. */
+/* Local: the rank's sorted share (keys in file order) is written down; h5g_resume_recorded, once
+ * every rank has (agreed), makes it the run's: kept on a failure or an interrupt. */
 int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h5g_data *d,
                       const h5g_extent *e);
+void h5g_resume_recorded(h5g_resume *res);
 /* Local, at the end of the run: its files removed when it succeeded or recorded nothing, else
  * kept (rank 0 says where and how to go on). */
 void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded);

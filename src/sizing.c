@@ -21,6 +21,7 @@
 
 #include "src/carry.h"
 #include "src/plan.h"
+#include "src/resume.h"
 #include "src/report.h"
 #include "src/verify_output.h"
 #include "src/write.h"
@@ -209,7 +210,8 @@ static void scratch_dir_for(const h5g_run *r, const h5g_plan *plan, uint64_t byt
     snprintf(dir, len, "%s", r->opt->scratch);
   } else if (tmp && *tmp && !h5g_scratch_in_memory(tmp) &&
              h5g_scratch_free_bytes(tmp, &free_bytes) == H5G_OK &&
-             free_bytes / (uint64_t)plan->ranks_on_node >= bytes) {
+             (free_bytes + h5g_resume_kept_bytes(r->opt, tmp)) / (uint64_t)plan->ranks_on_node >=
+                 bytes) {
     snprintf(dir, len, "%s", tmp);
   } else {
     h5g_error_clear(); /* a $TMPDIR that cannot be used is passed over */
@@ -254,6 +256,7 @@ static int use_scratch(const h5g_run *r, const h5g_plan *plan, int use, char *di
   uint64_t free_bytes = 0, need = plan->scratch_bytes * (uint64_t)plan->ranks_on_node;
   scratch_dir_for(r, plan, plan->scratch_bytes, dir, len);
   CHECK(h5g_scratch_free_bytes(dir, &free_bytes));
+  free_bytes += h5g_resume_kept_bytes(r->opt, dir); /* reused or removed by this run */
   if (free_bytes < need)
     H5G_FAIL(H5G_ERR_RUNTIME, "not enough host memory for this rank's share, and not enough room "
              "to spill it: %s has %.2f GiB free, the node's %d rank%s need %.2f GiB of scratch "

@@ -208,6 +208,19 @@ case_resume() {
     [ -z "$(ls -A "$SCRATCH")" ] || die "after SIGTERM: scratch files left: $(ls -A "$SCRATCH")"
     same_output "$WORK/out/term.mem.h5" "$term"
   done
+  # a directory of that name that others may write to is not used (its name is known to all)
+  H5GSORT_TEST_KILL=write-data mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/open.h5" -d /keys \
+    --backend cpu --host-memory $ROOM --scratch "$SCRATCH" >"$WORK/killed.log" 2>&1 &&
+    die "an open directory: the run meant to be killed ended well"
+  dir=$(ls -d "$SCRATCH"/.h5gsort-resume-*) || die "an open directory: none kept"
+  chmod 0777 "$dir"
+  rc=0
+  mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/open.h5" -d /keys --backend cpu \
+    --host-memory $ROOM --scratch "$SCRATCH" --resume >"$WORK/last.log" 2>&1 || rc=$?
+  [ "$rc" = 1 ] && grep -q "^h5gsort: error: the scratch directory $dir is not this user's alone" \
+    "$WORK/last.log" && [ ! -e "$WORK/out/open.h5" ] ||
+    { cat "$WORK/last.log" >&2; die "an open scratch directory: exit $rc, not the line"; }
+  rm -rf "$dir"
   # two at once
   local first
   rc=0
