@@ -293,7 +293,7 @@ case_refused() {
 # own (the case runs again inside one; skipped, 77, where none can be made; read-only binds root
 # too, where a directory's mode does not). The run stops before reading, with one line that names
 # the directory and, for the first, what is free and what the node's ranks need; nothing is
-# written.
+# written. And scratch with room for one spill: a killed run's kept share counts as free there.
 case_scratch_full() {
   if [ -z "${H5G_SPILL_NAMESPACE:-}" ]; then
     unshare -m --propagation private true 2>/dev/null ||
@@ -319,6 +319,23 @@ case_scratch_full() {
   [ -z "$(ls -A "$small")" ] || die "the refused runs left files in scratch: $(ls -A "$small")"
   expect_failure 1 "cannot make (a|the) scratch (file|directory) (in )?$read_only.*: read-only file system" \
     "$IN" "$OUT" -d /f8 --index-out /i --scratch "$read_only"
+  # room for one spill (146 MiB of scratch), not two: the share a killed run kept there counts
+  # as free for the run that goes on from it
+  local room=$WORK/room rc=0
+  mkdir -p "$room"
+  ROOM_FS=$room
+  trap 'umount "$SMALL"; umount "$READ_ONLY" 2>/dev/null; umount "$ROOM_FS" 2>/dev/null; rm -rf "$WORK"' EXIT
+  mount -t tmpfs -o size=200m h5gsort-test "$room" || die "a 200 MiB tmpfs could not be mounted"
+  gen 1 "$WORK/u8.h5" -d /k --count 4000000 --type u8 --dist uniform --seed 12
+  sort_ok 1 "$WORK/u8.h5" -d /k --index-out /i --backend cpu "$WORK/out/room.mem.h5"
+  local run=("$BIN/h5gsort" "$WORK/u8.h5" "$WORK/out/room.h5" -d /k --index-out /i --backend cpu
+             --host-memory $((80 * MIB)) --scratch "$room")
+  H5GSORT_TEST_KILL=write-data mpirun 1 "${run[@]}" >"$WORK/killed.log" 2>&1 &&
+    die "room for one: the run meant to be killed ended well"
+  mpirun 1 "${run[@]}" --resume >"$WORK/last.log" 2>&1 || rc=$?
+  [ "$rc" = 0 ] && grep -q "^h5gsort: resuming" "$WORK/last.log" ||
+    { cat "$WORK/last.log" >&2; die "room for one spill: the run going on from its share exited $rc"; }
+  same_output "$WORK/out/room.mem.h5" "$WORK/out/room.h5"
 }
 
 # A memory cgroup (v1 or v2) of a hard limit below the job's in-memory need: the run, reading
