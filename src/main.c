@@ -207,6 +207,10 @@ int main(int argc, char **argv) {
     h5g_error_put_line("h5gsort: error: ", h5g_error_message(), stderr);
     if (opt.verbose && h5g_error_origin()[0]) fprintf(stderr, "  at %s\n", h5g_error_origin());
   }
+  /* no rank leaves before rank 0 has said why: a launcher ends the ranks left once one exits
+   * non-zero (MPICH's hydra), and now and then took rank 0 before its line (every rank is
+   * here: rc was agreed, and the barrier does not ask whether it failed) */
+  MPI_Barrier(MPI_COMM_WORLD);
   /* a runtime failure leaves a report of what ran, where and why it failed (bad input leaves
    * nothing) */
   if (rc == H5G_ERR_RUNTIME && report_failure) h5g_report_write_json(&rep, &opt, rc, opt.report);
