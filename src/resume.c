@@ -310,13 +310,15 @@ static void hash_part(void *ctx, int part, int parts) {
   for (size_t b = j->blocks * (size_t)part / (size_t)parts;
        b < j->blocks * (size_t)(part + 1) / (size_t)parts; b++) {
     size_t i = b * HASH_BLOCK, end = j->bytes - i < HASH_BLOCK ? j->bytes : i + HASH_BLOCK;
-    uint64_t h = mix64(b + 1), w;
+    /* four lanes, so that the multiplies do not wait on each other */
+    uint64_t h[4] = {mix64(4 * b + 1), mix64(4 * b + 2), mix64(4 * b + 3), mix64(4 * b + 4)};
+    uint64_t w[4];
     for (; i + sizeof w <= end; i += sizeof w) {
-      memcpy(&w, j->p + i, sizeof w);
-      h = (h ^ w) * 1099511628211ull;
+      memcpy(w, j->p + i, sizeof w);
+      for (int k = 0; k < 4; k++) h[k] = (h[k] ^ w[k]) * 1099511628211ull;
     }
-    for (; i < end; i++) h = (h ^ j->p[i]) * 1099511628211ull;
-    sum += mix64(h);
+    for (; i < end; i++) h[0] = (h[0] ^ j->p[i]) * 1099511628211ull;
+    sum += mix64(h[0] ^ mix64(h[1] ^ mix64(h[2] ^ mix64(h[3]))));
   }
   j->sum[part] = sum;
 }
