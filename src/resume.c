@@ -51,11 +51,10 @@ done:
   return rc;
 }
 
-static int write_manifest(const char *path, const h5g_resume_identity *id,
+/* Written whole at `tmp`, then named `path`. */
+static int write_manifest(const char *path, const char *tmp, const h5g_resume_identity *id,
                           const h5g_resume_share *s) {
   int rc = H5G_OK;
-  char tmp[PATH_MAX + 80];
-  snprintf(tmp, sizeof tmp, "%s.new", path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f && fd >= 0) close(fd);
@@ -135,28 +134,33 @@ static int read_manifest(const char *path, const char (*files)[PATH_MAX + 64],
   return 0;
 }
 
-/* Removes this rank's files (not the lock: the caller holds it). */
+/* A rank's files in the directory, of these kinds: the buffers' from FILE_BUFFERS on, the lock
+ * last. */
+static const char *const FILE_KINDS[] = {"manifest", "manifest.new", "b0", "b1", "b2", "b3", "lock"};
+enum { FILE_MANIFEST, FILE_MANIFEST_NEW, FILE_BUFFERS, FILE_LOCK = FILE_BUFFERS + H5G_BUFFER_COUNT,
+       FILE_KIND_COUNT };
+_Static_assert(sizeof FILE_KINDS / sizeof FILE_KINDS[0] == FILE_KIND_COUNT, "a name per kind");
+
+static void rank_file(const char *dir, int rank, int kind, char *path, size_t len) {
+  snprintf(path, len, "%s/r%d.%s", dir, rank, FILE_KINDS[kind]);
+}
+
+/* Removes this rank's files (not the lock, last of them: the caller holds it). */
 static void remove_files(const h5g_resume *res) {
-  unlink(res->manifest);
-  unlink(res->manifest_new);
-  for (int i = 0; i < H5G_BUFFER_COUNT; i++) unlink(res->files[i]);
+  for (int i = 0; i < FILE_LOCK; i++) unlink(res->removable[i]);
 }
 
 /* Files of ranks this run does not have (an earlier run on more ranks, whose lock no live run
  * holds): removed by rank 0. */
 static void remove_other_ranks(const h5g_resume *res, int size) {
-  static const char *const kinds[] = {"manifest", "manifest.new", "b0", "b1", "b2", "b3"};
   char path[PATH_MAX + 64];
   for (int k = size;; k++) {
-    snprintf(path, sizeof path, "%s/r%d.lock", res->dir, k);
+    rank_file(res->dir, k, FILE_LOCK, path, sizeof path);
     int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) break;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-      for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        snprintf(path, sizeof path, "%s/r%d.%s", res->dir, k, kinds[i]);
-        unlink(path);
-      }
-      snprintf(path, sizeof path, "%s/r%d.lock", res->dir, k);
+    int unheld = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    for (int kind = 0; unheld && kind < FILE_KIND_COUNT; kind++) {
+      rank_file(res->dir, k, kind, path, sizeof path);
       unlink(path);
     }
     close(fd);
@@ -194,10 +198,10 @@ static int lock_files(const h5g_run *r, h5g_resume *res) {
   if (!resume_dir(r->opt, h5g_scratch_dir(), res->dir, sizeof res->dir))
     H5G_FAIL(H5G_ERR_USAGE, "scratch directory path too long (%s)", h5g_scratch_dir());
   for (int i = 0; i < H5G_BUFFER_COUNT; i++)
-    snprintf(res->files[i], sizeof res->files[i], "%s/r%d.b%d", res->dir, r->rank, i);
-  snprintf(res->manifest, sizeof res->manifest, "%s/r%d.manifest", res->dir, r->rank);
-  snprintf(res->lock, sizeof res->lock, "%s/r%d.lock", res->dir, r->rank);
-  snprintf(res->manifest_new, sizeof res->manifest_new, "%s.new", res->manifest);
+    rank_file(res->dir, r->rank, FILE_BUFFERS + i, res->files[i], sizeof res->files[i]);
+  rank_file(res->dir, r->rank, FILE_MANIFEST, res->manifest, sizeof res->manifest);
+  rank_file(res->dir, r->rank, FILE_MANIFEST_NEW, res->manifest_new, sizeof res->manifest_new);
+  rank_file(res->dir, r->rank, FILE_LOCK, res->lock, sizeof res->lock);
   if (mkdir(res->dir, 0700) != 0 && errno != EEXIST)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot make the scratch directory %s: %s", res->dir,
              strerror(errno));
@@ -229,12 +233,12 @@ static int lock_files(const h5g_run *r, h5g_resume *res) {
     if (tries == 8)
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot lock %s: it keeps being replaced", res->lock);
   }
-  int n = 0;
-  res->removable[n++] = res->manifest;
-  res->removable[n++] = res->manifest_new;
-  for (int i = 0; i < H5G_BUFFER_COUNT; i++) res->removable[n++] = res->files[i];
-  res->removable[n++] = res->lock;
-  res->removable[n] = NULL;
+  /* in FILE_KINDS' order, the lock last */
+  res->removable[FILE_MANIFEST] = res->manifest;
+  res->removable[FILE_MANIFEST_NEW] = res->manifest_new;
+  for (int i = 0; i < H5G_BUFFER_COUNT; i++) res->removable[FILE_BUFFERS + i] = res->files[i];
+  res->removable[FILE_LOCK] = res->lock;
+  res->removable[FILE_KIND_COUNT] = NULL;
   snprintf(res->kept_line, sizeof res->kept_line, "h5gsort: the sorted share is kept in %s: the "
            "same command with --resume goes on from it (remove the directory to drop it)\n",
            res->dir);
@@ -391,7 +395,7 @@ int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h
   if (r->be && r->be->loaded_checksum) CHECK(r->be->loaded_checksum(r->be, &loaded));
   s.checksum_in += loaded;
   share_sums(plan, d, e, &s.keys_sum, &s.values_sum);
-  CHECK(write_manifest(res->manifest, &res->id, &s));
+  CHECK(write_manifest(res->manifest, res->manifest_new, &res->id, &s));
 done:
   return rc;
 }
