@@ -40,14 +40,13 @@ done:
   return rc;
 }
 
-/* Merges the sorted runs of data.sorted (and data.sorted_values; offsets has nruns + 1
- * entries). Within the backend's budget this is one call. Beyond it the output is cut into
+/* The sorted runs of data.sorted (and data.sorted_values) merged. Within the backend's budget this is one call. Beyond it the output is cut into
  * chunks: exact cuts of the local runs (mpi/splitters.h on MPI_COMM_SELF, stable at equal keys)
  * say which piece of every run a chunk takes. A streaming backend (the GPU) takes the pieces from
  * where they lie, chunk after chunk, while the next travels; otherwise each chunk is packed and
  * merged in the spare buffer. The spare buffer then holds the result. Local: makes no
  * collective call on the pipeline's communicator. */
-static int merge_runs(const h5g_run *r, const h5g_plan *plan, h5g_data *d,
+int h5g_merge_runs_at(const h5g_run *r, const h5g_plan *plan, h5g_data *d,
                       const uint64_t *offsets, size_t nruns) {
   int rc = H5G_OK;
   h5g_backend *be = r->be;
@@ -93,9 +92,11 @@ static int merge_runs(const h5g_run *r, const h5g_plan *plan, h5g_data *d,
     copies = malloc(2 * nruns * sizeof *copies);
     CHECK_ALLOC(piece_offsets, (nruns + 1) * sizeof(uint64_t));
     CHECK_ALLOC(copies, 2 * nruns * sizeof *copies);
-    for (uint64_t c = 0; c < nchunks; c++)
+    for (uint64_t c = 0; c < nchunks; c++) {
+      if (c == nchunks / 2) h5g_fault_point(r, "merge-half"); /* a run killed in its merge */
       CHECK(pack_and_merge(r, plan, keys, values, cuts, nruns, c, c * chunk, spare, spare_values,
                            piece_offsets, copies));
+    }
   }
   h5g_data_set_sorted(d, spare, spare_values);
 done:
@@ -106,15 +107,10 @@ done:
   return rc;
 }
 
-/* One rank: its own runs. */
-int h5g_merge_local(const h5g_run *r, const h5g_plan *plan, h5g_data *d) {
-  return merge_runs(r, plan, d, d->runs, plan->nruns);
-}
-
 int h5g_merge_received(const h5g_run *r, const h5g_plan *plan, h5g_data *d) {
   size_t nruns = (size_t)r->size * plan->nruns;
   if (plan->path != H5G_PATH_DEVICE_RESIDENT)
-    return merge_runs(r, plan, d, d->recv_offsets, nruns);
+    return h5g_merge_runs_at(r, plan, d, d->recv_offsets, nruns);
   /* into the slice buffer, whose keys the cuts were taken from and which the GPU no longer needs */
   h5g_data_set_sorted(d, d->keys, d->values);
   return r->be->merge_received(r->be, d->sorted, d->sorted_values, d->recv_offsets[nruns],

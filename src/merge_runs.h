@@ -5,8 +5,10 @@
 
 #include "src/run.h"
 
-/* One rank: its own runs (data.runs). */
-int h5g_merge_local(const h5g_run *r, const h5g_plan *plan, h5g_data *d);
+/* The nruns sorted runs of data.sorted at `offsets` (nruns + 1 of them), on the host's calls of
+ * the backend: one rank's own (data.runs), or those a resumed run recorded (src/resume.h). */
+int h5g_merge_runs_at(const h5g_run *r, const h5g_plan *plan, h5g_data *d,
+                      const uint64_t *offsets, size_t nruns);
 /* Several ranks: the P * R runs received (data.recv_offsets). */
 int h5g_merge_received(const h5g_run *r, const h5g_plan *plan, h5g_data *d);
 /* The sorted share is in host memory (on the resident path it comes back from the GPU behind

@@ -120,13 +120,29 @@ done:
   return rc;
 }
 
+/* A spilling run records the sorted runs before their merge (src/resume.h), where the keys take
+ * one pass (else the passes' order is part of the state) and the merge leaves the runs as they
+ * are (one of a single call, within the backend's budget, writes over them). */
+static int record_runs(h5g_run *r, run_state *s, const uint64_t *offsets, size_t nruns) {
+  int rc = H5G_OK;
+  if (!s->resume.eligible || (s->verdict.composed && s->verdict.layout.words > 1) || nruns < 2 ||
+      offsets[nruns] <= r->be->capacity(r->be, s->plan.ks.width, s->data.sorted_values != NULL))
+    goto done;
+  STEP(r, H5G_PHASE_MERGE, h5g_resume_record(r, &s->plan, &s->resume, &s->data, &s->extent,
+                                             H5G_RESUME_AT_MERGE, offsets, nruns));
+  h5g_resume_recorded(&s->resume, H5G_RESUME_AT_MERGE);
+done:
+  return rc;
+}
+
 /* The sorted runs of every rank become each rank's sorted share of the output. */
 static int split_exchange_merge(h5g_run *r, run_state *s, int word) {
   int rc = H5G_OK;
   const h5g_plan *plan = &s->plan;
   h5g_data *d = &s->data;
   if (r->size == 1) {
-    STEP(r, H5G_PHASE_MERGE, h5g_merge_local(r, plan, d));
+    CHECK(record_runs(r, s, d->runs, plan->nruns));
+    STEP(r, H5G_PHASE_MERGE, h5g_merge_runs_at(r, plan, d, d->runs, plan->nruns));
     goto done;
   }
   STEP(r, H5G_PHASE_CONNECT, h5g_transport_wait(r->transport)); /* what the read did not hide */
@@ -137,6 +153,7 @@ static int split_exchange_merge(h5g_run *r, run_state *s, int word) {
     STEP(r, H5G_PHASE_SPLITTERS, h5g_exact_cuts(r->comm, d->keys, plan->ks.width, d->runs,
                                                 plan->nruns, s->extent.total, d->cuts));
   CHECK(h5g_agree(r->comm, h5g_exchange_runs(r, plan, &s->extent, d)));
+  CHECK(record_runs(r, s, d->recv_offsets, (size_t)r->size * plan->nruns));
   STEP(r, H5G_PHASE_MERGE, h5g_merge_received(r, plan, d));
 done:
   return rc;
@@ -206,10 +223,12 @@ static int write_and_commit(h5g_run *r, run_state *s, double start, h5g_report *
   const h5g_plan *plan = &s->plan;
   const h5g_extent *e = &s->extent;
   h5g_data *d = &s->data;
-  if (plan->path != H5G_PATH_DEVICE_RESIDENT && !s->resume.resuming) /* else the GPU did it */
+  /* the resident path's GPU did it; a share recorded had it done */
+  if (plan->path != H5G_PATH_DEVICE_RESIDENT && s->resume.resuming != H5G_RESUME_AT_WRITE)
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, d->sorted, e->out_n, &plan->ks, 1));
-  STEP(r, H5G_PHASE_TRANSFORM, h5g_resume_record(r, plan, &s->resume, d, e));
-  h5g_resume_recorded(&s->resume);
+  STEP(r, H5G_PHASE_TRANSFORM,
+       h5g_resume_record(r, plan, &s->resume, d, e, H5G_RESUME_AT_WRITE, NULL, 0));
+  h5g_resume_recorded(&s->resume, H5G_RESUME_AT_WRITE);
   /* No GPU copy is issued from or into the host buffers after this (the resident path has issued
    * its copies back): they are unpinned behind the write, not in the tear-down. A streamed run's
    * ring takes its copies back during the write: unpinned in the tear-down, where its few slots
@@ -296,7 +315,7 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
   STEP(r, H5G_PHASE_BUFFERS, h5g_sizing_check(r, &s->verdict, &s->plan));
   CHECK(h5g_resume_open(r, &s->verdict, &s->plan, &s->resume)); /* its steps agreed */
   STEP(r, H5G_PHASE_BUFFERS, h5g_plan_buffers(r, &s->verdict, &s->plan, &s->resume, &s->data));
-  if (s->resume.resuming) { /* the share a killed run kept, checked */
+  if (s->resume.resuming) { /* the state a killed run kept, checked */
     CHECK(h5g_resume_restore(r, &s->plan, &s->resume, &s->data, &s->extent));
     if (!s->resume.resuming) { /* it failed: the run starts over in buffers of its own plan */
       h5g_buffers_free(s->data.set);
@@ -305,10 +324,17 @@ int h5g_pipeline_run(MPI_Comm comm, const h5g_options *opt, h5g_report *rep) {
            h5g_plan_buffers(r, &s->verdict, &s->plan, &s->resume, &s->data));
     }
   }
-  if (s->resume.resuming) {
+  if (s->resume.resuming == H5G_RESUME_AT_WRITE) {
     CHECK(h5g_agree(comm, open_input(r, s)));
   } else {
-    CHECK(h5g_agree(comm, sort_passes(r, s)));
+    if (s->resume.resuming == H5G_RESUME_AT_MERGE) {
+      const h5g_resume_kept *runs = &s->resume.kept[H5G_RESUME_AT_MERGE];
+      CHECK(h5g_agree(comm, open_input(r, s)));
+      STEP(r, H5G_PHASE_MERGE, h5g_merge_runs_at(r, &s->plan, &s->data, runs->run_offsets,
+                                                 runs->nruns));
+    } else {
+      CHECK(h5g_agree(comm, sort_passes(r, s)));
+    }
     if (opt->unique)
       CHECK(h5g_agree(comm, h5g_unique(r, &s->verdict, &s->plan, &s->data, &s->extent)));
     if (opt->top >= 0) STEP(r, H5G_PHASE_MERGE, h5g_top_keep(r, &s->extent));

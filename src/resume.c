@@ -18,7 +18,7 @@
 #include "mpi/agree.h"
 #include "src/interrupt.h"
 
-enum { MANIFEST_VERSION = 1 };
+enum { MANIFEST_VERSION = 2 };
 
 /* FNV-1a, 64 bits: names the directory and stands for the command in the manifest. */
 static uint64_t fnv(uint64_t h, const void *bytes, size_t n) {
@@ -53,7 +53,7 @@ done:
 
 /* Written whole at `tmp`, then named `path`. */
 static int write_manifest(const char *path, const char *tmp, const h5g_resume_identity *id,
-                          const h5g_resume_share *s) {
+                          h5g_resume_stage stage, const h5g_resume_kept *s) {
   int rc = H5G_OK;
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -62,14 +62,17 @@ static int write_manifest(const char *path, const char *tmp, const h5g_resume_id
   fprintf(f, "buffers");
   for (int i = 0; i < H5G_BUFFER_COUNT; i++)
     fprintf(f, " %" PRIu64 " %" PRIu64, s->buffer_elems[i], s->file_bytes[i]);
-  fprintf(f, "\nh5gsort-resume %d\ncommand %" PRIu64 "\ninput %" PRIu64 " %" PRIu64
+  fprintf(f, "\nh5gsort-resume %d\nstage %d\ncommand %" PRIu64 "\ninput %" PRIu64 " %" PRIu64
           " %lld %lld %lld\nranks %d %d\nshare %" PRIu64 " %" PRIu64 " %d %d\n"
           "extent %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\nin_spare %d\n"
-          "checksums %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-          MANIFEST_VERSION, id->command, id->device, id->inode, id->size, id->mtime_sec,
-          id->mtime_nsec, id->ranks, id->rank, id->n, id->offset, id->width, id->records,
-          s->extent.total, s->extent.out_offset, s->extent.out_n, s->extent.out_total,
-          s->sorted_in_spare, s->checksum_in, s->keys_sum, s->values_sum);
+          "checksums %" PRIu64 " %" PRIu64 " %" PRIu64 "\nruns %" PRIu64,
+          MANIFEST_VERSION, (int)stage, id->command, id->device, id->inode, id->size,
+          id->mtime_sec, id->mtime_nsec, id->ranks, id->rank, id->n, id->offset, id->width,
+          id->records, s->extent.total, s->extent.out_offset, s->extent.out_n,
+          s->extent.out_total, s->in_spare, s->checksum_in, s->keys_sum, s->values_sum,
+          s->nruns);
+  for (uint64_t j = 0; s->nruns && j <= s->nruns; j++) fprintf(f, " %" PRIu64, s->run_offsets[j]);
+  fputc('\n', f);
   /* written whole before it is named: a kill leaves the old name or the new whole */
   int failed = ferror(f) | (fclose(f) != 0);
   if (failed || rename(tmp, path) != 0) {
@@ -82,7 +85,7 @@ done:
 
 /* The buffers' files (none for a buffer of no bytes) of the sizes recorded: a truncated one is
  * not mapped (its end would be a SIGBUS). */
-static int files_as_recorded(const char (*files)[PATH_MAX + 64], const h5g_resume_share *s) {
+static int files_as_recorded(const char (*files)[PATH_MAX + 64], const h5g_resume_kept *s) {
   struct stat st;
   for (int i = 0; i < H5G_BUFFER_COUNT; i++) {
     int present = stat(files[i], &st) == 0;
@@ -92,30 +95,48 @@ static int files_as_recorded(const char (*files)[PATH_MAX + 64], const h5g_resum
   return 1;
 }
 
-/* 1 when `path` holds a manifest of `want`'s run (its share in *s); 0 with the reason why not. */
+/* The recorded runs' offsets (nruns + 1 of them, read from f), rising from 0 to what the buffer
+ * holding them has room for. */
+static int read_run_offsets(FILE *f, h5g_resume_kept *s) {
+  uint64_t room = s->buffer_elems[s->in_spare ? H5G_BUFFER_SPARE : H5G_BUFFER_KEYS];
+  if (s->nruns == 0) return 1;
+  if (s->nruns >= UINT64_C(1) << 32 || !(s->run_offsets = malloc((s->nruns + 1) * sizeof(uint64_t))))
+    return 0;
+  for (uint64_t j = 0; j <= s->nruns; j++)
+    if (fscanf(f, " %" SCNu64, &s->run_offsets[j]) != 1 ||
+        (j ? s->run_offsets[j] < s->run_offsets[j - 1] : s->run_offsets[0] != 0))
+      return 0;
+  return s->run_offsets[s->nruns] <= room;
+}
+
+/* 1 when `path` holds a manifest of `want`'s run at `stage` (in *s); 0 with the reason why not. */
 static int read_manifest(const char *path, const char (*files)[PATH_MAX + 64],
-                         const h5g_resume_identity *want, h5g_resume_share *s, const char **why) {
+                         const h5g_resume_identity *want, h5g_resume_stage stage,
+                         h5g_resume_kept *s, const char **why) {
   h5g_resume_identity got = {0};
-  int version = 0;
+  int version = 0, got_stage = 0;
   FILE *f = fopen(path, "r");
   if (!f) {
-    *why = "no record of a sorted share";
+    *why = "no record";
     return 0;
   }
   int fields = fscanf(f, "buffers");
   for (int i = 0; i < H5G_BUFFER_COUNT; i++)
     fields += fscanf(f, " %" SCNu64 " %" SCNu64, &s->buffer_elems[i], &s->file_bytes[i]);
-  fields += fscanf(f, "\nh5gsort-resume %d\ncommand %" SCNu64 "\ninput %" SCNu64 " %" SCNu64
-                      " %lld %lld %lld\nranks %d %d\nshare %" SCNu64 " %" SCNu64 " %d %d\n"
-                      "extent %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 "\nin_spare %d\n"
-                      "checksums %" SCNu64 " %" SCNu64 " %" SCNu64 "\n",
-                      &version, &got.command, &got.device, &got.inode, &got.size, &got.mtime_sec,
-                      &got.mtime_nsec, &got.ranks, &got.rank, &got.n, &got.offset, &got.width,
-                      &got.records, &s->extent.total, &s->extent.out_offset, &s->extent.out_n,
-                      &s->extent.out_total, &s->sorted_in_spare, &s->checksum_in, &s->keys_sum,
-                      &s->values_sum);
+  fields += fscanf(f, "\nh5gsort-resume %d\nstage %d\ncommand %" SCNu64 "\ninput %" SCNu64
+                      " %" SCNu64 " %lld %lld %lld\nranks %d %d\nshare %" SCNu64 " %" SCNu64
+                      " %d %d\nextent %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+                      "\nin_spare %d\nchecksums %" SCNu64 " %" SCNu64 " %" SCNu64
+                      "\nruns %" SCNu64,
+                      &version, &got_stage, &got.command, &got.device, &got.inode, &got.size,
+                      &got.mtime_sec, &got.mtime_nsec, &got.ranks, &got.rank, &got.n, &got.offset,
+                      &got.width, &got.records, &s->extent.total, &s->extent.out_offset,
+                      &s->extent.out_n, &s->extent.out_total, &s->in_spare, &s->checksum_in,
+                      &s->keys_sum, &s->values_sum, &s->nruns);
+  int offsets_hold = fields == 2 * H5G_BUFFER_COUNT + 23 && read_run_offsets(f, s);
   fclose(f);
-  if (fields != 2 * H5G_BUFFER_COUNT + 21 || version != MANIFEST_VERSION)
+  if (!offsets_hold || version != MANIFEST_VERSION || got_stage != (int)stage ||
+      (stage == H5G_RESUME_AT_MERGE) != (s->nruns > 0))
     *why = "its record cannot be read";
   else if (got.command != want->command) *why = "it was made by another command";
   else if (got.device != want->device || got.inode != want->inode || got.size != want->size ||
@@ -131,13 +152,17 @@ static int read_manifest(const char *path, const char (*files)[PATH_MAX + 64],
   else if (!files_as_recorded(files, s))
     *why = "its files have changed since";
   else return 1;
+  free(s->run_offsets);
+  s->run_offsets = NULL;
   return 0;
 }
 
 /* A rank's files in the directory, of these kinds: the buffers' from FILE_BUFFERS on, the lock
  * last. */
-static const char *const FILE_KINDS[] = {"manifest", "manifest.new", "b0", "b1", "b2", "b3", "lock"};
-enum { FILE_MANIFEST, FILE_MANIFEST_NEW, FILE_BUFFERS, FILE_LOCK = FILE_BUFFERS + H5G_BUFFER_COUNT,
+static const char *const FILE_KINDS[] = {"runs", "share", "manifest.new", "b0", "b1", "b2", "b3",
+                                         "lock"};
+enum { FILE_RUNS, FILE_SHARE, FILE_MANIFEST_NEW, FILE_BUFFERS,
+       FILE_LOCK = FILE_BUFFERS + H5G_BUFFER_COUNT,
        FILE_KIND_COUNT };
 _Static_assert(sizeof FILE_KINDS / sizeof FILE_KINDS[0] == FILE_KIND_COUNT, "a name per kind");
 
@@ -199,7 +224,10 @@ static int lock_files(const h5g_run *r, h5g_resume *res) {
     H5G_FAIL(H5G_ERR_USAGE, "scratch directory path too long (%s)", h5g_scratch_dir());
   for (int i = 0; i < H5G_BUFFER_COUNT; i++)
     rank_file(res->dir, r->rank, FILE_BUFFERS + i, res->files[i], sizeof res->files[i]);
-  rank_file(res->dir, r->rank, FILE_MANIFEST, res->manifest, sizeof res->manifest);
+  rank_file(res->dir, r->rank, FILE_RUNS, res->manifests[H5G_RESUME_AT_MERGE],
+            sizeof res->manifests[0]);
+  rank_file(res->dir, r->rank, FILE_SHARE, res->manifests[H5G_RESUME_AT_WRITE],
+            sizeof res->manifests[0]);
   rank_file(res->dir, r->rank, FILE_MANIFEST_NEW, res->manifest_new, sizeof res->manifest_new);
   rank_file(res->dir, r->rank, FILE_LOCK, res->lock, sizeof res->lock);
   if (mkdir(res->dir, 0700) != 0 && errno != EEXIST)
@@ -234,20 +262,55 @@ static int lock_files(const h5g_run *r, h5g_resume *res) {
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot lock %s: it keeps being replaced", res->lock);
   }
   /* in FILE_KINDS' order, the lock last */
-  res->removable[FILE_MANIFEST] = res->manifest;
+  res->removable[FILE_RUNS] = res->manifests[H5G_RESUME_AT_MERGE];
+  res->removable[FILE_SHARE] = res->manifests[H5G_RESUME_AT_WRITE];
   res->removable[FILE_MANIFEST_NEW] = res->manifest_new;
   for (int i = 0; i < H5G_BUFFER_COUNT; i++) res->removable[FILE_BUFFERS + i] = res->files[i];
   res->removable[FILE_LOCK] = res->lock;
   res->removable[FILE_KIND_COUNT] = NULL;
-  snprintf(res->kept_line, sizeof res->kept_line, "h5gsort: the sorted share is kept in %s: the "
-           "same command with --resume goes on from it (remove the directory to drop it)\n",
-           res->dir);
+  snprintf(res->kept_line[H5G_RESUME_AT_MERGE], sizeof res->kept_line[0], "h5gsort: the sorted "
+           "runs are kept in %s: the same command with --resume goes on from their merge (remove "
+           "the directory to drop them)\n", res->dir);
+  snprintf(res->kept_line[H5G_RESUME_AT_WRITE], sizeof res->kept_line[0], "h5gsort: the sorted "
+           "share is kept in %s: the same command with --resume goes on from it (remove the "
+           "directory to drop it)\n", res->dir);
 done:
   return rc;
 }
 
+/* The latest of the stages (bits) in `stages` (NONE: none). */
+static h5g_resume_stage latest_stage(unsigned stages) {
+  h5g_resume_stage latest = H5G_RESUME_NONE;
+  for (int stage = H5G_RESUME_AT_MERGE; stage < H5G_RESUME_STAGES; stage++)
+    if (stages & (1u << stage)) latest = (h5g_resume_stage)stage;
+  return latest;
+}
+
+/* The stages (bits) whose manifests this rank holds for this run (their states read into
+ * res->kept), and why the latest manifest there is not taken. Both states of one run lie in the
+ * same buffers: a pair that disagree on them is not taken. */
+static unsigned stages_held(h5g_resume *res, const char **why) {
+  unsigned held = 0;
+  *why = "no record of sorted runs or of a sorted share";
+  for (int stage = H5G_RESUME_AT_MERGE; stage < H5G_RESUME_STAGES; stage++) {
+    const char *reason = "";
+    if (read_manifest(res->manifests[stage], res->files, &res->id, (h5g_resume_stage)stage,
+                      &res->kept[stage], &reason))
+      held |= 1u << stage;
+    else if (access(res->manifests[stage], F_OK) == 0)
+      *why = reason;
+  }
+  const h5g_resume_kept *runs = &res->kept[H5G_RESUME_AT_MERGE];
+  const h5g_resume_kept *share = &res->kept[H5G_RESUME_AT_WRITE];
+  if (held == (1u << H5G_RESUME_AT_MERGE | 1u << H5G_RESUME_AT_WRITE) &&
+      memcmp(runs->buffer_elems, share->buffer_elems, sizeof runs->buffer_elems) != 0)
+    held &= ~(1u << H5G_RESUME_AT_MERGE);
+  return held;
+}
+
 int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_resume *res) {
-  int rc = H5G_OK, candidate = 0, all = 0, found = 0, any_found = 0;
+  int rc = H5G_OK, found = 0, any_found = 0;
+  unsigned held = 0;
   const char *why = "";
   memset(res, 0, sizeof *res);
   res->lock_fd = -1;
@@ -263,22 +326,23 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   }
   CHECK(h5g_agree(r->comm, lock_files(r, res)));
   CHECK(h5g_agree(r->comm, identity_of(r, v, plan, &res->id)));
-  found = access(res->manifest, F_OK) == 0;
-  candidate = r->opt->resume &&
-              read_manifest(res->manifest, res->files, &res->id, &res->share, &why);
-  CHECK_MPI(MPI_Allreduce(&candidate, &all, 1, MPI_INT, MPI_MIN, r->comm));
+  found = access(res->manifests[H5G_RESUME_AT_MERGE], F_OK) == 0 ||
+          access(res->manifests[H5G_RESUME_AT_WRITE], F_OK) == 0;
+  if (r->opt->resume) held = stages_held(res, &why);
+  CHECK_MPI(MPI_Allreduce(&held, &res->usable, 1, MPI_UNSIGNED, MPI_BAND, r->comm));
   CHECK_MPI(MPI_Allreduce(&found, &any_found, 1, MPI_INT, MPI_MAX, r->comm));
-  res->resuming = all;
-  if (!all) remove_files(res);
-  /* an interrupt leaves the files only where they hold a share (a run resuming keeps them) */
-  h5g_interrupt_scratch(all ? NULL : res->removable, res->dir, all ? res->kept_line : NULL);
+  res->resuming = latest_stage(res->usable);
+  if (!res->resuming) remove_files(res);
+  /* an interrupt leaves the files only where they hold a state (a run resuming keeps them) */
+  h5g_interrupt_scratch(res->resuming ? NULL : res->removable, res->dir,
+                        res->resuming ? res->kept_line[res->resuming] : NULL);
   if (r->rank == 0) remove_other_ranks(res, r->size);
-  if (all || r->rank != 0 || r->opt->quiet) goto done;
+  if (res->resuming || r->rank != 0 || r->opt->quiet) goto done;
   if (r->opt->resume)
     fprintf(stderr, "h5gsort: note: --resume: nothing to go on from in %s (%s); sorting from the "
-            "start\n", res->dir, candidate ? "another rank's share does not match" : why);
+            "start\n", res->dir, held ? "another rank's record does not match" : why);
   else if (any_found)
-    fprintf(stderr, "h5gsort: note: removed the sorted share an earlier run of this OUTPUT left "
+    fprintf(stderr, "h5gsort: note: removed the sorted data an earlier run of this OUTPUT left "
             "in %s (--resume goes on from it)\n", res->dir);
 done:
   return rc;
@@ -287,8 +351,8 @@ done:
 void h5g_resume_name_buffers(const h5g_resume *res, h5g_buffer_spec *specs) {
   for (int i = 0; res->eligible && i < H5G_BUFFER_COUNT; i++) {
     specs[i].scratch_file = res->files[i];
-    specs[i].reuse_file = res->resuming;
-    if (res->resuming) specs[i].n = res->share.buffer_elems[i];
+    specs[i].reuse_file = res->resuming != H5G_RESUME_NONE;
+    if (res->resuming) specs[i].n = res->kept[res->resuming].buffer_elems[i];
   }
 }
 
@@ -336,57 +400,74 @@ static uint64_t ordered_hash(const void *p, size_t bytes, int threads) {
   return sum;
 }
 
-/* The hashes of the share as it lies in d. */
-static void share_sums(const h5g_plan *plan, const h5g_data *d, const h5g_extent *e,
-                       uint64_t *keys, uint64_t *values) {
-  *keys = ordered_hash(d->sorted, e->out_n * plan->ks.width, plan->io_threads);
-  *values = d->sorted_values
-                ? ordered_hash(d->sorted_values, e->out_n * sizeof(uint64_t), plan->io_threads)
-                : 0;
+/* The hashes of the n keys of `keys` and of their values (none: NULL). */
+static void kept_sums(const h5g_plan *plan, const void *keys, const uint64_t *values, uint64_t n,
+                      uint64_t *keys_sum, uint64_t *values_sum) {
+  *keys_sum = ordered_hash(keys, n * plan->ks.width, plan->io_threads);
+  *values_sum = values ? ordered_hash(values, n * sizeof(uint64_t), plan->io_threads) : 0;
+}
+
+/* The keys a state holds: the runs' or the share's. */
+static uint64_t kept_keys(const h5g_resume_kept *s) {
+  return s->nruns ? s->run_offsets[s->nruns] : s->extent.out_n;
+}
+
+/* Whether this rank's state `stage` is in its buffers as recorded (the sorted keys then there). */
+static int kept_holds(const h5g_plan *plan, const h5g_resume_kept *s, h5g_data *d) {
+  uint64_t keys = 0, values = 0, n = kept_keys(s);
+  void *sorted = s->in_spare ? d->spare : d->keys;
+  uint64_t *sorted_values = s->in_spare ? d->spare_values : d->values;
+  if (n > d->specs[s->in_spare ? H5G_BUFFER_SPARE : H5G_BUFFER_KEYS].n || (n && !sorted))
+    return 0;
+  h5g_data_set_sorted(d, sorted, plan->records ? sorted_values : NULL);
+  kept_sums(plan, d->sorted, d->sorted_values, n, &keys, &values);
+  return keys == s->keys_sum && values == s->values_sum;
 }
 
 int h5g_resume_restore(h5g_run *r, const h5g_plan *plan, h5g_resume *res, h5g_data *d,
                        h5g_extent *e) {
   int rc = H5G_OK, holds = 0, all = 0;
-  uint64_t keys = 0, values = 0;
-  h5g_resume_share *s = &res->share;
   CHECK(h5g_agree(r->comm, h5g_buffers_wait_all(d->set)));
-  void *sorted = s->sorted_in_spare ? d->spare : d->keys;
-  uint64_t *sorted_values = s->sorted_in_spare ? d->spare_values : d->values;
-  uint64_t capacity = d->specs[s->sorted_in_spare ? H5G_BUFFER_SPARE : H5G_BUFFER_KEYS].n;
-  if (s->extent.out_n <= capacity && (s->extent.out_n == 0 || sorted)) {
-    h5g_data_set_sorted(d, sorted, plan->records ? sorted_values : NULL);
-    share_sums(plan, d, &s->extent, &keys, &values);
-    holds = keys == s->keys_sum && values == s->values_sum;
+  /* the latest state every rank has, then the one before: a share whose check fails (a kill
+   * during its write may have changed it in place) may still have its runs */
+  for (; res->resuming; res->resuming = latest_stage(res->usable & ((1u << res->resuming) - 1))) {
+    holds = kept_holds(plan, &res->kept[res->resuming], d);
+    CHECK_MPI(MPI_Allreduce(&holds, &all, 1, MPI_INT, MPI_MIN, r->comm));
+    if (all) break;
   }
-  CHECK_MPI(MPI_Allreduce(&holds, &all, 1, MPI_INT, MPI_MIN, r->comm));
   if (!all) {
-    res->resuming = 0;
     remove_files(res); /* the caller makes the buffers again, of this run's plan */
     h5g_interrupt_scratch(res->removable, res->dir, NULL);
     if (r->rank == 0 && !r->opt->quiet)
-      fprintf(stderr, "h5gsort: note: --resume: the sorted share kept in %s failed its check "
+      fprintf(stderr, "h5gsort: note: --resume: the sorted data kept in %s failed its check "
               "(%s); sorting from the start\n", res->dir,
               holds ? "another rank's" : "its checksum");
     goto done;
   }
+  const h5g_resume_kept *s = &res->kept[res->resuming];
   *e = s->extent;
   r->metrics.checksum_in = s->checksum_in;
-  res->recorded = 1;
+  res->recorded = res->resuming;
+  h5g_interrupt_scratch(NULL, res->dir, res->kept_line[res->resuming]);
   if (r->rank == 0 && !r->opt->quiet)
-    fprintf(stderr, "h5gsort: resuming: every rank's sorted share, kept in %s, checked; the read, "
-            "sort, exchange and merge are not done again\n", res->dir);
+    fprintf(stderr, "h5gsort: resuming: every rank's %s, kept in %s, checked; the read, sort%s "
+            "are not done again\n",
+            res->resuming == H5G_RESUME_AT_WRITE ? "sorted share" : "sorted runs", res->dir,
+            res->resuming == H5G_RESUME_AT_WRITE ? ", exchange and merge" : " and exchange");
 done:
   return rc;
 }
 
 int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h5g_data *d,
-                      const h5g_extent *e) {
+                      const h5g_extent *e, h5g_resume_stage stage, const uint64_t *run_offsets,
+                      size_t nruns) {
   int rc = H5G_OK;
   uint64_t loaded = 0;
-  if (!res->eligible || res->resuming) goto done;
-  h5g_resume_share s = {.extent = *e, .sorted_in_spare = e->out_n && d->sorted == d->spare,
-                        .checksum_in = r->metrics.checksum_in};
+  if (!res->eligible || res->resuming >= stage) goto done;
+  h5g_resume_kept s = {.extent = *e, .checksum_in = r->metrics.checksum_in,
+                       .nruns = stage == H5G_RESUME_AT_MERGE ? nruns : 0,
+                       .run_offsets = (uint64_t *)run_offsets};
+  s.in_spare = kept_keys(&s) && d->sorted == d->spare;
   for (int i = 0; i < H5G_BUFFER_COUNT; i++) {
     struct stat st;
     s.buffer_elems[i] = d->specs[i].n;
@@ -394,19 +475,23 @@ int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h
   }
   if (r->be && r->be->loaded_checksum) CHECK(r->be->loaded_checksum(r->be, &loaded));
   s.checksum_in += loaded;
-  share_sums(plan, d, e, &s.keys_sum, &s.values_sum);
-  CHECK(write_manifest(res->manifest, res->manifest_new, &res->id, &s));
+  kept_sums(plan, d->sorted, d->sorted_values, kept_keys(&s), &s.keys_sum, &s.values_sum);
+  CHECK(write_manifest(res->manifests[stage], res->manifest_new, &res->id, stage, &s));
 done:
   return rc;
 }
 
-void h5g_resume_recorded(h5g_resume *res) {
-  if (!res->eligible || res->resuming) return;
-  res->recorded = 1;
-  h5g_interrupt_scratch(NULL, NULL, res->kept_line);
+void h5g_resume_recorded(h5g_resume *res, h5g_resume_stage stage) {
+  if (!res->eligible || res->recorded >= stage) return;
+  res->recorded = stage;
+  h5g_interrupt_scratch(NULL, NULL, res->kept_line[stage]);
 }
 
 void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded) {
+  for (int stage = 0; stage < H5G_RESUME_STAGES; stage++) {
+    free(res->kept[stage].run_offsets);
+    res->kept[stage].run_offsets = NULL;
+  }
   if (!res->eligible || res->lock_fd < 0) return; /* none, or not ours to touch */
   h5g_interrupt_scratch(NULL, NULL, NULL);
   if (succeeded || !res->recorded) {
@@ -414,7 +499,7 @@ void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded) {
     unlink(res->lock);
     rmdir(res->dir); /* the last rank of its node to leave it */
   } else if (r->rank == 0) {
-    fputs(res->kept_line, stderr);
+    fputs(res->kept_line[res->recorded], stderr);
   }
   close(res->lock_fd);
   res->lock_fd = -1;

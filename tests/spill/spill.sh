@@ -103,12 +103,14 @@ case_features() {
 }
 
 # resumed P NAME KILL_AT HOW ARGS...: h5gsort ARGS spilled on P ranks and killed (SIGKILL, every
-# rank: src/faults.c) at KILL_AT, then run again: HOW "resume" (--resume; it says it resumes),
-# "start over PATTERN" (--resume; a note matching PATTERN, and the run from the start),
-# "without" (no --resume: a note that the earlier run's share is removed), or "corrupt" (a byte
-# of every buffer's file flipped between the two: --resume notes the failed check and starts
-# over). RESUME_RANKS runs the second on other ranks. The output is the run in memory's, byte
-# for byte; the scratch directory is left empty and no temporary file beside OUTPUT.
+# rank: src/faults.c) at KILL_AT, then run again: HOW "share" or "runs" (--resume; it says it
+# goes on from the sorted share, or from the sorted runs), "start over PATTERN" (--resume; a
+# note matching PATTERN, and the run from the start), "without" (no --resume: a note that the
+# earlier run's data is removed), "corrupt" (a byte of every buffer's file flipped between the
+# two: --resume notes the failed check and starts over), or "share_corrupt" (a byte of the
+# share's buffer flipped: it goes on from the runs). RESUME_RANKS runs the second on other
+# ranks. The output is the run in memory's, byte for byte; the scratch directory is left empty
+# and no temporary file beside OUTPUT.
 resumed() {
   local p=$1 name=$2 kill_at=$3 how=$4 pattern="" mem=$WORK/out/$2.mem.h5 out=$WORK/out/$2.h5
   local rc=0 dir f
@@ -126,6 +128,11 @@ resumed() {
     for f in "$dir"/r*.b*; do
       printf '\377' | dd of="$f" bs=1 seek=5 conv=notrunc status=none
     done
+  elif [ "$how" = share_corrupt ]; then
+    for f in "$dir"/r*.share; do # the share's keys: the spare buffer's file (b2) or the slice's
+      [ "$(awk '$1 == "in_spare" { print $2 }' "$f")" = 1 ] && b=b2 || b=b0
+      printf '\377' | dd of="${f%.share}.$b" bs=1 seek=5 conv=notrunc status=none
+    done
   fi
   local again_args=(--resume)
   [ "$how" = without ] && again_args=()
@@ -133,16 +140,19 @@ resumed() {
   mpirun "$again" "${run[@]}" "${again_args[@]}" >"$WORK/last.log" 2>&1 || rc=$?
   [ "$rc" = 0 ] || { cat "$WORK/killed.log" "$WORK/last.log" >&2; die "$name: the second run exited $rc"; }
   case $how in
-  resume) grep -q "^h5gsort: resuming: every rank's sorted share, kept in $dir, checked" \
-            "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: it did not resume"; } ;;
+  share) grep -q "^h5gsort: resuming: every rank's sorted share, kept in $dir, checked" \
+           "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: it did not resume"; } ;;
+  runs | share_corrupt)
+    grep -q "^h5gsort: resuming: every rank's sorted runs, kept in $dir, checked" \
+      "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: it did not resume at the merge"; } ;;
   start) grep -qE "^h5gsort: note: --resume: nothing to go on from in $dir \($pattern\); sorting from the start" \
            "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: no note /$pattern/"; } ;;
-  without) grep -q "^h5gsort: note: removed the sorted share an earlier run of this OUTPUT left in $dir" \
+  without) grep -q "^h5gsort: note: removed the sorted data an earlier run of this OUTPUT left in $dir" \
              "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: no note of the removal"; } ;;
-  corrupt) grep -q "^h5gsort: note: --resume: the sorted share kept in $dir failed its check" \
+  corrupt) grep -q "^h5gsort: note: --resume: the sorted data kept in $dir failed its check" \
              "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: no note of the failed check"; } ;;
   esac
-  if [ "$how" != resume ] && grep -q "^h5gsort: resuming" "$WORK/last.log"; then
+  if [[ $how =~ ^(start|without|corrupt)$ ]] && grep -q "^h5gsort: resuming" "$WORK/last.log"; then
     die "$name: it resumed where it was to start over"
   fi
   [ -z "$(ls -A "$SCRATCH")" ] || die "$name: scratch files left: $(ls -A "$SCRATCH")"
@@ -151,21 +161,29 @@ resumed() {
 }
 
 # Resume (issue 54 item 4): a spilling run killed once its sorted share is recorded (at the write,
-# or in the carry) goes on from it with --resume, at 1 and 3 ranks, keys with their index,
-# carried datasets, and --unique (whose share is not the slice's extent); killed before (the merge), or with its files corrupted, or resumed on another
-# number of ranks or by another command, or run again without --resume, it starts over; an
-# interrupt keeps a recorded share (and says where), else the scratch. Every output is the run
-# in memory's. Two runs of one OUTPUT at once: the second stops, one line.
+# or in the carry) goes on from it with --resume, and one killed in the merge goes on from its
+# sorted runs, at 1 and 3 ranks: keys with their index, carried datasets, and --unique (whose
+# share is not the slice's extent). Killed before the runs are recorded (as the merge begins), or
+# with its files corrupted, or resumed on another number of ranks or by another command, or run
+# again without --resume, it starts over; a share that fails its check leaves the runs to go on
+# from. An interrupt keeps what is recorded (and says where), else the scratch. Every output is
+# the run in memory's. Two runs of one OUTPUT at once: the second stops, one line.
 case_resume() {
   for p in 1 3; do
-    resumed "$p" "index$p" write-data resume "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
-    resumed "$p" "carry$p" carry-moved resume "$WORK/in.h5" -d /keys --backend cpu \
+    resumed "$p" "index$p" write-data share "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
+    resumed "$p" "index_merge$p" merge-half runs "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
+    resumed "$p" "carry$p" carry-moved share "$WORK/in.h5" -d /keys --backend cpu \
       --carry /vals,/few
-    resumed "$p" "unique$p" write-data resume "$WORK/in.h5" -d /few --backend cpu --unique
-    resumed "$p" "merge$p" merge start "no record of a sorted share" "$WORK/in.h5" -d /keys \
-      --backend cpu
+    resumed "$p" "carry_merge$p" merge-half runs "$WORK/in.h5" -d /keys --backend cpu \
+      --carry /vals,/few
+    resumed "$p" "unique$p" write-data share "$WORK/in.h5" -d /few --backend cpu --unique
+    resumed "$p" "unique_merge$p" merge-half runs "$WORK/in.h5" -d /keys --backend cpu --unique
+    resumed "$p" "merge$p" merge start "no record of sorted runs or of a sorted share" \
+      "$WORK/in.h5" -d /keys --backend cpu
   done
   resumed 1 corrupt write-data corrupt "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
+  resumed 3 share_corrupt write-data share_corrupt "$WORK/in.h5" -d /keys --backend cpu \
+    --index-out /i
   resumed 3 without write-data without "$WORK/in.h5" -d /keys --backend cpu
   RESUME_RANKS=2 resumed 3 ranks write-data start "it was made on another number of ranks" \
     "$WORK/in.h5" -d /keys --backend cpu
@@ -181,11 +199,12 @@ case_resume() {
     "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "another command: exit $rc, no note"; }
   [ -z "$(ls -A "$SCRATCH")" ] || die "another command: scratch files left: $(ls -A "$SCRATCH")"
   same_output "$WORK/out/other.mem.h5" "$other"
-  # an interrupt (SIGTERM to every rank, as scancel sends) after the share is recorded keeps it
-  # and says where; --resume goes on from it. Before, the scratch goes with the run.
-  local term=$WORK/out/term.h5 at pid dir
+  # an interrupt (SIGTERM to every rank, as scancel sends) after the runs or the share are
+  # recorded keeps them and says where; --resume goes on from them. Before, the scratch goes with
+  # the run.
+  local term=$WORK/out/term.h5 at pid dir kept
   sort_ok 2 "$WORK/in.h5" -d /keys --backend cpu "$WORK/out/term.mem.h5"
-  for at in merge write-data; do
+  for at in merge merge-half write-data; do
     H5GSORT_TEST_SLEEP=$at:30 mpirun 2 "$BIN/h5gsort" "$WORK/in.h5" "$term" -d /keys \
       --backend cpu --host-memory $((2 * ROOM)) --scratch "$SCRATCH" >"$WORK/term.log" 2>&1 &
     pid=$!
@@ -199,14 +218,16 @@ case_resume() {
       [ -z "$(ls -A "$SCRATCH")" ] || die "SIGTERM before the share was recorded: scratch left: $(ls -A "$SCRATCH")"
       continue
     fi
-    dir=$(ls -d "$SCRATCH"/.h5gsort-resume-*) || die "SIGTERM at $at: no share kept"
-    grep -q "^h5gsort: the sorted share is kept in $dir: the same command with --resume goes on" \
-      "$WORK/term.log" || { cat "$WORK/term.log" >&2; die "SIGTERM at $at: no line on the share kept"; }
+    dir=$(ls -d "$SCRATCH"/.h5gsort-resume-*) || die "SIGTERM at $at: nothing kept"
+    [ "$at" = merge-half ] && kept="runs are" || kept="share is"
+    grep -q "^h5gsort: the sorted $kept kept in $dir: the same command with --resume goes on" \
+      "$WORK/term.log" || { cat "$WORK/term.log" >&2; die "SIGTERM at $at: no line on what is kept"; }
     sort_ok 2 "$WORK/in.h5" "$term" -d /keys --backend cpu --host-memory $((2 * ROOM)) \
       --scratch "$SCRATCH" --resume
     grep -q "^h5gsort: resuming" "$WORK/last.log" || die "after SIGTERM at $at: it did not resume"
     [ -z "$(ls -A "$SCRATCH")" ] || die "after SIGTERM: scratch files left: $(ls -A "$SCRATCH")"
     same_output "$WORK/out/term.mem.h5" "$term"
+    rm "$term"
   done
   # a directory of that name that others may write to is not used (its name is known to all)
   H5GSORT_TEST_KILL=write-data mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/open.h5" -d /keys \
