@@ -361,9 +361,10 @@ const h5g_option_spec h5g_option_table[] = {
      "stop instead of spilling when a share does not fit the host memory (what would fit is "
      "said)"},
     {"resume", 0, NULL, set_resume,
-     "go on from the sorted share a killed spilling run of the same command kept in scratch "
-     "(checked against its record and checksums; anything that does not match is discarded "
-     "and the run starts over)"},
+     "go on from what a killed spilling run of the same command kept in scratch: its sorted "
+     "runs (the run goes on from their merge) or its sorted share (from the write), checked "
+     "against their records and checksums; anything that does not match is discarded and the "
+     "run starts over"},
     {"io-threads", 0, "N", set_io_threads,
      "host threads per rank for file I/O (default: the CPUs this rank may run on)"},
     {"plan", 0, NULL, set_plan,
