@@ -163,7 +163,7 @@ resumed() {
 # Resume (issue 54 item 4): a spilling run killed once its sorted share is recorded (at the write,
 # or in the carry) goes on from it with --resume, and one killed in the merge goes on from its
 # sorted runs, at 1 and 3 ranks: keys with their index, carried datasets, and --unique (whose
-# share is not the slice's extent). Killed before the runs are recorded (as the merge begins), or
+# share is not the slice's extent); --verify, from the merge. Killed before the runs are recorded (as the merge begins), or
 # with its files corrupted, or resumed on another number of ranks or by another command, or run
 # again without --resume, it starts over; a share that fails its check leaves the runs to go on
 # from. An interrupt keeps what is recorded (and says where), else the scratch. Every output is
@@ -181,6 +181,9 @@ case_resume() {
     resumed "$p" "merge$p" merge start "no record of sorted runs or of a sorted share" \
       "$WORK/in.h5" -d /keys --backend cpu
   done
+  # --verify checks against the input's checksum the record kept (pieces of 32 MiB in memory)
+  ROOM=$((120 * MIB)) resumed 3 verify_merge merge-half runs "$WORK/in.h5" -d /vals --backend cpu \
+    --verify --index-out /i
   resumed 1 corrupt write-data corrupt "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
   resumed 3 share_corrupt write-data share_corrupt "$WORK/in.h5" -d /keys --backend cpu \
     --index-out /i
