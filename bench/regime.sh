@@ -12,14 +12,18 @@
 # h5py + numpy's stable argsort + take + write of the particle file (one run). Prints a Markdown
 # table.
 # Rows spill and spill_np (issue 54): the keys alone given a third of the host memory the run in
-# memory needs (its --plan), so that every rank spills to scratch ($work/scratch).
+# memory needs (its --plan), so that every rank spills to scratch (SCRATCH); u4_spill and
+# u4_spill_np the same of the u4 keys, u4c_spill with one u8 dataset carried (u4c: the same keys
+# and carried dataset in memory; a file of 2^U4_LOG2 rows of both), u4_ooc_spill out of core
+# (--device-memory OOC) as well, and u4_resume that run killed once its sorted runs are recorded
+# (H5GSORT_TEST_KILL=runs-kept, untimed) and timed as it goes on with --resume.
 # Rows u4, u4_np, u4_ooc and u4_verify (issue 53): 2^U4_LOG2 uniform u4 keys (h5gsort-gen) on 1
 # rank, on RANKS ranks, out of core (--device-memory OOC) and with --verify. Every row has `cp`
 # of its input file (one run) beside the raw copy.
 # EXTRA: options added to every sort (e.g. --verify, or --device-memory 8G for out of core).
 #   bench/regime.sh [WORKDIR]   env: BIN (build/bin), LOG2 (28), RANKS (4), REPEATS (3),
 #                               BASE (none), BASE_REPEATS (1), ROWS (all: the rows to run), PY (0),
-#                               EXTRA (none), U4_LOG2 (30), OOC (2G)
+#                               EXTRA (none), U4_LOG2 (30), OOC (2G), SCRATCH ($work/scratch)
 set -euo pipefail
 work=${1:-/tmp/h5gsort-regime}
 bin=${BIN:-build/bin}
@@ -27,7 +31,7 @@ log2=${LOG2:-28}
 ranks=${RANKS:-4}
 repeats=${REPEATS:-3}
 base_repeats=${BASE_REPEATS:-1}
-rows=" ${ROWS:-carry carry_np table table_np keys index keys_np spill spill_np u4 u4_np u4_ooc u4_verify} "
+rows=" ${ROWS:-carry carry_np table table_np keys index keys_np spill spill_np u4 u4_np u4_ooc u4_verify u4_spill u4_spill_np u4c u4c_spill u4_ooc_spill u4_resume} "
 u4_log2=${U4_LOG2:-30}
 cores=$(nproc)
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
@@ -36,7 +40,8 @@ pe=$((cores / ranks > 0 ? cores / ranks : 1))
 many=("${mpirun[@]}" -np "$ranks" --map-by "slot:PE=$pe" --bind-to core)
 mkdir -p "$work"
 particles=$work/particles_$log2.h5 table=$work/table_$log2.h5 out=$work/out.h5
-u4=$work/u4_$u4_log2.h5
+u4=$work/u4_$u4_log2.h5 u4c=$work/u4c_$u4_log2.h5
+scratch=${SCRATCH:-$work/scratch}
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 timed() { # COMMAND...: wall seconds of the whole command; its output to $work/last.txt
@@ -76,11 +81,16 @@ if need_table:
     with h5py.File(table, "w") as f:
         f.create_dataset("particles", data=rec)
 EOF
-case $rows in *" u4"*)
+case $rows in *" u4_"* | *" u4 "*)
   [ -e "$u4" ] || "${one[@]}" "$bin/h5gsort-gen" "$u4" -d /k --count $((1 << u4_log2)) --type u4 \
     --seed 53 >/dev/null ;;
 esac
-for f in "$particles" "$table" "$u4"; do [ ! -e "$f" ] || cat "$f" >/dev/null; done # into the page cache
+case $rows in *" u4c"*)
+  [ -e "$u4c" ] || { "${one[@]}" "$bin/h5gsort-gen" "$u4c" -d /k --count $((1 << u4_log2)) \
+    --type u4 --seed 53 && "${one[@]}" "$bin/h5gsort-gen" "$u4c" --append -d /v \
+    --count $((1 << u4_log2)) --type u8 --seed 54; } >/dev/null ;;
+esac
+for f in "$particles" "$table" "$u4" "$u4c"; do [ ! -e "$f" ] || cat "$f" >/dev/null; done # into the page cache
 
 # ROW -> "LABEL|FILE|LAUNCH|OPTIONS" (LAUNCH: one or many)
 spec() {
@@ -99,12 +109,23 @@ spec() {
     u4_ooc) echo "u4 keys, 1 rank, --device-memory ${OOC:-2G}|$u4|one|-d /k --device-memory ${OOC:-2G}" ;;
     u4_verify) echo "u4 keys --verify, 1 rank|$u4|one|-d /k --verify" ;;
     spill_np) echo "u8 id alone, $ranks ranks, a third of their memory|$particles|many|-d /particles/id --host-memory THIRD" ;;
+    u4_spill) echo "u4 keys, 1 rank, a third of its memory|$u4|one|-d /k --host-memory THIRD" ;;
+    u4_spill_np) echo "u4 keys, $ranks ranks, a third of their memory|$u4|many|-d /k --host-memory THIRD" ;;
+    u4c) echo "u4 keys + u8 carried, 1 rank|$u4c|one|-d /k --carry /v" ;;
+    u4c_spill) echo "u4 keys + u8 carried, 1 rank, a third of its memory|$u4c|one|-d /k --carry /v --host-memory THIRD" ;;
+    u4_ooc_spill) echo "u4 keys, 1 rank, --device-memory ${OOC:-2G}, a third of its memory|$u4|one|-d /k --device-memory ${OOC:-2G} --host-memory THIRD" ;;
+    u4_resume) echo "the same, killed once its runs are recorded, resumed|$u4|one|-d /k --device-memory ${OOC:-2G} --host-memory THIRD --resume" ;;
     *) echo "bench/regime.sh: no row $1 (ROWS)" >&2; return 1 ;;
   esac
 }
-run_sort() { # BINARY LAUNCH FILE OPTIONS
+run_sort() { # BINARY LAUNCH FILE OPTIONS (with --resume: the same run killed first, untimed)
   local launch=("${one[@]}")
   [ "$2" = one ] || launch=("${many[@]}")
+  case $4 in *--resume*)
+    # shellcheck disable=SC2086
+    H5GSORT_TEST_KILL=runs-kept "${launch[@]}" -x H5GSORT_TEST_KILL "$1" "$3" "$out" \
+      ${4/--resume/} ${EXTRA:-} --force >/dev/null 2>&1 && { echo "not killed: $4" >&2; return 1; } ;;
+  esac
   # shellcheck disable=SC2086
   timed "${launch[@]}" "$1" "$3" "$out" $4 ${EXTRA:-} --force
 }
@@ -122,18 +143,18 @@ third_of_memory() {
   local launch=("${one[@]}") p=1
   [ "$1" = one ] || { launch=("${many[@]}") p=$ranks; }
   # shellcheck disable=SC2086
-  "${launch[@]}" "$bin/h5gsort" "$2" "$out" $3 ${EXTRA:-} --force --no-spill --plan \
+  "${launch[@]}" "$bin/h5gsort" "$2" "$out" ${3/--resume/} ${EXTRA:-} --force --no-spill --plan \
     --report "$work/plan.json" >/dev/null 2>&1 || true
   python3 -c 'import json, sys
 p = json.load(open(sys.argv[1]))
 print(max(r["host_bytes"] for r in p["per_rank"]) * int(sys.argv[2]) // 3)' "$work/plan.json" "$p"
 }
-mkdir -p "$work/scratch"
+mkdir -p "$scratch"
 for row in $rows; do
   line=$(spec "$row")
   IFS='|' read -r label file launch options <<<"$line"
   case $options in *THIRD*)
-    options="${options/--host-memory THIRD/} --scratch $work/scratch"
+    options="${options/--host-memory THIRD/} --scratch $scratch"
     options="$options --host-memory $(third_of_memory "$launch" "$file" "$options")" ;;
   esac
   raw=() now=() base=()

@@ -2,7 +2,9 @@
  * H5GSORT_TEST_KILL=<point>[:<rank>] sends SIGKILL to that rank (every rank when none is named)
  * on reaching <point>, a phase name, "write-create" (the temporary output about to be made) or
  * "write-data" (output created, data not yet written) or "carry-moved" (a batch of carried
- * datasets read and moved, not yet written: the carry's progress half counted);
+ * datasets read and moved, not yet written: the carry's progress half counted), "runs-kept" (a
+ * spilling run's sorted runs recorded before their merge) or "merge-half" (half the chunks of a
+ * host merge done);
  * H5GSORT_TEST_SLEEP=<point>:<seconds> stops every rank there a while, so a test can change the
  * file system under a running job (each rank says so on stderr first: a test can wait for it). */
 #include <signal.h>

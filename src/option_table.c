@@ -354,8 +354,8 @@ const h5g_option_spec h5g_option_table[] = {
     {"scratch", 0, "DIR", set_scratch,
      "where a rank whose share needs more host memory than that spills: its large buffers "
      "become files there, which the kernel writes out and reads back as memory runs short "
-     "(default: $TMPDIR when it has room, else OUTPUT's directory; on the CPU backend they are "
-     "named, in a directory of this OUTPUT's, so that a killed run can be resumed: removed "
+     "(default: $TMPDIR when it has room, else OUTPUT's directory; where the sorted keys are in "
+     "them, they are named, in a directory of this OUTPUT's, so that a killed run can be resumed: removed "
      "when the run succeeds)"},
     {"no-spill", 0, NULL, set_no_spill,
      "stop instead of spilling when a share does not fit the host memory (what would fit is "

@@ -131,6 +131,7 @@ static int record_runs(h5g_run *r, run_state *s, const uint64_t *offsets, size_t
   STEP(r, H5G_PHASE_MERGE, h5g_resume_record(r, &s->plan, &s->resume, &s->data, &s->extent,
                                              H5G_RESUME_AT_MERGE, offsets, nruns));
   h5g_resume_recorded(&s->resume, H5G_RESUME_AT_MERGE);
+  h5g_fault_point(r, "runs-kept"); /* the GPU merges in one call: a kill within it, from here */
 done:
   return rc;
 }

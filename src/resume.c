@@ -314,14 +314,17 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   const char *why = "";
   memset(res, 0, sizeof *res);
   res->lock_fd = -1;
-  /* every rank spills (the spill is each rank's own), on the host path */
-  int mine = plan->spills && plan->path == H5G_PATH_HOST && !r->opt->counts && r->opt->argv;
+  /* every rank spills (the spill is each rank's own), its sorted keys in host buffers (not the
+   * resident path's, which stay on the GPU until the write copies them back) */
+  int mine = plan->spills && plan->path != H5G_PATH_DEVICE_RESIDENT && !r->opt->counts &&
+             r->opt->argv;
   CHECK_MPI(MPI_Allreduce(&mine, &res->eligible, 1, MPI_INT, MPI_MIN, r->comm));
   if (!res->eligible) {
     if (r->opt->resume && r->rank == 0 && !r->opt->quiet)
       fprintf(stderr, "h5gsort: note: --resume: %s; sorting from the start\n",
               !mine && !plan->spills ? "not every rank spills, and nothing of a run in memory is kept"
-                            : "a run on the GPU or with --counts cannot be resumed yet");
+                            : "a run whose slice stays on the GPU (one run, within its memory) "
+                              "or with --counts cannot be resumed yet");
     goto done;
   }
   CHECK(h5g_agree(r->comm, lock_files(r, res)));

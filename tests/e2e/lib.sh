@@ -20,6 +20,15 @@ test_backend() {
   *) echo "FAIL: H5G_TEST_BACKEND=$BACKEND: expected cpu or cuda" >&2; exit 1 ;;
   esac
 }
+# gpu_mpiexec: MPIEXEC := the GPU machine's own mpirun, passing the library path (parallel HDF5
+# travels in .devlibs); by its path, since lib.sh defines a function of that name. Where there is
+# no mpirun, MPIEXEC stays as given.
+gpu_mpiexec() {
+  if command -v mpirun >/dev/null; then
+    export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
+    MPIEXEC="$(command -v mpirun) --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -np"
+  fi
+}
 if [ "${1:-}" = --backend-only ]; then return 0; fi
 
 set -euo pipefail

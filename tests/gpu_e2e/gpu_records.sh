@@ -10,12 +10,7 @@ BIN=$1
 MPIEXEC=$2
 source "$(dirname "$0")/../e2e/lib.sh" --backend-only
 H5G_TEST_BACKEND=cuda test_backend # skips (exit 77) where no GPU is usable
-# The GPU machine's own mpirun, passing the library path (parallel HDF5 travels in .devlibs); by
-# its path, since lib.sh defines a function of that name.
-if command -v mpirun >/dev/null; then
-  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
-  MPIEXEC="$(command -v mpirun) --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -np"
-fi
+gpu_mpiexec
 source "$(dirname "$0")/../e2e/lib.sh"
 W=$WORK
 

@@ -9,6 +9,11 @@
 BIN=$1
 MPIEXEC=$2
 CASE=$3
+if [ "$CASE" = gpu ]; then
+  source "$(dirname "$0")/../e2e/lib.sh" --backend-only
+  H5G_TEST_BACKEND=cuda test_backend # skips (exit 77) where no GPU is usable
+  gpu_mpiexec
+fi
 source "$(dirname "$0")/../e2e/lib.sh"
 SCRATCH=$WORK/scratch
 mkdir -p "$SCRATCH" "$WORK/out"
@@ -260,6 +265,36 @@ case_resume() {
   wait "$first" || { cat "$WORK/first.log" >&2; die "the first of two runs at once failed"; }
   check "$WORK/in.h5" -d /keys "$WORK/out/two.h5" -o /keys
   [ -z "$(ls -A "$SCRATCH")" ] || die "two at once: scratch files left: $(ls -A "$SCRATCH")"
+}
+
+# On the GPU (issue 54 item 6; skipped, 77, without one): runs sorted out of core (a device
+# budget far below the share) come back to the host buffers, which spill; at 1 and 3 ranks the
+# output is the run in memory's, and a kill once the runs are recorded (the GPU merges them in
+# one call) or at the write goes on from them with --resume, --verify too. A slice that stays on
+# the GPU keeps nothing to resume from: --resume says so and sorts from the start.
+case_gpu() {
+  local gpu=(--backend cuda --device-memory 32M)
+  # a CUDA rank's need beside its data counts the driver's and runtime's 512 MiB (src/sizing.c)
+  local ROOM=$((600 * MIB))
+  for p in 1 3; do
+    spilled "$p" "gpu$p" "$WORK/in.h5" -d /f8 "${gpu[@]}" --index-out /i
+    grep -q '"backend": "cuda"' "$WORK/r.json" || die "$p ranks: not the CUDA backend"
+    [ "$(json "$WORK/r.json" runs_per_rank)" -ge 2 ] || die "$p ranks: the GPU sorted one run"
+    rcheck "$WORK/in.h5" "$WORK/out/gpu$p.h5" -d /f8 --index /i
+    resumed "$p" "gpu_merge$p" runs-kept runs "$WORK/in.h5" -d /f8 "${gpu[@]}" --index-out /i
+    resumed "$p" "gpu_share$p" write-data share "$WORK/in.h5" -d /keys "${gpu[@]}" \
+      --carry /vals,/few
+    resumed "$p" "gpu_unique$p" runs-kept runs "$WORK/in.h5" -d /keys "${gpu[@]}" --unique
+  done
+  ROOM=$((640 * MIB)) resumed 3 gpu_verify runs-kept runs "$WORK/in.h5" -d /vals "${gpu[@]}" \
+    --verify --index-out /i
+  sort_ok 1 "$WORK/in.h5" -d /keys --backend cuda "$WORK/out/resident.mem.h5"
+  sort_ok 1 "$WORK/in.h5" "$WORK/out/resident.h5" -d /keys --backend cuda --host-memory $ROOM \
+    --scratch "$SCRATCH" --resume
+  grep -q "^h5gsort: spilling" "$WORK/last.log" &&
+    grep -q "^h5gsort: note: --resume: a run whose slice stays on the GPU (one run, within its memory) or with --counts cannot be resumed yet; sorting from the start" \
+      "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "a resident slice: no note"; }
+  same_output "$WORK/out/resident.mem.h5" "$WORK/out/resident.h5"
 }
 
 # --plan of a spilling run: it fits, says so, and its report gives every rank's scratch files
