@@ -88,11 +88,12 @@ static size_t whole_huge_pages(size_t bytes) {
 
 /* `bytes` at an address aligned to `align` (a power of two of at least 2 MiB), advised to use
  * huge pages, not yet touched (NULL for 0 bytes); from a scratch file when `spill` and the run
- * spills (base/scratch_memory.h): the file `named` (reused with `reuse`) where one is given. Mapped with room to align it, the room then unmapped: no more
+ * spills (base/scratch_memory.h): the file `named` (reused with `reuse`; new, of no name until
+ * h5g_buffers_name_scratch, open on *nameless) where one is given. Mapped with room to align it, the room then unmapped: no more
  * address space held than used (posix_memalign keeps the room, up to 128 MiB a buffer aligned to
  * the pin piece, against a limit such as `ulimit -v`). */
 static int huge_page_alloc(size_t bytes, size_t align, int spill, const char *named, int reuse,
-                           void **p) {
+                           void **p, int *nameless) {
   int rc = H5G_OK;
   size_t rounded = whole_huge_pages(bytes), span = rounded + align;
   char *base = MAP_FAILED, *start = NULL;
@@ -108,7 +109,7 @@ static int huge_page_alloc(size_t bytes, size_t align, int spill, const char *na
   size_t tail = (size_t)(base + span - (start + rounded));
   if (tail) munmap(start + rounded, tail);
   if (spill && h5g_scratch_dir() && named) {
-    CHECK(h5g_scratch_map_named(named, rounded, reuse, start, p));
+    CHECK(h5g_scratch_map_named(named, rounded, reuse, start, p, nameless));
   } else if (spill && h5g_scratch_dir()) {
     CHECK(h5g_scratch_map(rounded, start, p));
   } else {
@@ -129,14 +130,14 @@ static void huge_page_free(void *p, size_t bytes) {
 
 int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p) {
   int rc = H5G_OK;
-  CHECK(huge_page_alloc(bytes, HUGE_PAGE, 1, NULL, 0, p));
+  CHECK(huge_page_alloc(bytes, HUGE_PAGE, 1, NULL, 0, p, NULL));
   /* a scratch file's pages come in as they are used: touched, all would be written out again */
   if (*p && !h5g_scratch_dir()) touch_in_parallel(*p, bytes, touch_threads(ranks_on_node));
 done:
   return rc;
 }
 
-int h5g_untouched_alloc(size_t bytes, void **p) { return huge_page_alloc(bytes, HUGE_PAGE, 0, NULL, 0, p); }
+int h5g_untouched_alloc(size_t bytes, void **p) { return huge_page_alloc(bytes, HUGE_PAGE, 0, NULL, 0, p, NULL); }
 
 void h5g_resident_free(void *p, size_t bytes) { huge_page_free(p, bytes); }
 
@@ -155,7 +156,7 @@ void *h5g_bulk_alloc(size_t bytes) {
     h = aligned_alloc(sizeof(bulk_header), (total + sizeof(bulk_header) - 1) /
                                                sizeof(bulk_header) * sizeof(bulk_header));
     if (h) h->mapped = 0;
-  } else if (huge_page_alloc(total, HUGE_PAGE, 1, NULL, 0, &p) == H5G_OK) { /* or a scratch file's */
+  } else if (huge_page_alloc(total, HUGE_PAGE, 1, NULL, 0, &p, NULL) == H5G_OK) { /* or a scratch file's */
     h = p;
     h->mapped = whole_huge_pages(total);
   }
@@ -193,6 +194,7 @@ struct h5g_buffer_set {
   int rc;                /* the helper's status; its message in `error` */
   char error[H5G_MSG_MAX];
   size_t *pinned_bytes;  /* per buffer: the bytes from its start its registrations cover */
+  int *nameless_fds;     /* per buffer: open on its scratch file while that has no name, or -1 */
   pthread_t unpinner;    /* h5g_buffers_unpin_start */
   int unpinner_running;
   double unpin_seconds;
@@ -320,11 +322,14 @@ int h5g_buffers_start(h5g_buffer_spec *bufs, int count, size_t piece_bytes, int 
                           .ctx = ctx, .from_scratch = h5g_scratch_dir() != NULL};
   pthread_mutex_init(&set->lock, NULL);
   pthread_cond_init(&set->progress, NULL);
+  set->nameless_fds = malloc((count > 0 ? (size_t)count : 1) * sizeof *set->nameless_fds);
+  CHECK_ALLOC(set->nameless_fds, (size_t)count * sizeof *set->nameless_fds);
+  for (int i = 0; i < count; i++) set->nameless_fds[i] = -1;
   set->pinned_bytes = calloc(count > 0 ? (size_t)count : 1, sizeof *set->pinned_bytes);
   CHECK_ALLOC(set->pinned_bytes, (size_t)count * sizeof *set->pinned_bytes);
   for (int i = 0; i < count; i++)
     CHECK(huge_page_alloc(bufs[i].n * bufs[i].elem_bytes, align, 1, bufs[i].scratch_file,
-                          bufs[i].reuse_file, &bufs[i].p));
+                          bufs[i].reuse_file, &bufs[i].p, &set->nameless_fds[i]));
   set->helper_running = pthread_create(&set->helper, NULL, prepare_all, set) == 0;
   if (!set->helper_running) prepare_all(set); /* no thread: prepare them now */
   *out = set;
@@ -401,6 +406,18 @@ double h5g_buffers_unpin_wait(h5g_buffer_set *set) {
   return set->unpin_seconds;
 }
 
+int h5g_buffers_name_scratch(h5g_buffer_set *set) {
+  int rc = H5G_OK;
+  for (int i = 0; i < set->count; i++) {
+    if (set->nameless_fds[i] < 0) continue;
+    int fd = set->nameless_fds[i];
+    set->nameless_fds[i] = -1;
+    CHECK(h5g_scratch_link(fd, set->bufs[i].scratch_file));
+  }
+done:
+  return rc;
+}
+
 void h5g_buffers_free(h5g_buffer_set *set) {
   if (!set) return;
   join_helpers(set);
@@ -409,9 +426,11 @@ void h5g_buffers_free(h5g_buffer_set *set) {
   for (int i = 0; i < set->count; i++) {
     huge_page_free(set->bufs[i].p, set->bufs[i].n * set->bufs[i].elem_bytes);
     set->bufs[i].p = NULL;
+    if (set->nameless_fds && set->nameless_fds[i] >= 0) close(set->nameless_fds[i]);
   }
   pthread_cond_destroy(&set->progress);
   pthread_mutex_destroy(&set->lock);
   free(set->pinned_bytes);
+  free(set->nameless_fds);
   free(set);
 }

@@ -58,7 +58,8 @@ typedef struct {
    * (bench/RESULTS.md, "CPU backend read phase"). */
   int filled_in_place;
   /* While the run spills: the scratch file it is (a run that can be resumed, src/resume.h), kept
-   * as it is with reuse_file; NULL: a file of no name */
+   * as it is with reuse_file, else of no name until h5g_buffers_name_scratch; NULL: a file of no
+   * name */
   const char *scratch_file;
   int reuse_file;
 } h5g_buffer_spec;
@@ -87,6 +88,9 @@ int h5g_buffers_wait_all(h5g_buffer_set *set);
 void h5g_buffers_unpin_start(h5g_buffer_set *set);
 /* Waits for that; returns how long the unpinning took (0 when none ran). Safe with NULL. */
 double h5g_buffers_unpin_wait(h5g_buffer_set *set);
+/* The buffers' new scratch files named (their scratch_file): a state is recorded in them. An h5g
+ * status. */
+int h5g_buffers_name_scratch(h5g_buffer_set *set);
 /* Waits for the helper, unpins and frees every buffer. Safe with NULL. */
 void h5g_buffers_free(h5g_buffer_set *set);
 

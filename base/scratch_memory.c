@@ -83,11 +83,26 @@ done:
   return rc;
 }
 
-int h5g_scratch_map_named(const char *path, size_t bytes, int reuse, void *at, void **p) {
+int h5g_scratch_map_named(const char *path, size_t bytes, int reuse, void *at, void **p,
+                          int *nameless) {
   int rc = H5G_OK, fd = -1;
   struct stat st;
   *p = NULL;
+  *nameless = -1;
   if (bytes == 0) goto done;
+  if (!reuse) { /* in path's directory (the one its name will be linked in) */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    fd = open(slash ? dir : ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      CHECK(reserve_and_map(fd, bytes, 1, at, p));
+      *nameless = fd;
+      fd = -1;
+      goto done;
+    }
+  }
   fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (reuse ? 0 : O_CREAT | O_TRUNC), 0600);
   if (fd < 0)
     H5G_FAIL(H5G_ERR_RUNTIME, "cannot %s the scratch file %s: %s", reuse ? "open" : "make",
@@ -99,6 +114,20 @@ int h5g_scratch_map_named(const char *path, size_t bytes, int reuse, void *at, v
   CHECK(reserve_and_map(fd, bytes, !reuse, at, p));
 done:
   if (fd >= 0) close(fd);
+  return rc;
+}
+
+int h5g_scratch_link(int fd, const char *path) {
+  int rc = H5G_OK;
+  char self[64];
+  snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+  /* through /proc: linkat's AT_EMPTY_PATH needs a privilege */
+  if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0 &&
+      (errno != EEXIST || unlink(path) != 0 ||
+       linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0))
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot name the scratch file %s: %s", path, strerror(errno));
+done:
+  close(fd);
   return rc;
 }
 

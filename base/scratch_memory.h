@@ -4,8 +4,8 @@
  * and drops them as memory runs short, and the sort's passes over them run mostly in order (the
  * read, the merges, the writes), one sorted run at a time in memory.
  * Each file has no name (O_TMPFILE, or unlinked as soon as it is open), so none is left behind
- * however the process ends (but those of the buffers a killed run can be resumed from: named in a
- * directory of their own, src/resume.h), and its blocks are reserved where the file system can (fallocate),
+ * however the process ends (but those of the buffers a killed run can be resumed from, named in a
+ * directory of their own once a state is recorded in them: src/resume.h), and its blocks are reserved where the file system can (fallocate),
  * so that a full file system fails the allocation instead of a store into the mapping. */
 #ifndef H5G_SCRATCH_MEMORY_H
 #define H5G_SCRATCH_MEMORY_H
@@ -26,9 +26,15 @@ const char *h5g_scratch_dir(void);
  * `at` (a range the caller holds, which the mapping replaces), or where the kernel puts it
  * (NULL); released by munmap. An h5g status. */
 int h5g_scratch_map(size_t bytes, void *at, void **p);
-/* The same from the file at `path` (a run that can be resumed, src/resume.h): made anew, or with
- * `reuse` the one there, which must have `bytes` bytes (its contents kept). An h5g status. */
-int h5g_scratch_map_named(const char *path, size_t bytes, int reuse, void *at, void **p);
+/* The same for the file `path` names (a run that can be resumed, src/resume.h): with `reuse` the
+ * one there, which must have `bytes` bytes (its contents kept); else a new file of no name in
+ * path's directory, *fd left open on it for h5g_scratch_link (a file system without such files:
+ * made at path, *fd -1), so that a run killed before it records a state leaves none. An h5g
+ * status. */
+int h5g_scratch_map_named(const char *path, size_t bytes, int reuse, void *at, void **p, int *fd);
+/* Gives the file of no name open on `fd` the name `path` (replacing a file there), and closes
+ * fd. An h5g status. */
+int h5g_scratch_link(int fd, const char *path);
 /* The bytes an unprivileged writer may still write in `dir` (statvfs). An h5g status. */
 int h5g_scratch_free_bytes(const char *dir, uint64_t *free_bytes);
 /* Whether `dir` is on a file system kept in memory (tmpfs, ramfs: /dev/shm, often /tmp), where

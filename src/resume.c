@@ -471,6 +471,7 @@ int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h
                        .nruns = stage == H5G_RESUME_AT_MERGE ? nruns : 0,
                        .run_offsets = (uint64_t *)run_offsets};
   s.in_spare = kept_keys(&s) && d->sorted == d->spare;
+  CHECK(h5g_buffers_name_scratch(d->set)); /* a run killed before this left no files */
   for (int i = 0; i < H5G_BUFFER_COUNT; i++) {
     struct stat st;
     s.buffer_elems[i] = d->specs[i].n;

@@ -129,6 +129,10 @@ resumed() {
   [ "$rc" != 0 ] || die "$name: the run meant to be killed at $kill_at ended well"
   dir=$(ls -d "$SCRATCH"/.h5gsort-resume-* 2>/dev/null) ||
     die "$name: the killed run left no scratch directory to resume from"
+  # killed before any record: its buffers' files had no name yet
+  if [ "$how" = start ] && ls "$dir"/r*.b* >/dev/null 2>&1 && ! ls "$dir"/r*.runs "$dir"/r*.share >/dev/null 2>&1; then
+    die "$name: killed before a record, it left its buffers' files: $(ls "$dir")"
+  fi
   if [ "$how" = corrupt ]; then
     for f in "$dir"/r*.b*; do
       printf '\377' | dd of="$f" bs=1 seek=5 conv=notrunc status=none
