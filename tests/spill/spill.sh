@@ -114,7 +114,7 @@ case_features() {
 # earlier run's data is removed), "corrupt" (a byte of every buffer's file flipped between the
 # two: --resume notes the failed check and starts over), or "share_corrupt" (a byte of the
 # share's buffer flipped: it goes on from the runs). RESUME_RANKS runs the second on other
-# ranks. The output is the run in memory's, byte for byte; the scratch directory is left empty
+# ranks; LOSE_RANK removes that rank's files between the two (its node's scratch gone). The output is the run in memory's, byte for byte; the scratch directory is left empty
 # and no temporary file beside OUTPUT.
 resumed() {
   local p=$1 name=$2 kill_at=$3 how=$4 pattern="" mem=$WORK/out/$2.mem.h5 out=$WORK/out/$2.h5
@@ -133,6 +133,7 @@ resumed() {
   if [ "$how" = start ] && ls "$dir"/r*.b* >/dev/null 2>&1 && ! ls "$dir"/r*.runs "$dir"/r*.share >/dev/null 2>&1; then
     die "$name: killed before a record, it left its buffers' files: $(ls "$dir")"
   fi
+  [ -z "${LOSE_RANK:-}" ] || rm -f "$dir/r$LOSE_RANK".*
   if [ "$how" = corrupt ]; then
     for f in "$dir"/r*.b*; do
       printf '\377' | dd of="$f" bs=1 seek=5 conv=notrunc status=none
@@ -175,7 +176,8 @@ resumed() {
 # share is not the slice's extent); --verify, from the merge. Killed before the runs are recorded (as the merge begins), or
 # with its files corrupted, or resumed on another number of ranks or by another command, or run
 # again without --resume, it starts over; a share that fails its check leaves the runs to go on
-# from. An interrupt keeps what is recorded (and says where), else the scratch. Every output is
+# from; so does a rank whose files are gone (its node's scratch lost). An interrupt keeps what is
+# recorded (and says where), else the scratch. Every output is
 # the run in memory's. Two runs of one OUTPUT at once: the second stops, one line.
 case_resume() {
   for p in 1 3; do
@@ -198,6 +200,8 @@ case_resume() {
     --index-out /i
   resumed 3 without write-data without "$WORK/in.h5" -d /keys --backend cpu
   RESUME_RANKS=2 resumed 3 ranks write-data start "it was made on another number of ranks" \
+    "$WORK/in.h5" -d /keys --backend cpu
+  LOSE_RANK=1 resumed 3 lost write-data start "another rank's record does not match" \
     "$WORK/in.h5" -d /keys --backend cpu
   # another command to the same OUTPUT: the killed run's share is not taken for this one's
   local other=$WORK/out/other.h5 rc=0
