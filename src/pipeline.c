@@ -122,12 +122,17 @@ done:
 
 /* A spilling run records the sorted runs before their merge (src/resume.h), where the keys take
  * one pass (else the passes' order is part of the state) and the merge leaves the runs as they
- * are (one of a single call, within the backend's budget, writes over them). */
+ * are (one of a single call, within the backend's budget, writes over them). Every rank's merge
+ * must leave them so: the record is collective, and the merges' sizes differ between ranks. */
 static int record_runs(h5g_run *r, run_state *s, const uint64_t *offsets, size_t nruns) {
   int rc = H5G_OK;
-  if (!s->resume.eligible || (s->verdict.composed && s->verdict.layout.words > 1) || nruns < 2 ||
-      offsets[nruns] <= r->be->capacity(r->be, s->plan.ks.width, s->data.sorted_values != NULL))
-    goto done;
+  if (!s->resume.eligible || (s->verdict.composed && s->verdict.layout.words > 1) || nruns < 2)
+    goto done; /* the same on every rank */
+  int mine =
+      offsets[nruns] > r->be->capacity(r->be, s->plan.ks.width, s->data.sorted_values != NULL);
+  int every = 0;
+  CHECK_MPI(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, r->comm));
+  if (!every) goto done;
   STEP(r, H5G_PHASE_MERGE, h5g_resume_record(r, &s->plan, &s->resume, &s->data, &s->extent,
                                              H5G_RESUME_AT_MERGE, offsets, nruns));
   h5g_resume_recorded(&s->resume, H5G_RESUME_AT_MERGE);

@@ -316,22 +316,24 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   res->lock_fd = -1;
   /* every rank spills (the spill is each rank's own), its sorted keys in host buffers (not the
    * resident path's, which stay on the GPU until the write copies them back) */
-  int mine = plan->spills && plan->path != H5G_PATH_DEVICE_RESIDENT && !r->opt->counts &&
-             r->opt->argv;
-  CHECK_MPI(MPI_Allreduce(&mine, &res->eligible, 1, MPI_INT, MPI_MIN, r->comm));
-  if (!res->eligible) {
-    if (r->opt->resume && r->rank == 0 && !r->opt->quiet)
-      fprintf(stderr, "h5gsort: note: --resume: %s; sorting from the start\n",
-              !mine && !plan->spills ? "not every rank spills, and nothing of a run in memory is kept"
-                            : "a run whose slice stays on the GPU (one run, within its memory) "
-                              "or with --counts cannot be resumed yet");
-    goto done;
-  }
+  int agreed[2] = {plan->spills && plan->path != H5G_PATH_DEVICE_RESIDENT && !r->opt->counts &&
+                       r->opt->argv,
+                   !plan->spills};
+  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, r->comm));
+  res->eligible = agreed[0];
+  if (!res->eligible && r->opt->resume && r->rank == 0 && !r->opt->quiet)
+    fprintf(stderr, "h5gsort: note: --resume: %s; sorting from the start\n",
+            !plan->spills ? "not every rank spills, and nothing of a run in memory is kept"
+                          : "a run whose slice stays on the GPU (one run, within its memory) "
+                            "or with --counts cannot be resumed yet");
+  /* a spilling rank counted an earlier run's files of this OUTPUT as room (src/sizing.c): a run
+   * that keeps none of its own removes them all the same */
+  if (agreed[1]) goto done;
   CHECK(h5g_agree(r->comm, lock_files(r, res)));
-  CHECK(h5g_agree(r->comm, identity_of(r, v, plan, &res->id)));
+  if (res->eligible) CHECK(h5g_agree(r->comm, identity_of(r, v, plan, &res->id)));
   found = access(res->manifests[H5G_RESUME_AT_MERGE], F_OK) == 0 ||
           access(res->manifests[H5G_RESUME_AT_WRITE], F_OK) == 0;
-  if (r->opt->resume) held = stages_held(res, &why);
+  if (r->opt->resume && res->eligible) held = stages_held(res, &why);
   CHECK_MPI(MPI_Allreduce(&held, &res->usable, 1, MPI_UNSIGNED, MPI_BAND, r->comm));
   CHECK_MPI(MPI_Allreduce(&found, &any_found, 1, MPI_INT, MPI_MAX, r->comm));
   res->resuming = latest_stage(res->usable);
@@ -341,7 +343,7 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
                         res->resuming ? res->kept_line[res->resuming] : NULL);
   if (r->rank == 0) remove_other_ranks(res, r->size);
   if (res->resuming || r->rank != 0 || r->opt->quiet) goto done;
-  if (r->opt->resume)
+  if (r->opt->resume && res->eligible)
     fprintf(stderr, "h5gsort: note: --resume: nothing to go on from in %s (%s); sorting from the "
             "start\n", res->dir, held ? "another rank's record does not match" : why);
   else if (any_found)
@@ -496,7 +498,7 @@ void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded) {
     free(res->kept[stage].run_offsets);
     res->kept[stage].run_offsets = NULL;
   }
-  if (!res->eligible || res->lock_fd < 0) return; /* none, or not ours to touch */
+  if (res->lock_fd < 0) return; /* none, or not ours to touch */
   h5g_interrupt_scratch(NULL, NULL, NULL);
   if (succeeded || !res->recorded) {
     remove_files(res);

@@ -1,4 +1,4 @@
-/* A spilling run that can be resumed (issue 54 item 4): its host buffers are named files in a
+/* A spilling run that can be resumed (issue 54 item 4): its host buffers are scratch files in a
  * directory of their own under the scratch directory, ".h5gsort-resume-<hash of OUTPUT's path>",
  * and a manifest beside them records each of two states once it is there: the rank's sorted runs
  * before the merge (after the sort and the exchange), and its sorted share before the write
@@ -9,8 +9,9 @@
  * where all hold, goes on from it: from the write, or from the merge; anything that does not
  * match is discarded with a one-line note and the run starts over. The files go when the run
  * succeeds, and after a failure unless a state was recorded (a line then says where it is kept).
- * A lock on each rank's files keeps two runs of one OUTPUT apart. Built for the CPU backend's
- * path; a GPU's run and --counts take no checkpoint yet. */
+ * The files have no name until the first state is recorded. A lock on each rank's files keeps two
+ * runs of one OUTPUT apart; a spilling run that cannot be resumed (its slice resident on the GPU,
+ * or --counts) takes the lock too and removes an earlier run's files. */
 #ifndef H5G_RESUME_H
 #define H5G_RESUME_H
 
@@ -43,7 +44,7 @@ typedef struct {
 } h5g_resume_identity;
 
 typedef struct {
-  int eligible;               /* this run's buffers are named files and it records its states */
+  int eligible;               /* this run's buffers are its files here and it records its states */
   h5g_resume_stage resuming;  /* the state every rank goes on from (NONE: from the start) */
   h5g_resume_stage recorded;  /* the latest state of this run every rank holds (NONE: none) */
   unsigned usable;            /* the stages (bits) whose manifests match on every rank */

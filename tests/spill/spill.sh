@@ -101,6 +101,10 @@ case_features() {
     spilled "$p" "two$p" "$WORK/in.h5" -d /few -d /f8 --backend cpu --index-out /idx
     spilled "$p" "stable$p" "$WORK/in.h5" -d /few --stable --backend cpu
     spilled "$p" "top$p" "$WORK/in.h5" -d /keys --backend cpu --top 1000003
+    # the cut leaves the ranks merges of unlike sizes, within one backend call and beyond it:
+    # the runs are recorded by every rank or by none (one rank alone in the record hung)
+    spilled "$p" "top_uneven$p" "$WORK/in.h5" -d /keys --backend cpu --device-memory 8M \
+      --top 3145729
     spilled "$p" "unique$p" "$WORK/in.h5" -d /few --backend cpu --unique --counts /n
     # --verify reads the output back in pieces of 32 MiB, held in memory (src/verify_output.h)
     ROOM=$((120 * MIB)) spilled "$p" "verify$p" "$WORK/in.h5" -d /f8 --backend cpu --verify
@@ -118,7 +122,7 @@ case_features() {
 # and no temporary file beside OUTPUT.
 resumed() {
   local p=$1 name=$2 kill_at=$3 how=$4 pattern="" mem=$WORK/out/$2.mem.h5 out=$WORK/out/$2.h5
-  local rc=0 dir f
+  local rc=0 dir f b
   shift 4
   [ "$how" = "start" ] && { pattern=$1; shift; }
   local again=${RESUME_RANKS:-$p}
@@ -130,7 +134,8 @@ resumed() {
   dir=$(ls -d "$SCRATCH"/.h5gsort-resume-* 2>/dev/null) ||
     die "$name: the killed run left no scratch directory to resume from"
   # killed before any record: its buffers' files had no name yet
-  if [ "$how" = start ] && ls "$dir"/r*.b* >/dev/null 2>&1 && ! ls "$dir"/r*.runs "$dir"/r*.share >/dev/null 2>&1; then
+  if [ "$how" = start ] && compgen -G "$dir/r*.b*" >/dev/null &&
+    ! compgen -G "$dir/r*.runs" >/dev/null && ! compgen -G "$dir/r*.share" >/dev/null; then
     die "$name: killed before a record, it left its buffers' files: $(ls "$dir")"
   fi
   [ -z "${LOSE_RANK:-}" ] || rm -f "$dir/r$LOSE_RANK".*
@@ -215,6 +220,20 @@ case_resume() {
     "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "another command: exit $rc, no note"; }
   [ -z "$(ls -A "$SCRATCH")" ] || die "another command: scratch files left: $(ls -A "$SCRATCH")"
   same_output "$WORK/out/other.mem.h5" "$other"
+  # a spilling run that cannot be resumed (--counts) counted an earlier run's files of its OUTPUT
+  # as room: it removes them
+  local counted=$WORK/out/counted.h5
+  H5GSORT_TEST_KILL=write-data mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$counted" -d /few \
+    --backend cpu --host-memory $ROOM --scratch "$SCRATCH" >"$WORK/killed.log" 2>&1 &&
+    die "--counts after a kill: the run meant to be killed ended well"
+  compgen -G "$SCRATCH/.h5gsort-resume-*/r0.share" >/dev/null ||
+    { cat "$WORK/killed.log" >&2; die "--counts after a kill: the killed run kept no share"; }
+  sort_ok 1 "$WORK/in.h5" "$counted" -d /few --unique --counts /n --backend cpu \
+    --host-memory $ROOM --scratch "$SCRATCH"
+  grep -q "^h5gsort: spilling" "$WORK/last.log" &&
+    grep -q "^h5gsort: note: removed the sorted data an earlier run of this OUTPUT left" \
+      "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "--counts after a kill: no note"; }
+  [ -z "$(ls -A "$SCRATCH")" ] || die "--counts after a kill: scratch left: $(ls -A "$SCRATCH")"
   # an interrupt (SIGTERM to every rank, as scancel sends) after the runs or the share are
   # recorded keeps them and says where; --resume goes on from them. Before, the scratch goes with
   # the run.
