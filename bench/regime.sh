@@ -126,14 +126,19 @@ run_sort() { # BINARY LAUNCH FILE OPTIONS (with --resume: the same run killed fi
     H5GSORT_TEST_KILL=runs-kept "${launch[@]}" -x H5GSORT_TEST_KILL "$1" "$3" "$out" \
       ${4/--resume/} ${EXTRA:-} --force >/dev/null 2>&1 && { echo "not killed: $4" >&2; return 1; } ;;
   esac
+  local s
   # shellcheck disable=SC2086
-  timed "${launch[@]}" "$1" "$3" "$out" $4 ${EXTRA:-} --force
+  s=$(timed "${launch[@]}" "$1" "$3" "$out" $4 ${EXTRA:-} --force) || return 1
+  case $4 in *--resume*)
+    grep -q '^h5gsort: resuming' "$work/last.txt" || { echo "not resumed: $4" >&2; return 1; } ;;
+  esac
+  echo "$s"
 }
 
 echo "# bench/regime.sh on $( (nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo "no GPU") | head -1), $cores cores, $(date -u '+%Y-%m-%d %H:%M UTC'), 2^$log2 rows"
 echo
 echo "Whole processes, seconds: median of $repeats after a warm-up${BASE:+; base \`$BASE\` $base_repeats run(s) alternated}${EXTRA:+; every sort with \`$EXTRA\`}."
-size_of() { [ -e "$1" ] && du -h "$1" | cut -f1 || echo "not made"; }
+size_of() { [ -e "$1" ] && du -hL "$1" | cut -f1 || echo "not made"; }
 echo "Fastest raw copy (median) and cp (one run): of the whole input file. Particle file $(size_of "$particles"), table $(size_of "$table"), u4 $(size_of "$u4")."
 echo
 echo "| job | input | raw copy | cp | h5gsort | x raw |${BASE:+ base | base / h5gsort |} runs | phases (\`--report\`, one more run, s) |"
@@ -163,19 +168,21 @@ for row in $rows; do
   for i in $(seq "$repeats"); do
     raw+=("$(raw_copy "$file")")
     now+=("$(run_sort "$bin/h5gsort" "$launch" "$file" "$options")")
-    if [ -n "${BASE:-}" ] && [ "$i" -le "$base_repeats" ]; then
+    if [ -n "${BASE:-}" ] && [ "$i" -le "$base_repeats" ] && [ "${options/--resume/}" = "$options" ]; then
       base+=("$(run_sort "$BASE" "$launch" "$file" "$options")")
     fi
   done
   copied=$(timed cp "$file" "$work/cp.out")
   rm -f "$work/cp.out"
   mr=$(printf '%s\n' "${raw[@]}" | median) mn=$(printf '%s\n' "${now[@]}" | median)
-  line=$(printf '| %s | %s | %.3f | %.3f | %.3f | %.2f |' "$label" "$(du -h "$file" | cut -f1)" \
+  line=$(printf '| %s | %s | %.3f | %.3f | %.3f | %.2f |' "$label" "$(du -hL "$file" | cut -f1)" \
     "$mr" "$copied" "$mn" \
     "$(echo "$mn $mr" | awk '{print $1 / $2}')")
-  if [ -n "${BASE:-}" ]; then
+  if [ ${#base[@]} -gt 0 ]; then
     mb=$(printf '%s\n' "${base[@]}" | median)
     line+=$(printf ' %.3f | %.2f |' "$mb" "$(echo "$mb $mn" | awk '{print $1 / $2}')")
+  elif [ -n "${BASE:-}" ]; then
+    line+=" | |" # a resumed run's kill is the current binary's
   fi
   run_sort "$bin/h5gsort" "$launch" "$file" "$options --report $work/report.json" >/dev/null
   phases=$(python3 -c 'import json, sys

@@ -311,7 +311,7 @@ case_gpu() {
     resumed "$p" "gpu_merge$p" runs-kept runs "$WORK/in.h5" -d /f8 "${gpu[@]}" --index-out /i
     resumed "$p" "gpu_share$p" write-data share "$WORK/in.h5" -d /keys "${gpu[@]}" \
       --carry /vals,/few
-    resumed "$p" "gpu_unique$p" runs-kept runs "$WORK/in.h5" -d /keys "${gpu[@]}" --unique
+    resumed "$p" "gpu_unique$p" runs-kept runs "$WORK/in.h5" -d /f8 "${gpu[@]}" --unique
   done
   ROOM=$((640 * MIB)) resumed 3 gpu_verify runs-kept runs "$WORK/in.h5" -d /vals "${gpu[@]}" \
     --verify --index-out /i
