@@ -13,6 +13,9 @@
 #           keys, --top, --unique
 #   faults  a rank on the second host killed at the exchange and at the write: the job ends, no
 #           output or temporary file, the input untouched, and a rerun succeeds
+#   spill   every rank given less host memory than its share needs spills to scratch (issue 54)
+#           at 2+2 and 3+1 ranks, with carried data; a rank on the second host killed in the
+#           merge, then --resume goes on from the runs kept: the output of the run in memory
 # Skipped (exit 77) where network namespaces are not permitted.
 #   multinode.sh BIN_DIR "MPIEXEC ... -n" CASE
 BIN=$1
@@ -133,6 +136,40 @@ case_faults() {
       die "the rerun after a kill at $point did not sort"
     rm -f "$W/out.h5"
   done
+}
+
+case_spill() {
+  local MIB=$((1 << 20)) layout rc out=$W/spill.h5 scratch=$W/scratch
+  # a rank of 3M u4 keys given 84 MiB: above what it needs beside its data, below its share in
+  # memory (as tests/spill/spill.sh)
+  local room=$((84 * MIB)) n=12000000
+  mkdir -p "$scratch"
+  gen 2 "$W/in.h5" -d /k --count $n --type u4 --dist uniform --seed 3
+  gen 2 "$W/in.h5" -d /v --count $n --type f8 --dist uniform --seed 4 --append
+  for layout in 2+2 3+1; do
+    rm -f "$W/one.h5" "$out"
+    sort_ok 4 "$W/in.h5" "$W/one.h5" -d /k --carry /v --index-out /i
+    across "$layout" "$W/in.h5" "$out" -d /k --carry /v --index-out /i \
+      --host-memory $((${layout%+*} * room)) --scratch "$scratch"
+    grep -q "^h5gsort: spilling: 4 ranks of 4" "$W/across.log" ||
+      { cat "$W/across.log" >&2; die "$layout: not every rank spilled"; }
+    same_output "$W/one.h5" "$out" || die "$layout: the spilled run differs from one host's in memory"
+    [ -z "$(ls -A "$scratch")" ] || die "$layout: scratch left: $(ls -A "$scratch")"
+  done
+  # rank 3, on node2, killed in the merge after every rank recorded its runs
+  rm -f "$out"
+  rc=0
+  H5GSORT_TEST_KILL=merge-half:3 mn_mpirun 2+2 -x H5GSORT_TEST_KILL "$BIN/h5gsort" "$W/in.h5" \
+    "$out" -d /k --carry /v --index-out /i --host-memory $((2 * room)) --scratch "$scratch" \
+    >"$W/kill.log" 2>&1 || rc=$?
+  [ "$rc" -ne 0 ] || die "rank 3 (node2) killed in the merge: the job exited 0"
+  [ ! -e "$out" ] || die "rank 3 (node2) killed in the merge: OUTPUT exists"
+  across 2+2 "$W/in.h5" "$out" -d /k --carry /v --index-out /i --host-memory $((2 * room)) \
+    --scratch "$scratch" --resume
+  grep -q "^h5gsort: resuming: every rank's sorted runs, kept in $scratch/.h5gsort-resume-[0-9a-f]*, checked" \
+    "$W/across.log" || { cat "$W/kill.log" "$W/across.log" >&2; die "it did not resume at the merge"; }
+  same_output "$W/one.h5" "$out" || die "the resumed run differs from one host's in memory"
+  [ -z "$(ls -A "$scratch")" ] || die "the resumed run left scratch: $(ls -A "$scratch")"
 }
 
 "case_$CASE"
