@@ -197,6 +197,18 @@ case_resume() {
     resumed "$p" "merge$p" merge start "no record of sorted runs or of a sorted share" \
       "$WORK/in.h5" -d /keys --backend cpu
   done
+  # a kill in every other phase: before the runs are recorded the run starts over, after the
+  # share is it goes on from the write
+  local at
+  for at in read local_sort exchange; do
+    resumed 3 "at_$at" "$at" start "no record of sorted runs or of a sorted share" \
+      "$WORK/in.h5" -d /keys --backend cpu --carry /vals
+  done
+  for at in write carry; do
+    resumed 3 "at_$at" "$at" share "$WORK/in.h5" -d /keys --backend cpu --carry /vals
+  done
+  ROOM=$((120 * MIB)) resumed 3 at_verify verify share "$WORK/in.h5" -d /keys --backend cpu \
+    --verify
   # --verify checks against the input's checksum the record kept (pieces of 32 MiB in memory)
   ROOM=$((120 * MIB)) resumed 3 verify_merge merge-half runs "$WORK/in.h5" -d /vals --backend cpu \
     --verify --index-out /i
