@@ -18,7 +18,7 @@
 #include "mpi/agree.h"
 #include "src/interrupt.h"
 
-enum { MANIFEST_VERSION = 2 };
+enum { MANIFEST_VERSION = 3 };
 
 /* FNV-1a, 64 bits: names the directory and stands for the command in the manifest. */
 static uint64_t fnv(uint64_t h, const void *bytes, size_t n) {
@@ -64,13 +64,13 @@ static int write_manifest(const char *path, const char *tmp, const h5g_resume_id
     fprintf(f, " %" PRIu64 " %" PRIu64, s->buffer_elems[i], s->file_bytes[i]);
   fprintf(f, "\nh5gsort-resume %d\nstage %d\ncommand %" PRIu64 "\ninput %" PRIu64 " %" PRIu64
           " %lld %lld %lld\nranks %d %d\nshare %" PRIu64 " %" PRIu64 " %d %d\n"
-          "extent %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\nin_spare %d\n"
+          "extent %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\nin_spare %d %d\n"
           "checksums %" PRIu64 " %" PRIu64 " %" PRIu64 "\nruns %" PRIu64,
           MANIFEST_VERSION, (int)stage, id->command, id->device, id->inode, id->size,
           id->mtime_sec, id->mtime_nsec, id->ranks, id->rank, id->n, id->offset, id->width,
           id->records, s->extent.total, s->extent.out_offset, s->extent.out_n,
-          s->extent.out_total, s->in_spare, s->checksum_in, s->keys_sum, s->values_sum,
-          s->nruns);
+          s->extent.out_total, s->in_spare, s->values_are_counts, s->checksum_in, s->keys_sum,
+          s->values_sum, s->nruns);
   for (uint64_t j = 0; s->nruns && j <= s->nruns; j++) fprintf(f, " %" PRIu64, s->run_offsets[j]);
   fputc('\n', f);
   /* written whole before it is named: a kill leaves the old name or the new whole */
@@ -126,14 +126,15 @@ static int read_manifest(const char *path, const char (*files)[PATH_MAX + 64],
   fields += fscanf(f, "\nh5gsort-resume %d\nstage %d\ncommand %" SCNu64 "\ninput %" SCNu64
                       " %" SCNu64 " %lld %lld %lld\nranks %d %d\nshare %" SCNu64 " %" SCNu64
                       " %d %d\nextent %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
-                      "\nin_spare %d\nchecksums %" SCNu64 " %" SCNu64 " %" SCNu64
+                      "\nin_spare %d %d\nchecksums %" SCNu64 " %" SCNu64 " %" SCNu64
                       "\nruns %" SCNu64,
                       &version, &got_stage, &got.command, &got.device, &got.inode, &got.size,
                       &got.mtime_sec, &got.mtime_nsec, &got.ranks, &got.rank, &got.n, &got.offset,
                       &got.width, &got.records, &s->extent.total, &s->extent.out_offset,
-                      &s->extent.out_n, &s->extent.out_total, &s->in_spare, &s->checksum_in,
+                      &s->extent.out_n, &s->extent.out_total, &s->in_spare,
+                      &s->values_are_counts, &s->checksum_in,
                       &s->keys_sum, &s->values_sum, &s->nruns);
-  int offsets_hold = fields == 2 * H5G_BUFFER_COUNT + 23 && read_run_offsets(f, s);
+  int offsets_hold = fields == 2 * H5G_BUFFER_COUNT + 24 && read_run_offsets(f, s);
   fclose(f);
   if (!offsets_hold || version != MANIFEST_VERSION || got_stage != (int)stage ||
       (stage == H5G_RESUME_AT_MERGE) != (s->nruns > 0))
@@ -316,16 +317,17 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   res->lock_fd = -1;
   /* every rank spills (the spill is each rank's own), its sorted keys in host buffers (not the
    * resident path's, which stay on the GPU until the write copies them back) */
-  int agreed[2] = {plan->spills && plan->path != H5G_PATH_DEVICE_RESIDENT && !r->opt->counts &&
-                       r->opt->argv,
+  int agreed[2] = {plan->spills && plan->path != H5G_PATH_DEVICE_RESIDENT && r->opt->argv,
                    !plan->spills};
   CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, r->comm));
   res->eligible = agreed[0];
+  if (res->eligible)
+    res->records = 1u << H5G_RESUME_AT_MERGE | (r->opt->counts ? 0 : 1u << H5G_RESUME_AT_WRITE);
   if (!res->eligible && r->opt->resume && r->rank == 0 && !r->opt->quiet)
     fprintf(stderr, "h5gsort: note: --resume: %s; sorting from the start\n",
             !plan->spills ? "not every rank spills, and nothing of a run in memory is kept"
                           : "a run whose slice stays on the GPU (one run, within its memory) "
-                            "or with --counts cannot be resumed yet");
+                            "cannot be resumed yet");
   /* a spilling rank counted an earlier run's files of this OUTPUT as room (src/sizing.c): a run
    * that keeps none of its own removes them all the same */
   if (agreed[1]) goto done;
@@ -451,6 +453,7 @@ int h5g_resume_restore(h5g_run *r, const h5g_plan *plan, h5g_resume *res, h5g_da
   }
   const h5g_resume_kept *s = &res->kept[res->resuming];
   *e = s->extent;
+  d->values_are_counts = s->values_are_counts;
   r->metrics.checksum_in = s->checksum_in;
   res->recorded = res->resuming;
   h5g_interrupt_scratch(NULL, res->dir, res->kept_line[res->resuming]);
@@ -468,8 +471,9 @@ int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h
                       size_t nruns) {
   int rc = H5G_OK;
   uint64_t loaded = 0;
-  if (!res->eligible || res->resuming >= stage) goto done;
+  if (!(res->records & (1u << stage)) || res->resuming >= stage) goto done;
   h5g_resume_kept s = {.extent = *e, .checksum_in = r->metrics.checksum_in,
+                       .values_are_counts = d->values_are_counts,
                        .nruns = stage == H5G_RESUME_AT_MERGE ? nruns : 0,
                        .run_offsets = (uint64_t *)run_offsets};
   s.in_spare = kept_keys(&s) && d->sorted == d->spare;
@@ -488,7 +492,7 @@ done:
 }
 
 void h5g_resume_recorded(h5g_resume *res, h5g_resume_stage stage) {
-  if (!res->eligible || res->recorded >= stage) return;
+  if (!(res->records & (1u << stage)) || res->recorded >= stage) return;
   res->recorded = stage;
   h5g_interrupt_scratch(NULL, NULL, res->kept_line[stage]);
 }

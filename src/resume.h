@@ -9,9 +9,10 @@
  * where all hold, goes on from it: from the write, or from the merge; anything that does not
  * match is discarded with a one-line note and the run starts over. The files go when the run
  * succeeds, and after a failure unless a state was recorded (a line then says where it is kept).
+ * With --counts only the runs are recorded (the counts of the share lie in memory of their own).
  * The files have no name until the first state is recorded. A lock on each rank's files keeps two
- * runs of one OUTPUT apart; a spilling run that cannot be resumed (its slice resident on the GPU,
- * or --counts) takes the lock too and removes an earlier run's files. */
+ * runs of one OUTPUT apart; a spilling run that cannot be resumed (its slice resident on the GPU)
+ * takes the lock too and removes an earlier run's files. */
 #ifndef H5G_RESUME_H
 #define H5G_RESUME_H
 
@@ -29,6 +30,7 @@ typedef struct {
   uint64_t file_bytes[H5G_BUFFER_COUNT];   /* their files' sizes (0: none) */
   h5g_extent extent;
   int in_spare;                  /* the keys are in the spare buffers, not the slice's */
+  int values_are_counts;         /* --counts: the values are the runs' group sizes (unique.c) */
   uint64_t checksum_in;          /* of the input's keys, for --verify */
   uint64_t keys_sum, values_sum; /* of the keys recorded (and their values) */
   /* AT_MERGE: the runs [run_offsets[j], run_offsets[j + 1]) of the keys recorded; AT_WRITE: the
@@ -45,6 +47,7 @@ typedef struct {
 
 typedef struct {
   int eligible;               /* this run's buffers are its files here and it records its states */
+  unsigned records;           /* the stages (bits) it records: not the share with --counts */
   h5g_resume_stage resuming;  /* the state every rank goes on from (NONE: from the start) */
   h5g_resume_stage recorded;  /* the latest state of this run every rank holds (NONE: none) */
   unsigned usable;            /* the stages (bits) whose manifests match on every rank */

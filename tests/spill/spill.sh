@@ -194,6 +194,11 @@ case_resume() {
       --carry /vals,/few
     resumed "$p" "unique$p" write-data share "$WORK/in.h5" -d /few --backend cpu --unique
     resumed "$p" "unique_merge$p" merge-half runs "$WORK/in.h5" -d /keys --backend cpu --unique
+    # --counts records the runs alone: killed at the write, it goes on from the merge
+    resumed "$p" "counts_merge$p" merge-half runs "$WORK/in.h5" -d /keys --backend cpu --unique \
+      --counts /n
+    resumed "$p" "counts_write$p" write-data runs "$WORK/in.h5" -d /keys --backend cpu --unique \
+      --counts /n
     resumed "$p" "merge$p" merge start "no record of sorted runs or of a sorted share" \
       "$WORK/in.h5" -d /keys --backend cpu
   done
@@ -232,20 +237,6 @@ case_resume() {
     "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "another command: exit $rc, no note"; }
   [ -z "$(ls -A "$SCRATCH")" ] || die "another command: scratch files left: $(ls -A "$SCRATCH")"
   same_output "$WORK/out/other.mem.h5" "$other"
-  # a spilling run that cannot be resumed (--counts) counted an earlier run's files of its OUTPUT
-  # as room: it removes them
-  local counted=$WORK/out/counted.h5
-  H5GSORT_TEST_KILL=write-data mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$counted" -d /few \
-    --backend cpu --host-memory $ROOM --scratch "$SCRATCH" >"$WORK/killed.log" 2>&1 &&
-    die "--counts after a kill: the run meant to be killed ended well"
-  compgen -G "$SCRATCH/.h5gsort-resume-*/r0.share" >/dev/null ||
-    { cat "$WORK/killed.log" >&2; die "--counts after a kill: the killed run kept no share"; }
-  sort_ok 1 "$WORK/in.h5" "$counted" -d /few --unique --counts /n --backend cpu \
-    --host-memory $ROOM --scratch "$SCRATCH"
-  grep -q "^h5gsort: spilling" "$WORK/last.log" &&
-    grep -q "^h5gsort: note: removed the sorted data an earlier run of this OUTPUT left" \
-      "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "--counts after a kill: no note"; }
-  [ -z "$(ls -A "$SCRATCH")" ] || die "--counts after a kill: scratch left: $(ls -A "$SCRATCH")"
   # an interrupt (SIGTERM to every rank, as scancel sends) after the runs or the share are
   # recorded keeps them and says where; --resume goes on from them. Before, the scratch goes with
   # the run.
@@ -327,12 +318,22 @@ case_gpu() {
   done
   ROOM=$((640 * MIB)) resumed 3 gpu_verify runs-kept runs "$WORK/in.h5" -d /vals "${gpu[@]}" \
     --verify --index-out /i
+  # a resident slice cannot be resumed: it removes the files an earlier run of its OUTPUT kept
+  # (counted as room)
   sort_ok 1 "$WORK/in.h5" -d /keys --backend cuda "$WORK/out/resident.mem.h5"
+  H5GSORT_TEST_KILL=write-data mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/resident.h5" \
+    -d /keys "${gpu[@]}" --host-memory $ROOM --scratch "$SCRATCH" >"$WORK/killed.log" 2>&1 &&
+    die "a resident slice: the run meant to be killed ended well"
+  compgen -G "$SCRATCH/.h5gsort-resume-*/r0.share" >/dev/null ||
+    { cat "$WORK/killed.log" >&2; die "a resident slice: the killed run kept no share"; }
   sort_ok 1 "$WORK/in.h5" "$WORK/out/resident.h5" -d /keys --backend cuda --host-memory $ROOM \
     --scratch "$SCRATCH" --resume
   grep -q "^h5gsort: spilling" "$WORK/last.log" &&
-    grep -q "^h5gsort: note: --resume: a run whose slice stays on the GPU (one run, within its memory) or with --counts cannot be resumed yet; sorting from the start" \
-      "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "a resident slice: no note"; }
+    grep -q "^h5gsort: note: --resume: a run whose slice stays on the GPU (one run, within its memory) cannot be resumed yet; sorting from the start" \
+      "$WORK/last.log" &&
+    grep -q "^h5gsort: note: removed the sorted data an earlier run of this OUTPUT left" \
+      "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "a resident slice: no notes"; }
+  [ -z "$(ls -A "$SCRATCH")" ] || die "a resident slice: scratch left: $(ls -A "$SCRATCH")"
   same_output "$WORK/out/resident.mem.h5" "$WORK/out/resident.h5"
 }
 
