@@ -4,9 +4,10 @@
  * and drops them as memory runs short, and the sort's passes over them run mostly in order (the
  * read, the merges, the writes), one sorted run at a time in memory.
  * Each file has no name (O_TMPFILE, or unlinked as soon as it is open), so none is left behind
- * however the process ends (but those of the buffers a killed run can be resumed from, named in a
- * directory of their own once a state is recorded in them: src/resume.h), and its blocks are reserved where the file system can (fallocate),
- * so that a full file system fails the allocation instead of a store into the mapping. */
+ * however the process ends (but those of the buffers a killed run can be resumed from, named in
+ * a directory of their own once a state is recorded in them, or at once on a file system without
+ * O_TMPFILE: src/resume.h), and its blocks are reserved where the file system can (fallocate), so
+ * that a full file system fails the allocation instead of a store into the mapping. */
 #ifndef H5G_SCRATCH_MEMORY_H
 #define H5G_SCRATCH_MEMORY_H
 

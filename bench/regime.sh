@@ -166,8 +166,9 @@ for row in $rows; do
   raw_copy "$file" >/dev/null
   # a row the run refuses (a third of a streamed run's memory is below a CUDA rank's floor): its
   # error line in the table, the other rows go on
-  if ! run_sort "$bin/h5gsort" "$launch" "$file" "$options" >/dev/null 2>&1; then
-    echo "| $label | $(du -hL "$file" | cut -f1) | | | refused | |${BASE:+ | |} | $(grep -m1 '^h5gsort: error' "$work/last.txt") |"
+  if ! run_sort "$bin/h5gsort" "$launch" "$file" "$options" >/dev/null 2>"$work/refused.txt"; then
+    why=$(grep -m1 '^h5gsort: error' "$work/refused.txt" || head -1 "$work/refused.txt")
+    echo "| $label | $(du -hL "$file" | cut -f1) | | | refused | |${BASE:+ | |} | $why |"
     continue
   fi
   for i in $(seq "$repeats"); do

@@ -57,8 +57,9 @@ static int write_manifest(const char *path, const char *tmp, const h5g_resume_id
   int rc = H5G_OK;
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  int error = errno;
   if (!f && fd >= 0) close(fd);
-  if (!f) H5G_FAIL(H5G_ERR_RUNTIME, "cannot write %s: %s", tmp, strerror(errno));
+  if (!f) H5G_FAIL(H5G_ERR_RUNTIME, "cannot write %s: %s", tmp, strerror(error));
   fprintf(f, "buffers");
   for (int i = 0; i < H5G_BUFFER_COUNT; i++)
     fprintf(f, " %" PRIu64 " %" PRIu64, s->buffer_elems[i], s->file_bytes[i]);
@@ -76,8 +77,9 @@ static int write_manifest(const char *path, const char *tmp, const h5g_resume_id
   /* written whole before it is named: a kill leaves the old name or the new whole */
   int failed = ferror(f) | (fclose(f) != 0);
   if (failed || rename(tmp, path) != 0) {
+    error = errno;
     unlink(tmp);
-    H5G_FAIL(H5G_ERR_RUNTIME, "cannot write %s: %s", path, strerror(errno));
+    H5G_FAIL(H5G_ERR_RUNTIME, "cannot write %s: %s", path, strerror(error));
   }
 done:
   return rc;
@@ -317,28 +319,31 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   res->lock_fd = -1;
   /* every rank spills (the spill is each rank's own), its sorted keys in host buffers (not the
    * resident path's, which stay on the GPU until the write copies them back) */
-  int agreed[2] = {plan->spills && plan->path != H5G_PATH_DEVICE_RESIDENT && r->opt->argv,
-                   !plan->spills};
-  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, r->comm));
+  int agreed[3] = {plan->spills && plan->path != H5G_PATH_DEVICE_RESIDENT && r->opt->argv,
+                   plan->spills, !plan->spills};
+  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_INT, MPI_MIN, r->comm));
+  int every_rank_spills = agreed[1], none_spills = agreed[2];
   res->eligible = agreed[0];
   if (res->eligible)
     res->records = 1u << H5G_RESUME_AT_MERGE | (r->opt->counts ? 0 : 1u << H5G_RESUME_AT_WRITE);
   if (!res->eligible && r->opt->resume && r->rank == 0 && !r->opt->quiet)
     fprintf(stderr, "h5gsort: note: --resume: %s; sorting from the start\n",
-            !plan->spills ? "not every rank spills, and nothing of a run in memory is kept"
-                          : "a run whose slice stays on the GPU (one run, within its memory) "
-                            "cannot be resumed yet");
-  /* a spilling rank counted an earlier run's files of this OUTPUT as room (src/sizing.c): a run
-   * that keeps none of its own removes them all the same */
-  if (agreed[1]) goto done;
-  CHECK(h5g_agree(r->comm, lock_files(r, res)));
+            !every_rank_spills ? "not every rank spills, and nothing of a run in memory is kept"
+                               : "a run whose slice stays on the GPU (one run, within its "
+                                 "memory) cannot be resumed yet");
+  /* a spilling rank counted an earlier run's files of this OUTPUT in its directory as room
+   * (src/sizing.c): a run that keeps none of its own removes them all the same */
+  if (none_spills) goto done;
+  CHECK(h5g_agree(r->comm, plan->spills ? lock_files(r, res) : H5G_OK));
   if (res->eligible) CHECK(h5g_agree(r->comm, identity_of(r, v, plan, &res->id)));
-  found = access(res->manifests[H5G_RESUME_AT_MERGE], F_OK) == 0 ||
-          access(res->manifests[H5G_RESUME_AT_WRITE], F_OK) == 0;
+  found = plan->spills && (access(res->manifests[H5G_RESUME_AT_MERGE], F_OK) == 0 ||
+                           access(res->manifests[H5G_RESUME_AT_WRITE], F_OK) == 0);
   if (r->opt->resume && res->eligible) held = stages_held(res, &why);
   CHECK_MPI(MPI_Allreduce(&held, &res->usable, 1, MPI_UNSIGNED, MPI_BAND, r->comm));
   CHECK_MPI(MPI_Allreduce(&found, &any_found, 1, MPI_INT, MPI_MAX, r->comm));
   res->resuming = latest_stage(res->usable);
+  res->opened = 1; /* an earlier run's files are this run's from here: taken, or removed now */
+  if (!plan->spills) goto done; /* none of its own */
   if (!res->resuming) remove_files(res);
   /* an interrupt leaves the files only where they hold a state (a run resuming keeps them) */
   h5g_interrupt_scratch(res->resuming ? NULL : res->removable, res->dir,
@@ -350,7 +355,7 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
             "start\n", res->dir, held ? "another rank's record does not match" : why);
   else if (any_found)
     fprintf(stderr, "h5gsort: note: removed the sorted data an earlier run of this OUTPUT left "
-            "in %s (--resume goes on from it)\n", res->dir);
+            "in %s%s\n", res->dir, res->eligible ? " (--resume goes on from it)" : "");
 done:
   return rc;
 }
@@ -504,12 +509,15 @@ void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded) {
   }
   if (res->lock_fd < 0) return; /* none, or not ours to touch */
   h5g_interrupt_scratch(NULL, NULL, NULL);
-  if (succeeded || !res->recorded) {
+  /* a run that failed keeps what it recorded or was to go on from, and one that failed before
+   * its files were settled what an earlier run left */
+  h5g_resume_stage kept = res->recorded ? res->recorded : res->resuming;
+  if (res->opened && (succeeded || !kept)) {
     remove_files(res);
     unlink(res->lock);
     rmdir(res->dir); /* the last rank of its node to leave it */
-  } else if (r->rank == 0) {
-    fputs(res->kept_line[res->recorded], stderr);
+  } else if (r->rank == 0 && kept) {
+    fputs(res->kept_line[kept], stderr);
   }
   close(res->lock_fd);
   res->lock_fd = -1;

@@ -48,6 +48,7 @@ typedef struct {
 typedef struct {
   int eligible;               /* this run's buffers are its files here and it records its states */
   unsigned records;           /* the stages (bits) it records: not the share with --counts */
+  int opened;                 /* an earlier run's files taken or removed (spilling ranks) */
   h5g_resume_stage resuming;  /* the state every rank goes on from (NONE: from the start) */
   h5g_resume_stage recorded;  /* the latest state of this run every rank holds (NONE: none) */
   unsigned usable;            /* the stages (bits) whose manifests match on every rank */
@@ -66,8 +67,9 @@ typedef struct {
  * would free by going on from them or removing them. */
 uint64_t h5g_resume_kept_bytes(const h5g_options *opt, const char *scratch);
 /* Collective, after the spill is decided and before the buffers are made: whether this run can
- * be resumed; if so, this rank's files locked, and with --resume the ranks agree which states every
- * one has a manifest that matches (none: what an earlier run left is removed, with a note). */
+ * be resumed; where any rank spills, each spilling rank's files locked, and with --resume the
+ * ranks agree which states every one has a manifest that matches (none, or a run that cannot be
+ * resumed: what an earlier run left is removed, with a note). */
 int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_resume *res);
 /* The buffers' files (specs of h5g_plan_buffer_specs), reused when resuming, and then of the
  * sizes they were made with. */

@@ -225,6 +225,38 @@ case_resume() {
     "$WORK/in.h5" -d /keys --backend cpu
   LOSE_RANK=1 resumed 3 lost write-data start "another rank's record does not match" \
     "$WORK/in.h5" -d /keys --backend cpu
+  # one rank of two spills (rank 0 keeps the others' encoded chunks for the write): the rank in
+  # memory makes no scratch, and --resume says why it cannot go on
+  sort_ok 2 "$WORK/in.h5" -d /keys --backend cpu --compress gzip=1 "$WORK/out/mixed.mem.h5"
+  sort_ok 2 "$WORK/in.h5" "$WORK/out/mixed.h5" -d /keys --backend cpu --compress gzip=1 \
+    --host-memory 400M --scratch "$SCRATCH" --resume
+  grep -q "^h5gsort: spilling: 1 rank of 2 needs" "$WORK/last.log" &&
+    grep -q "^h5gsort: note: --resume: not every rank spills" "$WORK/last.log" ||
+    { cat "$WORK/last.log" >&2; die "one rank of two spilling: not the notes"; }
+  same_output "$WORK/out/mixed.mem.h5" "$WORK/out/mixed.h5"
+  [ -z "$(ls -A "$SCRATCH")" ] || die "one rank of two spilling: scratch left: $(ls -A "$SCRATCH")"
+  # a resume that fails before every rank holds its files (a rank's lock is a symlink) keeps
+  # every rank's record; the next goes on from them
+  local held=$WORK/out/held.h5 run_held dir
+  run_held=("$BIN/h5gsort" "$WORK/in.h5" "$held" -d /keys --backend cpu --host-memory $((2 * ROOM))
+            --scratch "$SCRATCH")
+  sort_ok 2 "$WORK/in.h5" -d /keys --backend cpu "$WORK/out/held.mem.h5"
+  H5GSORT_TEST_KILL=write-data mpirun 2 "${run_held[@]}" >"$WORK/killed.log" 2>&1 &&
+    die "a symlinked lock: the run meant to be killed ended well"
+  dir=$(ls -d "$SCRATCH"/.h5gsort-resume-*) || die "a symlinked lock: nothing kept"
+  rm -f "$dir/r1.lock"
+  ln -s "$WORK/nowhere" "$dir/r1.lock"
+  mpirun 2 "${run_held[@]}" --resume >"$WORK/last.log" 2>&1 &&
+    die "a symlinked lock: the resume ended well"
+  grep -q "^h5gsort: error: cannot make $dir/r1.lock" "$WORK/last.log" ||
+    { cat "$WORK/last.log" >&2; die "a symlinked lock: no error line"; }
+  [ -e "$dir/r0.share" ] && [ -e "$dir/r1.share" ] ||
+    die "a failed resume removed a record: $(ls -A "$dir")"
+  rm -f "$dir/r1.lock"
+  sort_ok 2 "${run_held[@]:1}" --resume
+  grep -q "^h5gsort: resuming: every rank's sorted share" "$WORK/last.log" ||
+    { cat "$WORK/last.log" >&2; die "a symlinked lock removed: it did not resume"; }
+  same_output "$WORK/out/held.mem.h5" "$held"
   # another command to the same OUTPUT: the killed run's share is not taken for this one's
   local other=$WORK/out/other.h5 rc=0
   sort_ok 1 "$WORK/in.h5" -d /keys --descending --backend cpu "$WORK/out/other.mem.h5"
