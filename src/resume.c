@@ -178,14 +178,20 @@ static void remove_files(const h5g_resume *res) {
   for (int i = 0; i < FILE_LOCK; i++) unlink(res->removable[i]);
 }
 
-/* Files of ranks this run does not have (an earlier run on more ranks, whose lock no live run
- * holds): removed by rank 0. */
-static void remove_other_ranks(const h5g_resume *res, int size) {
+/* Files in the directory whose lock no live run holds (every rank of this one holds its own by
+ * now): an earlier run's on more ranks, or, in a node's own scratch, of ranks now elsewhere.
+ * Counted as room (h5g_resume_kept_bytes); removed by every spilling rank. Not `rank`'s own: on
+ * NFS flock is a byte-range lock of the process, which its own second lock does not meet. */
+static void remove_unheld_ranks(const h5g_resume *res, int rank) {
   char path[PATH_MAX + 64];
-  for (int k = size;; k++) {
+  DIR *d = opendir(res->dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    int k = -1, end = 0;
+    if (sscanf(e->d_name, "r%d.lock%n", &k, &end) != 1 || e->d_name[end] || k < 0 || k == rank)
+      continue;
     rank_file(res->dir, k, FILE_LOCK, path, sizeof path);
     int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) break;
+    if (fd < 0) continue;
     int unheld = flock(fd, LOCK_EX | LOCK_NB) == 0;
     for (int kind = 0; unheld && kind < FILE_KIND_COUNT; kind++) {
       rank_file(res->dir, k, kind, path, sizeof path);
@@ -193,6 +199,7 @@ static void remove_other_ranks(const h5g_resume *res, int size) {
     }
     close(fd);
   }
+  if (d) closedir(d);
 }
 
 /* OUTPUT's directory under `scratch` (0: the path would be too long). */
@@ -348,7 +355,7 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   /* an interrupt leaves the files only where they hold a state (a run resuming keeps them) */
   h5g_interrupt_scratch(res->resuming ? NULL : res->removable, res->dir,
                         res->resuming ? res->kept_line[res->resuming] : NULL);
-  if (r->rank == 0) remove_other_ranks(res, r->size);
+  remove_unheld_ranks(res, r->rank);
   if (res->resuming || r->rank != 0 || r->opt->quiet) goto done;
   if (r->opt->resume && res->eligible)
     fprintf(stderr, "h5gsort: note: --resume: nothing to go on from in %s (%s); sorting from the "
