@@ -32,6 +32,7 @@ struct h5g_row_route {
   uint64_t *fetch_positions;
   const uint64_t *serve_rows; /* n_serve: the table rows served, grouped by the rank served */
   uint64_t *requested;        /* serve_rows when they came as requests (owned) */
+  h5g_shared_rows *shared;    /* the ranks' rows, each rank's in its segment: no requests */
 };
 
 static int parts_for(uint64_t n, int threads) {
@@ -99,6 +100,46 @@ static size_t group_of(const groups *o, uint64_t index) {
   while (g > 0 && o->begin[g] > index) g--;
   while (g + 1 < o->count && o->begin[g + 1] <= index) g++;
   return g;
+}
+
+/* With shared rows: dst[k] = row src_index[k] of the table, from the segment of the rank that
+ * holds it (an index past the table is skipped, and counted). */
+typedef struct {
+  const char *const *segments;
+  const groups *owners;
+  char *dst;
+  size_t row_bytes;
+  const uint64_t *src_index;
+  uint64_t n;
+  uint64_t skipped;
+} shared_copies;
+
+static const char *shared_row(const shared_copies *c, uint64_t index) {
+  size_t owner = group_of(c->owners, index);
+  uint64_t row = index - c->owners->begin[owner];
+  return row < c->owners->begin[owner + 1] - c->owners->begin[owner]
+             ? c->segments[owner] + row * c->row_bytes
+             : NULL;
+}
+
+static void copy_shared_part(void *arg, int part, int parts) {
+  shared_copies *c = arg;
+  size_t begin, end;
+  uint64_t skipped = 0;
+  h5g_share(c->n, part, parts, &begin, &end);
+  for (size_t k = begin; k < end; k++) {
+    if (k + PREFETCH_AHEAD < end) {
+      const char *ahead = shared_row(c, c->src_index[k + PREFETCH_AHEAD]);
+      if (ahead) __builtin_prefetch(ahead);
+    }
+    const char *row = shared_row(c, c->src_index[k]);
+    if (!row) {
+      skipped++;
+      continue;
+    }
+    memcpy(c->dst + k * c->row_bytes, row, c->row_bytes);
+  }
+  if (skipped) __atomic_fetch_add(&c->skipped, skipped, __ATOMIC_RELAXED);
 }
 
 /* The output rows grouped by the rank that holds their source row, in output order within a
@@ -206,14 +247,16 @@ static int check_served(h5g_row_route *rt) {
 }
 
 int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
-                       uint64_t n_total, int threads, h5g_row_route **route) {
+                       uint64_t n_total, int threads, h5g_shared_rows *shared,
+                       h5g_row_route **route) {
   int rc = H5G_OK;
   h5g_row_route *rt = NULL;
   uint64_t *counts = NULL, *requests = NULL;
   *route = NULL;
   int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
   CHECK(h5g_agree(comm, made));
-  if (rt->size == 1) goto made; /* every row is this rank's: nothing to request */
+  rt->shared = shared;
+  if (rt->size == 1 || shared) goto made; /* every row is this rank's to read: no requests */
   int size = rt->size;
   size_t stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
   int parts = grouping_parts(n_out, threads, stride);
@@ -250,10 +293,41 @@ done:
   return rc;
 }
 
+/* Collective: the move of a shared route, every row copied from the segment that holds it; the
+ * segments are not written again before every rank is done. */
+static int move_shared(h5g_row_route *rt, const void *local_rows, size_t row_bytes, void *out) {
+  int rc = H5G_OK;
+  CHECK(h5g_agree(rt->comm, local_rows == h5g_shared_rows_mine(rt->shared)
+                                ? H5G_OK
+                                : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                "internal error: rows moved from outside the "
+                                                "shared segment")));
+  CHECK(h5g_shared_rows_sync(rt->shared));
+  groups owners = {rt->tables, rt->tables[rt->size] ? (double)rt->size / (double)rt->tables[rt->size] : 0,
+                   (size_t)rt->size};
+  shared_copies copies = {h5g_shared_rows_segments(rt->shared), &owners, out, row_bytes,
+                          rt->src_index, rt->n_out, 0};
+  h5g_parallel(parts_for(rt->n_out, rt->threads), copy_shared_part, &copies);
+  int copied = h5g_agree(rt->comm, copies.skipped == 0
+                                       ? H5G_OK
+                                       : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                       "internal error: %llu row indices past "
+                                                       "the table",
+                                                       (unsigned long long)copies.skipped));
+  CHECK(h5g_shared_rows_sync(rt->shared));
+  rc = copied;
+done:
+  return rc;
+}
+
 int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_bytes, void *out) {
   int rc = H5G_OK;
   char *moving = NULL; /* the rows served, then those fetched */
   if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
+  if (rt->shared) {
+    rc = move_shared(rt, local_rows, row_bytes, out);
+    goto done;
+  }
   /* this rank's own rows in place */
   row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
                       rt->n_out, 0};
@@ -301,7 +375,7 @@ int h5g_gather_rows(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                     int threads) {
   int rc = H5G_OK;
   h5g_row_route *route = NULL;
-  CHECK(h5g_row_route_make(comm, src_index, n_out, n_total, threads, &route));
+  CHECK(h5g_row_route_make(comm, src_index, n_out, n_total, threads, NULL, &route));
   CHECK(h5g_row_route_move(route, local_rows, row_bytes, out));
 done:
   h5g_row_route_free(route);
