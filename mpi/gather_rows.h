@@ -18,7 +18,8 @@ typedef struct h5g_row_route h5g_row_route;
 /* Collective. `src_index` is borrowed: it must stay unchanged while the route lives. The copies
  * and the grouping of requests take up to `threads` threads, the caller's one of them. With
  * `shared` (every rank's or none's: mpi/shared_rows.h, borrowed) the tables' rows lie in its
- * segments, which every rank reads: no requests, and each move copies every row once. */
+ * segments: a rank copies the rows its node's ranks hold straight from their segments, and
+ * requests only the others (none where the ranks share one node). */
 int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                        uint64_t n_total, int threads, h5g_shared_rows *shared,
                        h5g_row_route **route);

@@ -16,7 +16,7 @@
 struct h5g_shared_rows {
   MPI_Comm node;
   MPI_Win win;
-  int locked;
+  int locked, everyone;
   void *mine;
   const char **segments;
 };
@@ -35,6 +35,7 @@ int h5g_shared_rows_make(MPI_Comm comm, size_t bytes, int wants, int ranks_on_no
                          h5g_shared_rows **shared) {
   int rc = H5G_OK, size = 0, node_size = 0, rank = 0;
   h5g_shared_rows *s = NULL;
+  int *node_ranks = NULL;
   *shared = NULL;
   CHECK_MPI(MPI_Comm_size(comm, &size));
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
@@ -46,28 +47,33 @@ int h5g_shared_rows_make(MPI_Comm comm, size_t bytes, int wants, int ranks_on_no
     s->segments = calloc((size_t)size, sizeof *s->segments);
   }
   CHECK(h5g_agree_alloc(comm, s && s->segments, sizeof *s + (size_t)size * sizeof *s->segments));
+  /* the node's ranks in comm's order (split_type keyed by rank) */
   CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &s->node));
   CHECK_MPI(MPI_Comm_size(s->node, &node_size));
-  uint64_t total = bytes;
-  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, comm));
-  int usable = wants && node_size == size && room_for(total); /* one node: the same memory on every rank */
-  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, comm));
-  if (!usable) goto done;
-  /* its ranks in comm's order (split_type keyed by rank), so rank r's segment is r's */
+  uint64_t node_total = bytes;
+  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &node_total, 1, MPI_UINT64_T, MPI_SUM, s->node));
+  node_ranks = malloc((size_t)node_size * sizeof *node_ranks);
+  /* every rank wants it and its node has the room; some node has several ranks */
+  int usable[2] = {wants && room_for(node_total) && node_ranks, node_size > 1 ? 0 : 1};
+  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, usable, 2, MPI_INT, MPI_MIN, comm));
+  if (!usable[0] || usable[1]) goto done;
+  CHECK_MPI(MPI_Allgather(&rank, 1, MPI_INT, node_ranks, 1, MPI_INT, s->node));
+  s->everyone = node_size == size;
   CHECK_MPI(MPI_Win_allocate_shared((MPI_Aint)bytes, 1, MPI_INFO_NULL, s->node, &s->mine, &s->win));
   CHECK_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win));
   s->locked = 1;
-  for (int r = 0; r < size; r++) {
+  for (int j = 0; j < node_size; j++) {
     MPI_Aint segment_bytes = 0;
     int unit = 0;
     void *base = NULL;
-    CHECK_MPI(MPI_Win_shared_query(s->win, r, &segment_bytes, &unit, &base));
-    s->segments[r] = base;
+    CHECK_MPI(MPI_Win_shared_query(s->win, j, &segment_bytes, &unit, &base));
+    s->segments[node_ranks[j]] = base;
   }
   h5g_make_resident(s->mine, bytes, ranks_on_node);
   *shared = s;
   s = NULL;
 done:
+  free(node_ranks);
   h5g_shared_rows_free(s);
   return rc;
 }
@@ -75,6 +81,8 @@ done:
 void *h5g_shared_rows_mine(const h5g_shared_rows *s) { return s->mine; }
 
 const char *const *h5g_shared_rows_segments(const h5g_shared_rows *s) { return s->segments; }
+
+int h5g_shared_rows_everyone(const h5g_shared_rows *s) { return s->everyone; }
 
 int h5g_shared_rows_sync(h5g_shared_rows *s) {
   int rc = H5G_OK;
