@@ -17,13 +17,17 @@
 # and carried dataset in memory; a file of 2^U4_LOG2 rows of both), u4_ooc_spill out of core
 # (--device-memory OOC) as well, and u4_resume that run killed once its sorted runs are recorded
 # (H5GSORT_TEST_KILL=runs-kept, untimed) and timed as it goes on with --resume.
+# Rows wide and wide_np: a wider table at the size the tool is for, h5gsort-gen's compound {row
+# u8, det u2, name S5, key u8, x f8} (31 bytes, packed) of WIDE_COUNT rows (554,000,000: 17.2 GB),
+# sorted by --key-field key on 1 rank and on RANKS ranks.
 # Rows u4, u4_np, u4_ooc and u4_verify (issue 53): 2^U4_LOG2 uniform u4 keys (h5gsort-gen) on 1
 # rank, on RANKS ranks, out of core (--device-memory OOC) and with --verify. Every row has `cp`
 # of its input file (one run) beside the raw copy.
 # EXTRA: options added to every sort (e.g. --verify, or --device-memory 8G for out of core).
 #   bench/regime.sh [WORKDIR]   env: BIN (build/bin), LOG2 (28), RANKS (4), REPEATS (3),
 #                               BASE (none), BASE_REPEATS (1), ROWS (all: the rows to run), PY (0),
-#                               EXTRA (none), U4_LOG2 (30), OOC (2G), SCRATCH ($work/scratch)
+#                               EXTRA (none), U4_LOG2 (30), OOC (2G), SCRATCH ($work/scratch),
+#                               WIDE_COUNT (554000000)
 set -euo pipefail
 work=${1:-/tmp/h5gsort-regime}
 bin=${BIN:-build/bin}
@@ -31,7 +35,7 @@ log2=${LOG2:-28}
 ranks=${RANKS:-4}
 repeats=${REPEATS:-3}
 base_repeats=${BASE_REPEATS:-1}
-rows=" ${ROWS:-carry carry_np table table_np keys index keys_np spill spill_np u4 u4_np u4_ooc u4_verify u4_spill u4_spill_np u4c u4c_spill u4_ooc_spill u4_resume} "
+rows=" ${ROWS:-carry carry_np table table_np keys index keys_np spill spill_np wide wide_np u4 u4_np u4_ooc u4_verify u4_spill u4_spill_np u4c u4c_spill u4_ooc_spill u4_resume} "
 u4_log2=${U4_LOG2:-30}
 cores=$(nproc)
 mpirun=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x PATH)
@@ -41,6 +45,8 @@ many=("${mpirun[@]}" -np "$ranks" --map-by "slot:PE=$pe" --bind-to core)
 mkdir -p "$work"
 particles=$work/particles_$log2.h5 table=$work/table_$log2.h5 out=$work/out.h5
 u4=$work/u4_$u4_log2.h5 u4c=$work/u4c_$u4_log2.h5
+wide_count=${WIDE_COUNT:-554000000}
+wide=$work/wide_$wide_count.h5
 scratch=${SCRATCH:-$work/scratch}
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
@@ -85,12 +91,16 @@ case $rows in *" u4_"* | *" u4 "*)
   [ -e "$u4" ] || "${one[@]}" "$bin/h5gsort-gen" "$u4" -d /k --count $((1 << u4_log2)) --type u4 \
     --seed 53 >/dev/null ;;
 esac
+case $rows in *" wide"*)
+  [ -e "$wide" ] || "${mpirun[@]}" -np 8 --bind-to none "$bin/h5gsort-gen" "$wide" -d /t \
+    --count "$wide_count" --type u8 --table --seed 7 >/dev/null ;;
+esac
 case $rows in *" u4c"*)
   [ -e "$u4c" ] || { "${one[@]}" "$bin/h5gsort-gen" "$u4c" -d /k --count $((1 << u4_log2)) \
     --type u4 --seed 53 && "${one[@]}" "$bin/h5gsort-gen" "$u4c" --append -d /v \
     --count $((1 << u4_log2)) --type u8 --seed 54; } >/dev/null ;;
 esac
-for f in "$particles" "$table" "$u4" "$u4c"; do [ ! -e "$f" ] || cat "$f" >/dev/null; done # into the page cache
+for f in "$particles" "$table" "$wide" "$u4" "$u4c"; do [ ! -e "$f" ] || cat "$f" >/dev/null; done # into the page cache
 
 # ROW -> "LABEL|FILE|LAUNCH|OPTIONS" (LAUNCH: one or many)
 spec() {
@@ -100,6 +110,8 @@ spec() {
     carry_np) echo "id + x, y, z carried, $ranks ranks|$particles|many|$carry" ;;
     table) echo "table by --key-field id, 1 rank|$table|one|-d /particles --key-field id" ;;
     table_np) echo "table by --key-field id, $ranks ranks|$table|many|-d /particles --key-field id" ;;
+    wide) echo "table of 31-byte rows by --key-field key, 1 rank|$wide|one|-d /t --key-field key" ;;
+    wide_np) echo "table of 31-byte rows by --key-field key, $ranks ranks|$wide|many|-d /t --key-field key" ;;
     keys) echo "u8 id alone, 1 rank|$particles|one|-d /particles/id" ;;
     index) echo "u8 id --index-out, 1 rank|$particles|one|-d /particles/id --index-out /index" ;;
     keys_np) echo "u8 id alone, $ranks ranks|$particles|many|-d /particles/id" ;;
@@ -139,7 +151,7 @@ echo "# bench/regime.sh on $( (nvidia-smi --query-gpu=name --format=csv,noheader
 echo
 echo "Whole processes, seconds: median of $repeats after a warm-up${BASE:+; base \`$BASE\` $base_repeats run(s) alternated}${EXTRA:+; every sort with \`$EXTRA\`}."
 size_of() { [ -e "$1" ] && du -hL "$1" | cut -f1 || echo "not made"; }
-echo "Fastest raw copy (median) and cp (one run): of the whole input file. Particle file $(size_of "$particles"), table $(size_of "$table"), u4 $(size_of "$u4")."
+echo "Fastest raw copy (median) and cp (one run): of the whole input file. Particle file $(size_of "$particles"), table $(size_of "$table"), wide table $(size_of "$wide"), u4 $(size_of "$u4")."
 echo
 echo "| job | input | raw copy | cp | h5gsort | x raw |${BASE:+ base | base / h5gsort |} runs | phases (\`--report\`, one more run, s) |"
 echo "|---|---:|---:|---:|---:|---:|${BASE:+---:|---:|}---|---|"
