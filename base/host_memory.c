@@ -137,10 +137,6 @@ done:
   return rc;
 }
 
-void h5g_make_resident(void *p, size_t bytes, int ranks_on_node) {
-  if (p && bytes) touch_in_parallel(p, bytes, touch_threads(ranks_on_node));
-}
-
 int h5g_untouched_alloc(size_t bytes, void **p) { return huge_page_alloc(bytes, HUGE_PAGE, 0, NULL, 0, p, NULL); }
 
 void h5g_resident_free(void *p, size_t bytes) { huge_page_free(p, bytes); }

@@ -30,9 +30,6 @@ int h5g_resident_alloc(size_t bytes, int ranks_on_node, void **p);
  * Anonymous memory even while the run spills (as malloc's would be): a transient buffer of a
  * read, not one of the buffers that spill. */
 int h5g_untouched_alloc(size_t bytes, void **p);
-/* Makes [p, p + bytes) resident as h5g_resident_alloc does its buffers (memory mapped elsewhere:
- * a window shared by the node's ranks). */
-void h5g_make_resident(void *p, size_t bytes, int ranks_on_node);
 /* Releases what h5g_resident_alloc or h5g_untouched_alloc made of `bytes` (safe with NULL). */
 void h5g_resident_free(void *p, size_t bytes);
 

@@ -32,12 +32,6 @@ struct h5g_row_route {
   uint64_t *fetch_positions;
   const uint64_t *serve_rows; /* n_serve: the table rows served, grouped by the rank served */
   uint64_t *requested;        /* serve_rows when they came as requests (owned) */
-  /* With shared rows (mpi/shared_rows.h) this node's ranks' segments, which it reads, and
-   * `everyone` where they are every rank's (no requests at all); else its own rows alone, set by
-   * each move. Indexed by rank; NULL: rows fetched by request. */
-  h5g_shared_rows *shared;
-  const char **sources;
-  int rank, everyone;
 };
 
 static int parts_for(uint64_t n, int threads) {
@@ -107,51 +101,10 @@ static size_t group_of(const groups *o, uint64_t index) {
   return g;
 }
 
-/* dst[k] = row src_index[k] of the table, for k < n, where the rank that holds it is one this
- * rank reads (sources[owner]); any other is fetched, skipped here and counted. */
-typedef struct {
-  const char *const *sources;
-  const groups *owners;
-  char *dst;
-  size_t row_bytes;
-  const uint64_t *src_index;
-  uint64_t n;
-  uint64_t skipped;
-} readable_copies;
-
-static const char *readable_row(const readable_copies *c, uint64_t index) {
-  size_t owner = group_of(c->owners, index);
-  uint64_t row = index - c->owners->begin[owner];
-  const char *source = c->sources[owner];
-  return source && row < c->owners->begin[owner + 1] - c->owners->begin[owner]
-             ? source + row * c->row_bytes
-             : NULL;
-}
-
-static void copy_readable_part(void *arg, int part, int parts) {
-  readable_copies *c = arg;
-  size_t begin, end;
-  uint64_t skipped = 0;
-  h5g_share(c->n, part, parts, &begin, &end);
-  for (size_t k = begin; k < end; k++) {
-    if (k + PREFETCH_AHEAD < end) {
-      const char *ahead = readable_row(c, c->src_index[k + PREFETCH_AHEAD]);
-      if (ahead) __builtin_prefetch(ahead);
-    }
-    const char *row = readable_row(c, c->src_index[k]);
-    if (!row) {
-      skipped++;
-      continue;
-    }
-    memcpy(c->dst + k * c->row_bytes, row, c->row_bytes);
-  }
-  if (skipped) __atomic_fetch_add(&c->skipped, skipped, __ATOMIC_RELAXED);
-}
-
 /* The output rows grouped by the rank that holds their source row, in output order within a
  * group, by several parts: a first pass counts each part's rows of each group (`filling` 0), a
  * second one, from each part's cursors, fills in their positions (and with `requests` their
- * source rows). Rows this rank reads itself are skipped (copied in place). */
+ * source rows). Rows of this rank's own share are skipped (copied in place). */
 typedef struct {
   const h5g_row_route *route;
   const groups *groups;
@@ -169,9 +122,8 @@ static void group_part(void *arg, int part, int parts) {
   h5g_share(rt->n_out, part, parts, &begin, &end);
   for (size_t i = begin; i < end; i++) {
     uint64_t index = rt->src_index[i];
-    size_t owner = group_of(g->groups, index);
-    if (rt->shared ? rt->sources[owner] != NULL : owner == (size_t)rt->rank) continue;
-    uint64_t slot = mine[owner]++;
+    if (index - rt->first < rt->mine) continue;
+    uint64_t slot = mine[group_of(g->groups, index)]++;
     if (g->filling) {
       if (g->requests) g->requests[slot] = index;
       g->positions[slot] = i;
@@ -223,12 +175,9 @@ static int route_new(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out, u
   tables = calloc(3 * (size_t)size + 1, sizeof(uint64_t));
   CHECK_ALLOC(rt, sizeof *rt);
   CHECK_ALLOC(tables, (3 * (size_t)size + 1) * sizeof(uint64_t));
-  rt->sources = calloc((size_t)size, sizeof *rt->sources);
-  CHECK_ALLOC(rt->sources, (size_t)size * sizeof *rt->sources);
   for (int r = 0; r <= size; r++) tables[r] = h5g_share_begin((uint64_t)r, n_total, (uint64_t)size);
   rt->comm = comm;
   rt->size = size;
-  rt->rank = rank;
   rt->threads = threads;
   rt->src_index = src_index;
   rt->n_out = n_out;
@@ -257,20 +206,14 @@ static int check_served(h5g_row_route *rt) {
 }
 
 int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
-                       uint64_t n_total, int threads, h5g_shared_rows *shared,
-                       h5g_row_route **route) {
+                       uint64_t n_total, int threads, h5g_row_route **route) {
   int rc = H5G_OK;
   h5g_row_route *rt = NULL;
   uint64_t *counts = NULL, *requests = NULL;
   *route = NULL;
   int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
   CHECK(h5g_agree(comm, made));
-  rt->shared = shared;
-  if (shared) {
-    memcpy(rt->sources, h5g_shared_rows_segments(shared), (size_t)rt->size * sizeof *rt->sources);
-    rt->everyone = h5g_shared_rows_everyone(shared);
-  }
-  if (rt->size == 1 || rt->everyone) goto made; /* every row is this rank's to read */
+  if (rt->size == 1) goto made; /* every row is this rank's: nothing to request */
   int size = rt->size;
   size_t stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
   int parts = grouping_parts(n_out, threads, stride);
@@ -311,43 +254,29 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   int rc = H5G_OK;
   char *moving = NULL; /* the rows served, then those fetched */
   if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
-  if (rt->shared) { /* the node's rows written by its ranks: seen by all */
-    CHECK(h5g_agree(rt->comm, local_rows == h5g_shared_rows_mine(rt->shared)
-                                  ? H5G_OK
-                                  : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                                  "internal error: rows moved from outside "
-                                                  "the shared segment")));
-    CHECK(h5g_shared_rows_sync(rt->shared));
-  } else {
-    rt->sources[rt->rank] = local_rows;
-  }
-  /* the rows this rank reads, in place; the others are the ones it fetches: any other is an
-   * index past the table */
-  groups owners = {rt->tables, rt->tables[rt->size] ? (double)rt->size / (double)rt->tables[rt->size] : 0,
-                   (size_t)rt->size};
-  readable_copies readable = {rt->sources, &owners, out, row_bytes, rt->src_index, rt->n_out, 0};
-  h5g_parallel(parts_for(rt->n_out, rt->threads), copy_readable_part, &readable);
-  CHECK(h5g_agree(rt->comm, readable.skipped == rt->n_fetch
+  /* this rank's own rows in place */
+  row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
+                      rt->n_out, 0};
+  copy_rows(&local, rt->threads);
+  /* the rows not this rank's are the ones it fetches: any other is an index past the table */
+  CHECK(h5g_agree(rt->comm, local.skipped == rt->n_fetch
                                 ? H5G_OK
                                 : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
                                                 "internal error: %llu row indices past the table",
-                                                (unsigned long long)(readable.skipped - rt->n_fetch))));
-  if (rt->size > 1 && !rt->everyone) {
-    /* made for each move and freed after it: the carry's writes that follow have its memory */
-    size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
-    moving = h5g_bulk_alloc(bytes);
-    CHECK(h5g_agree_alloc(rt->comm, moving != NULL, bytes));
-    char *served = moving, *fetched = moving + rt->n_serve * row_bytes;
-    row_copies serve = {local_rows, served, row_bytes, rt->serve_rows, NULL, rt->first, rt->mine,
-                        rt->n_serve, 0};
-    copy_rows(&serve, rt->threads);
-    CHECK(h5g_exchange(rt->comm, served, rt->serve_counts, fetched, rt->fetch_counts, row_bytes));
-    row_copies place = {fetched, out, row_bytes, NULL, rt->fetch_positions, 0, rt->n_fetch,
-                        rt->n_fetch, 0};
-    copy_rows(&place, rt->threads);
-  }
-  /* no rank writes its rows again before the node's ranks have read them */
-  if (rt->shared) CHECK(h5g_shared_rows_sync(rt->shared));
+                                                (unsigned long long)(local.skipped - rt->n_fetch))));
+  if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
+  /* made for each move and freed after it: the carry's writes that follow have its memory */
+  size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
+  moving = h5g_bulk_alloc(bytes);
+  CHECK(h5g_agree_alloc(rt->comm, moving != NULL, bytes));
+  char *served = moving, *fetched = moving + rt->n_serve * row_bytes;
+  row_copies serve = {local_rows, served, row_bytes, rt->serve_rows, NULL, rt->first, rt->mine,
+                      rt->n_serve, 0};
+  copy_rows(&serve, rt->threads);
+  CHECK(h5g_exchange(rt->comm, served, rt->serve_counts, fetched, rt->fetch_counts, row_bytes));
+  row_copies place = {fetched, out, row_bytes, NULL, rt->fetch_positions, 0, rt->n_fetch,
+                      rt->n_fetch, 0};
+  copy_rows(&place, rt->threads);
 done:
   h5g_bulk_free(moving);
   return rc;
@@ -362,7 +291,6 @@ uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t 
 void h5g_row_route_free(h5g_row_route *rt) {
   if (!rt) return;
   free(rt->tables);
-  free(rt->sources);
   h5g_bulk_free(rt->fetch_positions);
   h5g_bulk_free(rt->requested);
   free(rt);
@@ -373,7 +301,7 @@ int h5g_gather_rows(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                     int threads) {
   int rc = H5G_OK;
   h5g_row_route *route = NULL;
-  CHECK(h5g_row_route_make(comm, src_index, n_out, n_total, threads, NULL, &route));
+  CHECK(h5g_row_route_make(comm, src_index, n_out, n_total, threads, &route));
   CHECK(h5g_row_route_move(route, local_rows, row_bytes, out));
 done:
   h5g_row_route_free(route);

@@ -6,8 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mpi/shared_rows.h"
-
 /* A table of n_total rows is spread over the ranks, rank r holding rows [r*N/P, (r+1)*N/P)
  * (h5g_share_begin). A route says, for `n_out` rows of this rank's output, which table row each
  * receives (src_index[i] for output row i): made once, it moves any number of tables of that
@@ -16,16 +14,11 @@
 typedef struct h5g_row_route h5g_row_route;
 
 /* Collective. `src_index` is borrowed: it must stay unchanged while the route lives. The copies
- * and the grouping of requests take up to `threads` threads, the caller's one of them. With
- * `shared` (every rank's or none's: mpi/shared_rows.h, borrowed) the tables' rows lie in its
- * segments: a rank copies the rows its node's ranks hold straight from their segments, and
- * requests only the others (none where the ranks share one node). */
+ * and the grouping of requests take up to `threads` threads, the caller's one of them. */
 int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
-                       uint64_t n_total, int threads, h5g_shared_rows *shared,
-                       h5g_row_route **route);
+                       uint64_t n_total, int threads, h5g_row_route **route);
 /* Collective: row i of `out` (i < n_out) receives row src_index[i] of the table whose rows this
- * rank holds in `local_rows` (row_bytes each, the same on every rank; with a shared route, the
- * start of this rank's segment). */
+ * rank holds in `local_rows` (row_bytes each, the same on every rank). */
 int h5g_row_route_move(h5g_row_route *route, const void *local_rows, size_t row_bytes, void *out);
 /* Bytes a route and one move of rows of row_bytes may take beyond the tables, for n_local rows
  * held and n_out received on a rank of `size` (an upper bound: every row from another rank). */

@@ -74,8 +74,8 @@ const h5g_manual_item h5g_about_environment[] = {
     {"H5GSORT_TIMELINE=FILE",
      "rank 0 appends one line per mark of the whole process, name epoch_seconds (wall clock), "
      "once MPI is finalized: main, mpi_init, mpi_init_done, phase:NAME as each phase begins, "
-     "gpu_context_ready, carry_buffers, carry_route (carry_route_shared where the node's ranks "
-     "read each other's rows), carry_read, carry_moved, carry_written (the carry), report_written, commit_done, pipeline_done, mpi_finalize, "
+     "gpu_context_ready, carry_buffers, carry_route, carry_read, carry_moved, carry_written "
+     "(the carry), report_written, commit_done, pipeline_done, mpi_finalize, "
      "mpi_finalize_done, exit. A file that cannot be written, or that names INPUT or OUTPUT, "
      "is a warning, not a failure."},
     {"H5GSORT_IO_PIECE_BYTES=N",

@@ -11,7 +11,6 @@
 #include "base/parallel.h"
 #include "mpi/agree.h"
 #include "mpi/gather_rows.h"
-#include "mpi/shared_rows.h"
 #include "src/carry.h"
 #include "src/timeline.h"
 
@@ -31,9 +30,6 @@ typedef struct {
   void *buf[2];
   size_t buf_bytes;
   int rows_kept; /* buf[0] is the table's rows the read kept (d->table_rows): not ours */
-  /* where buf[0] is this rank's segment of memory the node's ranks share (the table's rows': the
-   * read's), so that each reads the rows it needs straight from their holder's (ours: made here) */
-  h5g_shared_rows *shared, *shared_made;
   uint64_t done, share; /* --progress: this rank's bytes read, moved and written; of them all */
 } carrying;
 
@@ -77,37 +73,28 @@ static void count_done(h5g_run *r, carrying *c, uint64_t rows, size_t width) {
 
 /* The buffers are on huge pages where the system has them: the copies by source index are
  * random accesses, which small pages make TLB misses. Made resident by the rank's threads; the
- * first is the table's rows where the read kept them (src/read.h), else, where the ranks share
- * one node and do not spill, a segment of memory they share (mpi/shared_rows.h). */
+ * first is the table's rows where the read kept them (src/read.h). */
 static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                        const h5g_extent *e, const h5g_data *d, carrying *c) {
   int rc = H5G_OK;
   c->buf_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->moved_row_bytes;
   c->rows_kept = d->table_rows != NULL;
   if (c->rows_kept) c->buf[0] = d->table_rows;
-  if (d->table_row_bytes) { /* rows kept, on every rank: in the read's segments where shared */
-    c->shared = d->table_shared;
-  } else if (v->moved_row_bytes) {
-    CHECK(h5g_shared_rows_make(r->comm, c->buf_bytes, !plan->spills, plan->ranks_on_node,
-                               &c->shared_made));
-    c->shared = c->shared_made;
-    if (c->shared) c->buf[0] = h5g_shared_rows_mine(c->shared);
-  }
   CHECK(h5g_agree(r->comm, c->rows_kept && d->table_rows_capacity < c->buf_bytes
                                ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
                                                "internal error: the table's rows kept in %zu "
                                                "bytes, not %zu",
                                                d->table_rows_capacity, c->buf_bytes)
                                : H5G_OK));
-  int made = (c->buf[0] ||
+  int made = (c->rows_kept ||
               h5g_resident_alloc(c->buf_bytes, plan->ranks_on_node, &c->buf[0]) == H5G_OK) &&
              h5g_resident_alloc(c->buf_bytes, plan->ranks_on_node, &c->buf[1]) == H5G_OK;
   CHECK(h5g_agree_alloc(r->comm, made, 2 * c->buf_bytes));
   h5g_timeline_mark("carry_buffers");
   if (!v->moved_row_bytes) goto done; /* only rows of no bytes: nothing to move (every rank) */
   CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
-                           c->shared, &c->route));
-  h5g_timeline_mark(c->shared ? "carry_route_shared" : "carry_route");
+                           &c->route));
+  h5g_timeline_mark("carry_route");
 done:
   return rc;
 }
@@ -221,10 +208,7 @@ int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
 done:
   for (int i = 0; i < opt->ncarry; i++) free(targets[i]);
   h5g_row_route_free(c.route);
-  if (c.shared_made)
-    h5g_shared_rows_free(c.shared_made);
-  else if (!c.rows_kept)
-    h5g_resident_free(c.buf[0], c.buf_bytes);
+  if (!c.rows_kept) h5g_resident_free(c.buf[0], c.buf_bytes);
   h5g_resident_free(c.buf[1], c.buf_bytes);
   return rc;
 }

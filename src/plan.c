@@ -262,11 +262,7 @@ void h5g_data_free(h5g_data *d) {
 }
 
 void h5g_data_free_table_rows(h5g_data *d) {
-  if (d->table_shared)
-    h5g_shared_rows_free(d->table_shared); /* collective: every rank frees its rows here */
-  else
-    h5g_resident_free(d->table_rows, d->table_rows_capacity);
-  d->table_shared = NULL;
+  h5g_resident_free(d->table_rows, d->table_rows_capacity);
   d->table_rows = NULL;
   d->table_rows_capacity = 0;
 }

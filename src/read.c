@@ -31,19 +31,11 @@ int h5g_read_keep_rows(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h
   int keep = h5g_carry_rows_are_keys(r->opt, r->keys_in) && !plan->spills &&
              h5g_io_row_bytes(r->keys_in[0]) <= v->moved_row_bytes;
   CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &keep, 1, MPI_INT, MPI_MIN, r->comm));
-  /* where the ranks share one node, in memory they share (src/carry.c), on every rank */
-  CHECK(h5g_shared_rows_make(r->comm, keep ? h5g_carry_buffer_bytes(v, plan->n, r->size) : 0, keep,
-                             plan->ranks_on_node, &d->table_shared));
-  if (d->table_shared) {
-    d->table_rows = h5g_shared_rows_mine(d->table_shared);
-    d->table_rows_capacity = h5g_carry_buffer_bytes(v, plan->n, r->size);
-  } else {
-    size_t bytes = keep && plan->n ? h5g_carry_buffer_bytes(v, plan->n, r->size) : 0;
-    /* untouched: the read's threads make it resident as they fill it */
-    int made = !bytes || h5g_untouched_alloc(bytes, &d->table_rows) == H5G_OK;
-    if (made) d->table_rows_capacity = bytes; /* h5g_data_free frees it, should another rank fail */
-    CHECK(h5g_agree_alloc(r->comm, made, bytes));
-  }
+  size_t bytes = keep && plan->n ? h5g_carry_buffer_bytes(v, plan->n, r->size) : 0;
+  /* untouched: the read's threads make it resident as they fill it */
+  int made = !bytes || h5g_untouched_alloc(bytes, &d->table_rows) == H5G_OK;
+  if (made) d->table_rows_capacity = bytes; /* h5g_data_free frees it, should another rank fail */
+  CHECK(h5g_agree_alloc(r->comm, made, bytes));
   d->table_row_bytes = keep ? h5g_io_row_bytes(r->keys_in[0]) : 0;
 done:
   return rc;

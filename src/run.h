@@ -15,7 +15,6 @@
 #include "base/host_memory.h"
 #include "base/keys.h"
 #include "io/h5io.h"
-#include "mpi/shared_rows.h"
 #include "src/keyset.h"
 #include "src/options.h"
 #include "src/progress.h"
@@ -132,11 +131,8 @@ typedef struct {
   uint64_t *order; /* keys of several words: the source index at each position (src/passes.c) */
   /* A table's raw rows as read for their keys, kept for the carry in a buffer of
    * table_rows_capacity bytes (src/read.h; NULL on a rank without rows) until it is done;
-   * table_row_bytes, a row's, 0 where they are not kept, is the same on every rank; on every
-   * rank or none, table_shared: the buffer is this rank's segment of memory the node's ranks
-   * share (mpi/shared_rows.h), freed by them all at once */
+   * table_row_bytes, a row's, 0 where they are not kept, is the same on every rank */
   void *table_rows;
-  h5g_shared_rows *table_shared;
   size_t table_rows_capacity, table_row_bytes;
 } h5g_data;
 

@@ -3,9 +3,7 @@
  * permutation and by indices with repeats, in rows of 1, 3, 8, 12 and 20 bytes. Every byte of
  * every output row is checked against the row its index names, after each of two moves along
  * one route (the carry moves several tables). Sizes 0, 1, fewer rows than ranks, 70001, and
- * 2^19 (a moving buffer of megabytes: huge pages). An index past the table fails on every rank.
- * Each case twice: the rows in the ranks' own memory (requests and replies), and in segments the
- * ranks of the one host share (each row copied from its holder's). */
+ * 2^19 (a moving buffer of megabytes: huge pages). An index past the table fails on every rank. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,24 +31,11 @@ static void global_indices(uint64_t n, int repeats, uint64_t *index) {
   }
 }
 
-/* Rows of this rank's `mine`: in a segment shared by the ranks (`share`: where the node has
- * them, which the test expects of its ranks on one host) or its own memory. */
-static unsigned char *table_rows(size_t bytes, int share, h5g_shared_rows **shared) {
-  *shared = NULL;
-  if (!share) return malloc(bytes);
-  int status = h5g_shared_rows_make(MPI_COMM_WORLD, bytes, 1, size, shared);
-  EXPECT(status == H5G_OK && (*shared || size == 1), "%zu bytes of shared rows not made (%d)",
-         bytes, status);
-  return *shared ? h5g_shared_rows_mine(*shared) : malloc(bytes);
-}
-
-static void check_move(uint64_t n, size_t row_bytes, int repeats, int share) {
+static void check_move(uint64_t n, size_t row_bytes, int repeats) {
   uint64_t first = h5g_share_begin((uint64_t)rank, n, (uint64_t)size);
   uint64_t mine = h5g_share_begin((uint64_t)rank + 1, n, (uint64_t)size) - first;
   uint64_t *all = malloc((n ? n : 1) * sizeof *all);
-  h5g_shared_rows *shared = NULL;
-  unsigned char *rows = table_rows(mine * row_bytes + 1, share, &shared);
-  unsigned char *out = malloc(mine * row_bytes + 1);
+  unsigned char *rows = malloc(mine * row_bytes + 1), *out = malloc(mine * row_bytes + 1);
   EXPECT(all && rows && out, "out of memory");
   if (!all || !rows || !out) goto done;
   global_indices(n, repeats, all);
@@ -60,53 +45,44 @@ static void check_move(uint64_t n, size_t row_bytes, int repeats, int share) {
   const uint64_t *src = all + first;
   int status = H5G_OK;
   h5g_row_route *route = NULL;
-  status = h5g_row_route_make(MPI_COMM_WORLD, src, mine, n, 3, shared, &route);
+  status = h5g_row_route_make(MPI_COMM_WORLD, src, mine, n, 3, &route);
   for (int move = 0; move < 2; move++) {
     memset(out, 0, mine * row_bytes + 1);
     if (status == H5G_OK) status = h5g_row_route_move(route, rows, row_bytes, out);
-    EXPECT(status == H5G_OK, "n %llu, %zu-byte rows, shared %d: move %d failed (%d)",
-           (unsigned long long)n, row_bytes, shared != NULL, move, status);
+    EXPECT(status == H5G_OK, "n %llu, %zu-byte rows: move %d failed (%d)", (unsigned long long)n,
+           row_bytes, move, status);
     uint64_t wrong = 0;
     for (uint64_t i = 0; status == H5G_OK && i < mine; i++)
       for (size_t b = 0; b < row_bytes; b++) wrong += out[i * row_bytes + b] != row_byte(src[i], b);
-    EXPECT(wrong == 0,
-           "n %llu, %zu-byte rows, repeats %d, shared %d, move %d: %llu bytes of %llu rows wrong",
-           (unsigned long long)n, row_bytes, repeats, shared != NULL, move,
-           (unsigned long long)wrong, (unsigned long long)mine);
+    EXPECT(wrong == 0, "n %llu, %zu-byte rows, repeats %d, move %d: %llu bytes of %llu rows wrong",
+           (unsigned long long)n, row_bytes, repeats, move, (unsigned long long)wrong,
+           (unsigned long long)mine);
   }
   h5g_row_route_free(route);
 done:
   free(all);
-  if (shared)
-    h5g_shared_rows_free(shared);
-  else
-    free(rows);
+  free(rows);
   free(out);
 }
 
 /* An index past the table (an internal error) fails the route or its move on every rank. */
-static void check_index_past_table(int share) {
+static void check_index_past_table(void) {
   uint64_t n = 1000, first = h5g_share_begin((uint64_t)rank, n, (uint64_t)size);
   uint64_t mine = h5g_share_begin((uint64_t)rank + 1, n, (uint64_t)size) - first;
   uint64_t *src = malloc(mine * sizeof *src + 1);
-  h5g_shared_rows *shared = NULL;
-  unsigned char *rows = table_rows(mine * 4 + 1, share, &shared), *out = malloc(mine * 4 + 1);
+  unsigned char *rows = malloc(mine * 4 + 1), *out = malloc(mine * 4 + 1);
   EXPECT(src && rows && out, "out of memory");
   if (!src || !rows || !out) goto done;
   for (uint64_t i = 0; i < mine; i++) src[i] = (first + i * 7) % n;
   if (rank == size - 1 && mine) src[mine - 1] = n; /* one past the last row */
   h5g_row_route *route = NULL;
-  int status = h5g_row_route_make(MPI_COMM_WORLD, src, mine, n, 2, shared, &route);
+  int status = h5g_row_route_make(MPI_COMM_WORLD, src, mine, n, 2, &route);
   if (status == H5G_OK) status = h5g_row_route_move(route, rows, 4, out);
   h5g_row_route_free(route);
-  EXPECT(status != H5G_OK, "an index past the table was moved without an error (shared %d)",
-         shared != NULL);
+  EXPECT(status != H5G_OK, "an index past the table was moved without an error");
 done:
   free(src);
-  if (shared)
-    h5g_shared_rows_free(shared);
-  else
-    free(rows);
+  free(rows);
   free(out);
 }
 
@@ -116,13 +92,11 @@ int main(int argc, char **argv) {
   MUST_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   static const size_t widths[] = {1, 3, 8, 12, 20};
   static const uint64_t sizes[] = {0, 1, 3, 70001, 1 << 19};
-  for (int share = 0; share <= 1; share++) {
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
-      for (int repeats = 0; repeats <= 1; repeats++)
-        for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
-          check_move(sizes[s], widths[w], repeats, share);
-    check_index_past_table(share);
-  }
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (int repeats = 0; repeats <= 1; repeats++)
+      for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        check_move(sizes[s], widths[w], repeats);
+  check_index_past_table();
   int failed = test_summary_mpi(MPI_COMM_WORLD, "test_gather_rows");
   MPI_Finalize();
   return failed;

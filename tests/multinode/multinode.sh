@@ -10,7 +10,7 @@
 #           their ranks, --report the multi-node I/O policy; --exchange auto takes MPI between
 #           CPU ranks on different nodes
 #   records --carry, --index-out (contiguous and gzip), a compound table's key field, several
-#           keys, --top, --unique; each host's ranks read their carried rows from shared memory
+#           keys, --top, --unique
 #   faults  a rank on the second host killed at the exchange and at the write: the job ends, no
 #           output or temporary file, the input untouched, and a rerun succeeds
 #   spill   every rank given less host memory than its share needs spills to scratch (issue 54)
@@ -28,12 +28,11 @@ mn_up "$CASE"
 W=$WORK
 
 # across LAYOUT ARGS...: h5gsort on the two hosts must exit 0; its output in $W/across.log.
-# H5GSORT_IO and H5GSORT_TIMELINE, when set, are passed to every rank.
+# H5GSORT_IO, when set, is passed to every rank.
 across() {
   local layout=$1 rc=0 env=()
   shift
   [ -z "${H5GSORT_IO:-}" ] || env=(-x H5GSORT_IO)
-  [ -z "${H5GSORT_TIMELINE:-}" ] || env+=(-x H5GSORT_TIMELINE)
   mn_mpirun "$layout" "${env[@]}" "$BIN/h5gsort" "$@" >"$W/across.log" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ] || grep -qE 'h5gsort: error|HDF5-DIAG' "$W/across.log"; then
     cat "$W/across.log" >&2
@@ -110,12 +109,6 @@ case_records() {
     same_as_one_host "$layout" "$W/in.h5" -d /b -d /k --order desc,asc --carry /pay
     same_as_one_host "$layout" "$W/in.h5" -d /b --unique --counts /n --top 3
     same_as_one_host "$layout" "$W/in.h5" -d /k --top 777 --index-out /idx
-    # a host's ranks read each other's carried rows from memory they share, the other host's
-    # by request (3+1: the second host's one rank reads only its own)
-    rm -f "$W/timeline.txt"
-    H5GSORT_TIMELINE=$W/timeline.txt across "$layout" "$W/in.h5" "$W/two.h5" -d /k --carry /pay --force
-    grep -q '^carry_route_shared ' "$W/timeline.txt" ||
-      die "$layout: the carried rows were not read from the hosts' shared memory"
   done
 }
 

@@ -178,14 +178,6 @@ case_small_messages() {
 # Compound tables sorted by one field (--key-field), whole records moving: TYPE:DIST:FIELD.
 # Also by the many-times-repeated u16 field det, descending by the f64 field x, big-endian,
 # into another group with a carried dataset beside it.
-# The run's timeline ($W/timeline.txt): with several ranks, all on this host, the carried rows
-# were read from memory the ranks share (mpi/shared_rows.h); one rank takes no route at all.
-shared_route() {
-  local mark=carry_route_shared
-  [ "$1" -eq 1 ] && mark=carry_route
-  grep -q "^$mark " "$W/timeline.txt" || die "$1 ranks: no $mark in the timeline"
-}
-
 case_table() {
   local type dist field
   IFS=: read -r type dist field <<<"$ARG"
@@ -195,10 +187,7 @@ case_table() {
   for p in 1 2 3 4; do
     local index=()
     [ $((p % 2)) -eq 0 ] && index=(--index-out /idx)
-    rm -f "$W/timeline.txt"
-    H5GSORT_TIMELINE=$W/timeline.txt sort_ok "$p" --key-field "$field" "${index[@]}" "$W/in.h5" \
-      "$W/out_$p.h5" -d /events
-    shared_route "$p"
+    sort_ok "$p" --key-field "$field" "${index[@]}" "$W/in.h5" "$W/out_$p.h5" -d /events
     rcheck "$W/in.h5" "$W/out_$p.h5" -d /events --key-field "$field" --row-id-field row \
       ${index:+--index /idx}
     same "$W/out_1.h5" "$W/out_$p.h5" /events
@@ -288,9 +277,7 @@ case_batches() {
   gen 1 "$W/in.h5" -d /d --count $n --type u4 --dist uniform --seed 12 --row-shape 2 --append
   gen 1 "$W/in.h5" -d /e --count $n --type f4 --dist special --seed 13 --append
   for p in 1 2 3 4; do
-    rm -f "$W/timeline.txt"
-    H5GSORT_TIMELINE=$W/timeline.txt sort_ok "$p" --carry "$carry" "$W/in.h5" "$W/out_$p.h5" -d /keys
-    shared_route "$p"
+    sort_ok "$p" --carry "$carry" "$W/in.h5" "$W/out_$p.h5" -d /keys
     sort_ok "$p" --carry "$carry" --backend cpu --device-memory 64K "$W/in.h5" "$W/ooc_$p.h5" \
       -d /keys
   done
