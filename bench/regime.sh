@@ -16,7 +16,9 @@
 # u4_spill_np the same of the u4 keys, u4c_spill with one u8 dataset carried (u4c: the same keys
 # and carried dataset in memory; a file of 2^U4_LOG2 rows of both), u4_ooc_spill out of core
 # (--device-memory OOC) as well, and u4_resume that run killed once its sorted runs are recorded
-# (H5GSORT_TEST_KILL=runs-kept, untimed) and timed as it goes on with --resume.
+# (H5GSORT_TEST_KILL=runs-kept, untimed) and timed as it goes on with --resume. A spilling row
+# needs room for its input, scratch and output at once (3 x 16 GiB at U4_LOG2=32): where one disk
+# lacks it, WORKDIR on /dev/shm (the input is in memory anyway) and SCRATCH on the disk.
 # Rows wide and wide_np: a wider table at the size the tool is for, h5gsort-gen's compound {row
 # u8, det u2, name S5, key u8, x f8} (31 bytes, packed) of WIDE_COUNT rows (554,000,000: 17.2 GB),
 # sorted by --key-field key on 1 rank and on RANKS ranks.
