@@ -120,6 +120,11 @@ case_features() {
 # share's buffer flipped: it goes on from the runs). RESUME_RANKS runs the second on other
 # ranks; LOSE_RANK removes that rank's files between the two (its node's scratch gone). The output is the run in memory's, byte for byte; the scratch directory is left empty
 # and no temporary file beside OUTPUT.
+makes_nameless_files() { # DIR: whether its file system has O_TMPFILE
+  /usr/bin/python3 -c 'import os, sys
+os.close(os.open(sys.argv[1], os.O_TMPFILE | os.O_RDWR, 0o600))' "$1" 2>/dev/null
+}
+
 resumed() {
   local p=$1 name=$2 kill_at=$3 how=$4 pattern="" mem=$WORK/out/$2.mem.h5 out=$WORK/out/$2.h5
   local rc=0 dir f b
@@ -133,8 +138,9 @@ resumed() {
   [ "$rc" != 0 ] || die "$name: the run meant to be killed at $kill_at ended well"
   dir=$(ls -d "$SCRATCH"/.h5gsort-resume-* 2>/dev/null) ||
     die "$name: the killed run left no scratch directory to resume from"
-  # killed before any record: its buffers' files had no name yet
-  if [ "$how" = start ] && compgen -G "$dir/r*.b*" >/dev/null &&
+  # killed before any record: its buffers' files had no name yet (where the scratch's file
+  # system makes files of no name: NFS does not, and base/scratch_memory.c names them at once)
+  if [ "$how" = start ] && makes_nameless_files "$dir" && compgen -G "$dir/r*.b*" >/dev/null &&
     ! compgen -G "$dir/r*.runs" >/dev/null && ! compgen -G "$dir/r*.share" >/dev/null; then
     die "$name: killed before a record, it left its buffers' files: $(ls "$dir")"
   fi
