@@ -111,6 +111,11 @@ case_features() {
   done
 }
 
+makes_nameless_files() { # DIR: whether its file system has O_TMPFILE
+  /usr/bin/python3 -c 'import os, sys
+os.close(os.open(sys.argv[1], os.O_TMPFILE | os.O_RDWR, 0o600))' "$1" 2>/dev/null
+}
+
 # resumed P NAME KILL_AT HOW ARGS...: h5gsort ARGS spilled on P ranks and killed (SIGKILL, every
 # rank: src/faults.c) at KILL_AT, then run again: HOW "share" or "runs" (--resume; it says it
 # goes on from the sorted share, or from the sorted runs), "start over PATTERN" (--resume; a
@@ -120,11 +125,6 @@ case_features() {
 # share's buffer flipped: it goes on from the runs). RESUME_RANKS runs the second on other
 # ranks; LOSE_RANK removes that rank's files between the two (its node's scratch gone). The output is the run in memory's, byte for byte; the scratch directory is left empty
 # and no temporary file beside OUTPUT.
-makes_nameless_files() { # DIR: whether its file system has O_TMPFILE
-  /usr/bin/python3 -c 'import os, sys
-os.close(os.open(sys.argv[1], os.O_TMPFILE | os.O_RDWR, 0o600))' "$1" 2>/dev/null
-}
-
 resumed() {
   local p=$1 name=$2 kill_at=$3 how=$4 pattern="" mem=$WORK/out/$2.mem.h5 out=$WORK/out/$2.h5
   local rc=0 dir f b
