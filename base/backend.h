@@ -110,6 +110,17 @@ struct h5g_backend {
   int (*copy_out)(h5g_backend *be, void *dst, uint64_t *dst_values, size_t first, size_t count);
   int (*checksum_loaded)(h5g_backend *be, size_t first, size_t count);
   int (*loaded_checksum)(h5g_backend *be, uint64_t *sum);
+  /* Rows that follow the resident run's sort (NULL in a backend without one): carried datasets
+   * put in the order of the sorted keys where that order is, without a copy by source index on
+   * the host.
+   * gather_fits: true when the last sort_loaded (or merge_received) left the source indices of
+   *   n keys on the device and gather_rows of rows of row_bytes fits beside them in the budget.
+   * gather_rows: out row i = rows row (value i - first_index), i < n, for those values; rows and
+   *   out are host buffers of n rows of row_bytes, pinned (pin). Returns once out is filled; an
+   *   index outside the n rows is an internal error. */
+  int (*gather_fits)(h5g_backend *be, size_t n, size_t row_bytes);
+  int (*gather_rows)(h5g_backend *be, const void *rows, size_t n, size_t row_bytes,
+                     uint64_t first_index, void *out);
   void (*destroy)(h5g_backend *be);
 };
 

@@ -128,6 +128,7 @@ void cuda_destroy(h5g_backend *be) {
     settle_ops(be, cb->nops);
     free(cb->ops);
     cudaFree(cb->pool);
+    cudaFree(cb->rows);
     cudaFree(cb->loaded_sum);
     if (cb->stream) cudaStreamDestroy(cb->stream);
     if (cb->side_stream) cudaStreamDestroy(cb->side_stream);
@@ -185,6 +186,8 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   be->copy_out = cuda_copy_out;
   be->checksum_loaded = cuda_checksum_loaded;
   be->loaded_checksum = cuda_loaded_checksum;
+  be->gather_fits = cuda_gather_fits;
+  be->gather_rows = cuda_gather_rows;
   be->destroy = cuda_destroy;
   *out = be;
   be = NULL;

@@ -12,7 +12,8 @@
  *   backend_host_calls.cu    sort, merge and key transform of host keys (up, on the GPU, back)
  *   backend_stream_merge.cu  the out-of-core merge, chunks streamed on two streams
  *   backend_resident.cu      the device-resident run: load, sort, merge received runs, copy back
- *   backend_context.cu       the CUDA context (warm-up thread, release behind the write), device
+ *   backend_rows.cu          rows put in the order of the resident run's source indices
+ *   backend_context.cu       the CUDA context (warm-up thread), device
  *                            queries, create/destroy */
 #ifndef H5G_BACKEND_CUDA_INTERNAL_CUH
 #define H5G_BACKEND_CUDA_INTERNAL_CUH
@@ -68,6 +69,8 @@ struct CudaBackend {
   StreamOp *ops;          /* timed stream work not yet waited for, in stream order */
   size_t nops, ops_capacity;
   unsigned long long *loaded_sum; /* device word: the checksum of the keys checksum_loaded took */
+  void *rows;        /* gather_rows' tables, beside the pool (backend_rows.cu) */
+  size_t rows_bytes;
 };
 
 inline CudaBackend *impl_of(h5g_backend *be) { return (CudaBackend *)be->impl; }
@@ -122,6 +125,11 @@ int cuda_wait_loaded(h5g_backend *be, size_t count);
 int cuda_copy_out(h5g_backend *be, void *dst, uint64_t *dst_values, size_t first, size_t count);
 int cuda_checksum_loaded(h5g_backend *be, size_t first, size_t count);
 int cuda_loaded_checksum(h5g_backend *be, uint64_t *sum);
+
+/* backend_rows.cu */
+int cuda_gather_fits(h5g_backend *be, size_t n, size_t row_bytes);
+int cuda_gather_rows(h5g_backend *be, const void *rows, size_t n, size_t row_bytes,
+                     uint64_t first_index, void *out);
 
 } // namespace detail
 } // namespace h5g

@@ -76,6 +76,14 @@ int h5g_cuda_sort_typed(void *temp, size_t *temp_bytes, void *keys, void *alt, u
 /* values[i] = first + i for i < n (the source indices of a run's keys). No scratch. */
 int h5g_cuda_iota(uint64_t *values, size_t n, uint64_t first, cudaStream_t stream);
 
+/* out row i = rows row (index[i] - first_index) for i < n, rows of row_bytes bytes (any width;
+ * rows and out hold whole rows from cudaMalloc'd addresses), rows holding n_rows of them. An index
+ * outside them sets *outside (a device word) to 1 and leaves that row of out as it was. No
+ * scratch. */
+int h5g_cuda_gather_rows(const void *rows, size_t n_rows, size_t row_bytes,
+                         const uint64_t *index, uint64_t first_index, size_t n, void *out,
+                         unsigned *outside, cudaStream_t stream);
+
 /* Adds h5g_keys_checksum of n device keys of `width` bytes (as they are: raw or ordered bits) to
  * *sum (a device word), mod 2^64. No scratch. */
 int h5g_cuda_keys_checksum(const void *keys, size_t n, unsigned width, unsigned long long *sum,

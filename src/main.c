@@ -89,6 +89,9 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
       printf("  (streamed: the keys went to the GPU and came back through %d pinned slots of "
              "%.4g MiB, no slice-sized host buffer)\n", rep->ring_slots,
              (double)rep->slot_bytes / 1048576.0);
+    if (rep->carried_on_gpu)
+      printf("  (carried rows put in order on the GPU, where the sort left their source "
+             "indices)\n");
     char nodes[512], library[128];
     h5g_report_nodes(rep, nodes, sizeof nodes);
     h5g_mpi_library(library, sizeof library);

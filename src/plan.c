@@ -196,11 +196,11 @@ done:
   return rc;
 }
 
-static int pin_piece(void *be, void *p, size_t bytes) {
+int h5g_plan_pin_piece(void *be, void *p, size_t bytes) {
   return ((h5g_backend *)be)->pin(be, p, bytes);
 }
 
-static void unpin_piece(void *be, void *p) { ((h5g_backend *)be)->unpin(be, p); }
+void h5g_plan_unpin_piece(void *be, void *p) { ((h5g_backend *)be)->unpin(be, p); }
 
 /* The host buffers of the run (made by h5g_plan_buffers, counted by src/sizing.c): the slice,
  * or the rows --top or --unique send here when they are more (at most N/P rounded up); a merge
@@ -234,8 +234,8 @@ int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pla
   h5g_resume_name_buffers(res, d->specs);
   /* pinned pages stay in memory: scratch files are not pinned (GPU copies go through staging) */
   CHECK(h5g_buffers_start(d->specs, H5G_BUFFER_COUNT, h5g_io_piece_bytes(), plan->ranks_on_node,
-                          r->be->pin && !plan->spills ? pin_piece : NULL, unpin_piece, r->be,
-                          &d->set));
+                          r->be->pin && !plan->spills ? h5g_plan_pin_piece : NULL,
+                          h5g_plan_unpin_piece, r->be, &d->set));
   d->keys = d->specs[H5G_BUFFER_KEYS].p;
   d->spare = d->specs[H5G_BUFFER_SPARE].p;
   d->values = d->specs[H5G_BUFFER_VALUES].p;

@@ -36,6 +36,10 @@ void h5g_plan_buffer_specs(const h5g_run *r, const h5g_verdict *v, const h5g_pla
  * the sorted share starts as the slice buffer. */
 int h5g_plan_buffers(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                      const h5g_resume *res, h5g_data *d);
+/* The backend `be` (an h5g_backend *) pins or unpins a piece of a buffer set's buffer
+ * (base/host_memory.h: h5g_buffers_start's pin and unpin). */
+int h5g_plan_pin_piece(void *be, void *p, size_t bytes);
+void h5g_plan_unpin_piece(void *be, void *p);
 void h5g_plan_free(h5g_plan *plan);
 void h5g_data_free(h5g_data *d);
 /* The table's rows kept for the carry (src/read.h) released, once the carry is done. */

@@ -157,6 +157,7 @@ typedef struct {
   uint64_t exchanged_bytes; /* sent to other ranks (every pass) */
   h5g_startup startup;      /* mpi_init comes from main, through the report */
   h5g_teardown teardown;    /* what of it comes before the report */
+  int carried_on_gpu;       /* the carry put its rows in order on the GPU (src/carry.c) */
 } h5g_metrics;
 
 /* The context of one run on this rank: what every phase may use, and only that. The state the

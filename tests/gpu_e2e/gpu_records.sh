@@ -32,16 +32,20 @@ CHECK_CARRY=(--carry /pay --carry /nd/pay --row-id /id)
 # on_gpu NAME "RANKS..." H5GSORT ARGS... (IN OUT last but the options after them): the CPU
 # backend's output on 1 rank is the reference; the CUDA backend at each rank count must match it
 # byte for byte. CHECK_ARGS (set by the caller) are h5gsort_check_records' arguments after the
-# file names.
+# file names. GPU_CARRY (set by the caller): whether 1 rank puts the carried rows in order on the
+# GPU (the report's carried_on_gpu; several ranks never do).
 on_gpu() {
   local name=$1 ranks=$2
   shift 2
   sort_ok 1 --backend cpu "$@" "$W/in.h5" "$W/${name}_cpu.h5" -d "$DSET"
   rcheck "$W/in.h5" "$W/${name}_cpu.h5" "${CHECK_ARGS[@]}"
   for p in $ranks; do
-    local out="$W/${name}_cuda_$p.h5"
+    local out="$W/${name}_cuda_$p.h5" on=false
+    [ "$p" = 1 ] && on=$GPU_CARRY
     sort_ok "$p" --backend cuda "$@" "$W/in.h5" "$out" -d "$DSET" --report "$W/report.json"
     grep -q '"backend": "cuda"' "$W/report.json" || die "$name on $p ranks: not the CUDA backend"
+    grep -q "\"carried_on_gpu\": $on" "$W/report.json" ||
+      die "$name on $p ranks: carried_on_gpu is not $on"
     rcheck "$W/in.h5" "$out" "${CHECK_ARGS[@]}"
     cmp "$W/${name}_cpu.h5" "$out" || die "$name on $p ranks: CUDA output differs from the CPU's"
     echo "ok: $name, $p rank(s): checked, identical to the CPU backend's"
@@ -50,6 +54,7 @@ on_gpu() {
 
 # Payload follows the key for every key type; --index-out too; 2 and 4 ranks for some.
 DSET=/keys
+GPU_CARRY=true
 for type in u1 u2 u4 u8 i1 i2 i4 i8 f4 f8; do
   make_records "$W/in.h5" 20011 "$type" special
   ranks=1
@@ -67,6 +72,24 @@ done
 CHECK_ARGS=(-d /keys --descending "${CHECK_CARRY[@]}" --index /idx)
 on_gpu descending "2" --descending "${CARRY[@]}" --index-out /idx
 
+# Carried rows of every word the GPU copies them in (1, 2, 4, 8 and 16 bytes, and an odd 3),
+# several batches of them; and --top, which leaves them to the host.
+make_records "$W/in.h5" 40009 i8 uniform
+gen 1 "$W/in.h5" -d /w1 --count 40009 --type u1 --dist uniform --seed 6 --append
+gen 1 "$W/in.h5" -d /w3 --count 40009 --type u1 --dist uniform --seed 7 --row-shape 3 --append
+gen 1 "$W/in.h5" -d /w16 --count 40009 --type u8 --dist uniform --seed 8 --row-shape 2 --append
+gen 1 "$W/in.h5" -d /w6 --count 40009 --type u2 --dist uniform --seed 9 --row-shape 3 --append
+CHECK_ARGS=(-d /keys --row-id /id --carry /pay --carry /w1 --carry /w3 --carry /w16 --carry /w6)
+on_gpu widths "1 2" --carry /id,/pay,/w1,/w3,/w16,/w6,/nd/pay
+# --top leaves the carried rows to the host (not a permutation: compared with the CPU's only).
+sort_ok 1 --backend cpu --carry /id,/pay --top 1000 "$W/in.h5" "$W/top_cpu.h5" -d /keys
+sort_ok 1 --backend cuda --carry /id,/pay --top 1000 "$W/in.h5" "$W/top_cuda.h5" -d /keys \
+  --report "$W/report.json"
+grep -q '"carried_on_gpu": false' "$W/report.json" || die "--top: carried_on_gpu is not false"
+cmp "$W/top_cpu.h5" "$W/top_cuda.h5" || die "--top: CUDA output differs from the CPU's"
+echo "ok: --top with carried rows, 1 rank: on the host, identical to the CPU backend's"
+GPU_CARRY=false
+
 # --index-out alone: gathering the input by the index gives the output.
 make_records "$W/in.h5" 50021 u4 few
 CHECK_ARGS=(-d /keys --index /meta/idx)
@@ -79,6 +102,7 @@ for spec in i4:few:tick f8:special:energy; do
   gen 2 "$W/in.h5" -d /events --count 30011 --type "$type" --dist "$dist" --table --key-field "$field" --attrs
   DSET=/events
   CHECK_ARGS=(-d /events --key-field "$field" --row-id-field row --index /idx)
+  GPU_CARRY=true
   on_gpu "table_$field" "1 2 4" --key-field "$field" --index-out /idx
 done
 
@@ -90,6 +114,7 @@ DSET=/keys
 make_records "$W/in.h5" $((1 << 21)) u4 few
 CHECK_ARGS=(-d /keys "${CHECK_CARRY[@]}" --index /idx)
 export H5GSORT_PIN_PIECE_BYTES=65536
+GPU_CARRY=false
 for budget in 8M 3M; do
   on_gpu "out_of_core_$budget" "1 2" --device-memory "$budget" "${CARRY[@]}" --index-out /idx
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("  runs per rank:", r["runs_per_rank"]); sys.exit(r["runs_per_rank"] < 2)' \
