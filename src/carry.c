@@ -86,17 +86,30 @@ static void count_done(h5g_run *r, carrying *c, uint64_t rows, size_t width) {
   h5g_progress_bytes(&r->progress, c->done, c->share);
 }
 
+/* The widest row of one dataset the carry moves (on the GPU each moves alone). */
+static uint64_t widest_dataset_row(const h5g_options *opt, const h5g_verdict *v) {
+  if (opt->key_field || opt->nkey_columns) return v->moved_row_bytes; /* the table's rows */
+  uint64_t widest = 0;
+  for (int i = 0; i < opt->ncarry; i++)
+    if (v->carried_row_bytes[i] > widest) widest = v->carried_row_bytes[i];
+  for (int i = 0; v->composed && i < v->layout.count; i++)
+    if (h5g_keyset_fetched(&v->layout, i) && v->layout.key[i].width > widest)
+      widest = v->layout.key[i].width;
+  return widest;
+}
+
 /* The rows move on the GPU where the keys' sort left their source indices there and the host's
  * are the same: one rank whose slice the GPU sorted into the output (plan.sort_is_output), all
  * rows kept (no --top or --unique) in one pass (not keys of several words, src/passes.c); with
- * pinned buffers (not spilling), and the widest rows fitting the GPU's budget beside the run. */
+ * pinned buffers (not spilling), and the widest dataset's rows fitting the GPU's budget beside
+ * the run. */
 static int moves_on_gpu(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                         const h5g_extent *e) {
   h5g_backend *be = r->be;
   return r->size == 1 && plan->sort_is_output && !plan->spills && plan->n &&
          e->out_n == plan->n && r->opt->top < 0 && !r->opt->unique &&
          !(v->composed && v->layout.words > 1) && v->moved_row_bytes && be->gather_rows &&
-         be->gather_fits(be, plan->n, v->moved_row_bytes);
+         be->gather_fits(be, plan->n, widest_dataset_row(r->opt, v));
 }
 
 /* Kept rows pinned where they lie, in the pieces h5g_pin_span cuts (a GPU copy never spans two
