@@ -37,6 +37,7 @@ typedef struct {
    * the background (`set`: buf[0], unless the rows are kept, then buf[1]) while the first
    * dataset is read; kept rows are pinned where they are, `kept_pinned` bytes of them. */
   int on_gpu;
+  h5g_buffer_spec specs[2]; /* the set's (h5g_buffers_start keeps them) */
   h5g_buffer_set *set;
   size_t kept_pinned;
   uint64_t done, share; /* --progress: this rank's bytes read, moved and written; of them all */
@@ -150,8 +151,8 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                                                d->table_rows_capacity, c->buf_bytes)
                                : H5G_OK));
   if (c->on_gpu) {
-    h5g_buffer_spec specs[2] = {{.n = c->buf_bytes, .elem_bytes = 1},
-                                {.n = c->buf_bytes, .elem_bytes = 1}};
+    h5g_buffer_spec *specs = c->specs;
+    specs[0] = specs[1] = (h5g_buffer_spec){.n = c->buf_bytes, .elem_bytes = 1};
     made = h5g_buffers_start(specs + c->rows_kept, 2 - c->rows_kept, h5g_io_piece_bytes(),
                              plan->ranks_on_node, h5g_plan_pin_piece, h5g_plan_unpin_piece,
                              r->be, &c->set) == H5G_OK;
@@ -185,9 +186,10 @@ static int move_on_gpu(h5g_run *r, const h5g_plan *plan, carrying *c, const char
                        int last) {
   int rc = H5G_OK;
   CHECK(h5g_buffers_wait_all(c->set));
-  for (int j = 0; j < count; j++)
-    CHECK(r->be->gather_rows(r->be, rows + offset[j] * plan->n, plan->n, width[j], plan->offset,
-                             sorted + offset[j] * plan->n));
+  for (int j = 0; j < count; j++) /* rows of no bytes (N x 0) have nothing to move */
+    CHECK(width[j] ? r->be->gather_rows(r->be, rows + offset[j] * plan->n, plan->n, width[j],
+                                        plan->offset, sorted + offset[j] * plan->n)
+                   : H5G_OK);
   if (last) {
     unpin_kept(r->be, c->buf[0], &c->kept_pinned);
     h5g_buffers_unpin_start(c->set);

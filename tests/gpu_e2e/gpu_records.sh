@@ -73,14 +73,16 @@ CHECK_ARGS=(-d /keys --descending "${CHECK_CARRY[@]}" --index /idx)
 on_gpu descending "2" --descending "${CARRY[@]}" --index-out /idx
 
 # Carried rows of every word the GPU copies them in (1, 2, 4, 8 and 16 bytes, and an odd 3),
-# several batches of them; and --top, which leaves them to the host.
+# in three batches (the 64-byte rows of /w64 alone); and --top, which leaves them to the host.
 make_records "$W/in.h5" 40009 i8 uniform
 gen 1 "$W/in.h5" -d /w1 --count 40009 --type u1 --dist uniform --seed 6 --append
 gen 1 "$W/in.h5" -d /w3 --count 40009 --type u1 --dist uniform --seed 7 --row-shape 3 --append
 gen 1 "$W/in.h5" -d /w16 --count 40009 --type u8 --dist uniform --seed 8 --row-shape 2 --append
 gen 1 "$W/in.h5" -d /w6 --count 40009 --type u2 --dist uniform --seed 9 --row-shape 3 --append
-CHECK_ARGS=(-d /keys --row-id /id --carry /pay --carry /w1 --carry /w3 --carry /w16 --carry /w6)
-on_gpu widths "1 2" --carry /id,/pay,/w1,/w3,/w16,/w6,/nd/pay
+gen 1 "$W/in.h5" -d /w64 --count 40009 --type u8 --dist uniform --seed 10 --row-shape 8 --append
+CHECK_ARGS=(-d /keys --row-id /id --carry /pay --carry /w1 --carry /w3 --carry /w16 --carry /w6
+  --carry /w64)
+on_gpu widths "1 2" --carry /id,/pay,/w1,/w3,/w16,/w6,/w64,/nd/pay
 # --top leaves the carried rows to the host (not a permutation: compared with the CPU's only).
 sort_ok 1 --backend cpu --carry /id,/pay --top 1000 "$W/in.h5" "$W/top_cpu.h5" -d /keys
 sort_ok 1 --backend cuda --carry /id,/pay --top 1000 "$W/in.h5" "$W/top_cuda.h5" -d /keys \
@@ -100,10 +102,11 @@ for spec in i4:few:tick f8:special:energy; do
   IFS=: read -r type dist field <<<"$spec"
   rm -f "$W/in.h5"
   gen 2 "$W/in.h5" -d /events --count 30011 --type "$type" --dist "$dist" --table --key-field "$field" --attrs
+  gen 1 "$W/in.h5" -d /extra --count 30011 --type f4 --dist uniform --seed 11 --append
   DSET=/events
-  CHECK_ARGS=(-d /events --key-field "$field" --row-id-field row --index /idx)
+  CHECK_ARGS=(-d /events --key-field "$field" --row-id-field row --index /idx --carry /extra)
   GPU_CARRY=true
-  on_gpu "table_$field" "1 2 4" --key-field "$field" --index-out /idx
+  on_gpu "table_$field" "1 2 4" --key-field "$field" --index-out /idx --carry /extra
 done
 
 # Out of core: a few MB of device memory, so each rank sorts several runs and merges them on the
