@@ -35,11 +35,11 @@ typedef struct {
   int rows_kept; /* buf[0] is the table's rows the read kept (d->table_rows): not ours */
   /* on_gpu: the rows move on the GPU (moves_on_gpu). The buffers are then pinned: made ready in
    * the background (`set`: buf[0], unless the rows are kept, then buf[1]) while the first
-   * dataset is read; kept rows are pinned where they are, `kept_pinned` bytes of them. */
+   * dataset is read; kept rows were pinned as the keys' read filled them (src/read.h). */
   int on_gpu;
   h5g_buffer_spec specs[2]; /* the set's (h5g_buffers_start keeps them) */
   h5g_buffer_set *set;
-  size_t kept_pinned;
+  h5g_buffer_set *kept_set; /* the kept rows' (d->table_set), unpinned after the last move */
   uint64_t done, share; /* --progress: this rank's bytes read, moved and written; of them all */
 } carrying;
 
@@ -99,38 +99,17 @@ static uint64_t widest_dataset_row(const h5g_options *opt, const h5g_verdict *v)
   return widest;
 }
 
-/* The rows move on the GPU where the keys' sort left their source indices there and the host's
- * are the same: one rank whose slice the GPU sorted into the output (plan.sort_is_output), all
- * rows kept (no --top or --unique) in one pass (not keys of several words, src/passes.c); with
- * pinned buffers (not spilling), and the widest dataset's rows fitting the GPU's budget beside
- * the run. */
+int h5g_carry_gpu_planned(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan) {
+  return r->size == 1 && plan->sort_is_output && !plan->spills && plan->n && r->opt->top < 0 &&
+         !r->opt->unique && !(v->composed && v->layout.words > 1) && v->moved_row_bytes &&
+         r->be->gather_rows;
+}
+
+/* Planned, and the widest dataset's rows fit the GPU's budget beside the sorted run. */
 static int moves_on_gpu(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                         const h5g_extent *e) {
-  h5g_backend *be = r->be;
-  return r->size == 1 && plan->sort_is_output && !plan->spills && plan->n &&
-         e->out_n == plan->n && r->opt->top < 0 && !r->opt->unique &&
-         !(v->composed && v->layout.words > 1) && v->moved_row_bytes && be->gather_rows &&
-         be->gather_fits(be, plan->n, widest_dataset_row(r->opt, v));
-}
-
-/* Kept rows pinned where they lie, in the pieces h5g_pin_span cuts (a GPU copy never spans two
- * registrations: base/host_memory.h); *pinned says how far, for unpin_kept. */
-static int pin_kept(h5g_backend *be, char *rows, size_t bytes, size_t *pinned) {
-  int rc = H5G_OK;
-  for (size_t span; *pinned < bytes; *pinned += span) {
-    span = h5g_pin_span(rows + *pinned, bytes - *pinned);
-    CHECK(be->pin(be, rows + *pinned, span));
-  }
-done:
-  return rc;
-}
-
-static void unpin_kept(h5g_backend *be, char *rows, size_t *pinned) {
-  for (size_t at = 0, span; at < *pinned; at += span) {
-    span = h5g_pin_span(rows + at, *pinned - at);
-    be->unpin(be, rows + at);
-  }
-  *pinned = 0;
+  return h5g_carry_gpu_planned(r, v, plan) && e->out_n == plan->n &&
+         r->be->gather_fits(r->be, plan->n, widest_dataset_row(r->opt, v));
 }
 
 /* The buffers are on huge pages where the system has them: the copies by source index are
@@ -142,7 +121,9 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   int rc = H5G_OK, made = 1;
   c->buf_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->moved_row_bytes;
   c->rows_kept = d->table_rows != NULL;
-  c->on_gpu = moves_on_gpu(r, v, plan, e); /* one rank: nothing to agree */
+  /* one rank: nothing to agree; kept rows must be pinned, which they are where it was planned */
+  c->on_gpu = moves_on_gpu(r, v, plan, e) && (!c->rows_kept || d->table_set);
+  c->kept_set = d->table_set;
   if (c->rows_kept) c->buf[0] = d->table_rows;
   CHECK(h5g_agree(r->comm, c->rows_kept && d->table_rows_capacity < c->buf_bytes
                                ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
@@ -159,8 +140,6 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
     if (!c->rows_kept) c->buf[0] = specs[0].p;
     c->buf[1] = specs[1].p;
     CHECK(h5g_agree_alloc(r->comm, made, (2 - c->rows_kept) * c->buf_bytes));
-    if (c->rows_kept) CHECK(h5g_agree(r->comm, pin_kept(r->be, c->buf[0], c->buf_bytes,
-                                                         &c->kept_pinned)));
     r->metrics.carried_on_gpu = 1;
     h5g_timeline_mark("carry_buffers");
     goto done;
@@ -186,12 +165,13 @@ static int move_on_gpu(h5g_run *r, const h5g_plan *plan, carrying *c, const char
                        int last) {
   int rc = H5G_OK;
   CHECK(h5g_buffers_wait_all(c->set));
+  if (c->rows_kept) CHECK(h5g_buffers_wait_all(c->kept_set));
   for (int j = 0; j < count; j++) /* rows of no bytes (N x 0) have nothing to move */
     CHECK(width[j] ? r->be->gather_rows(r->be, rows + offset[j] * plan->n, plan->n, width[j],
                                         plan->offset, sorted + offset[j] * plan->n)
                    : H5G_OK);
   if (last) {
-    unpin_kept(r->be, c->buf[0], &c->kept_pinned);
+    h5g_buffers_unpin_start(c->kept_set);
     h5g_buffers_unpin_start(c->set);
   }
 done:
@@ -320,7 +300,6 @@ int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
 done:
   for (int i = 0; i < opt->ncarry; i++) free(targets[i]);
   h5g_row_route_free(c.route);
-  unpin_kept(r->be, c.buf[0], &c.kept_pinned); /* pinned still only after a failure */
   if (c.on_gpu) {
     h5g_buffers_free(c.set);
   } else {

@@ -25,6 +25,13 @@ uint64_t h5g_carry_buffer_bytes(const h5g_verdict *v, uint64_t n, int size);
  * dataset, keys_in[0]: the table's rows may be read directly, or kept from that read. */
 int h5g_carry_rows_are_keys(const h5g_options *opt, h5g_dset *const *keys_in);
 
+/* The carry is planned to put its rows in order on the GPU, where the keys' sort leaves their
+ * source indices and the host's are the same: one rank whose slice the GPU sorts into the output
+ * (plan.sort_is_output), all rows kept (no --top or --unique), in one pass (not keys of several
+ * words, src/passes.c), with pinned buffers (not spilling). It does where the rows then fit the
+ * GPU's budget beside the sorted run. */
+int h5g_carry_gpu_planned(const h5g_run *r, const h5g_verdict *v, const h5g_plan *plan);
+
 int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                   const h5g_extent *extent, const h5g_data *d);
 

@@ -262,7 +262,9 @@ void h5g_data_free(h5g_data *d) {
 }
 
 void h5g_data_free_table_rows(h5g_data *d) {
-  h5g_resident_free(d->table_rows, d->table_rows_capacity);
+  if (d->table_set) h5g_buffers_free(d->table_set); /* its buffer is table_rows */
+  else h5g_resident_free(d->table_rows, d->table_rows_capacity);
+  d->table_set = NULL;
   d->table_rows = NULL;
   d->table_rows_capacity = 0;
 }

@@ -5,6 +5,7 @@
 #include "base/host_memory.h"
 #include "mpi/agree.h"
 #include "src/carry.h"
+#include "src/plan.h"
 #include "src/read.h"
 
 #include "src/local_sort.h"
@@ -32,8 +33,16 @@ int h5g_read_keep_rows(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h
              h5g_io_row_bytes(r->keys_in[0]) <= v->moved_row_bytes;
   CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &keep, 1, MPI_INT, MPI_MIN, r->comm));
   size_t bytes = keep && plan->n ? h5g_carry_buffer_bytes(v, plan->n, r->size) : 0;
-  /* untouched: the read's threads make it resident as they fill it */
-  int made = !bytes || h5g_untouched_alloc(bytes, &d->table_rows) == H5G_OK;
+  int made = 1;
+  if (bytes && h5g_carry_gpu_planned(r, v, plan)) { /* pinned behind the read, for the GPU */
+    d->table_spec = (h5g_buffer_spec){.n = bytes, .elem_bytes = 1};
+    made = h5g_buffers_start(&d->table_spec, 1, h5g_io_piece_bytes(), plan->ranks_on_node,
+                             h5g_plan_pin_piece, h5g_plan_unpin_piece, r->be,
+                             &d->table_set) == H5G_OK;
+    d->table_rows = d->table_spec.p;
+  } else if (bytes) { /* untouched: the read's threads make it resident as they fill it */
+    made = h5g_untouched_alloc(bytes, &d->table_rows) == H5G_OK;
+  }
   if (made) d->table_rows_capacity = bytes; /* h5g_data_free frees it, should another rank fail */
   CHECK(h5g_agree_alloc(r->comm, made, bytes));
   d->table_row_bytes = keep ? h5g_io_row_bytes(r->keys_in[0]) : 0;
@@ -83,6 +92,10 @@ static int read_composed(read_state *s, int word, uint64_t begin, uint64_t len) 
                   : d->spare         ? (char *)d->spare + begin * w
                                      : NULL;
   CHECK(h5g_agree(r->comm, h5g_buffers_wait(d->set, H5G_BUFFER_KEYS, begin + len)));
+  /* kept rows pinned for the GPU: resident before the read fills them */
+  CHECK(h5g_agree(r->comm, d->table_set
+                               ? h5g_buffers_wait(d->table_set, 0, (begin + len) * row_bytes)
+                               : H5G_OK));
   /* a rank without rows has no spare buffer, but agrees all the same */
   CHECK(h5g_agree(r->comm, scratch && !d->table_row_bytes
                                ? h5g_buffers_wait(d->set, H5G_BUFFER_SPARE, begin + len)

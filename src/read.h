@@ -13,8 +13,9 @@ int h5g_read_open_keys(h5g_run *r, const h5g_verdict *v);
 /* Collective, after h5g_read_open_keys: where the keys are taken from a table's (or a 2-D
  * dataset's) rows as they are in the file, the bytes the carry would read again, the read keeps
  * the rows in d->table_rows, made here as big as the carry's buffer of rows as read (which the
- * memory check counts), and the carry moves them from there (src/carry.c). Not while the run
- * spills: that buffer is then a scratch file. */
+ * memory check counts), and the carry moves them from there (src/carry.c; where it is planned
+ * to move them on the GPU, the buffer is pinned in the background as the read goes). Not while
+ * the run spills: that buffer is then a scratch file. */
 int h5g_read_keep_rows(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d);
 /* Collective: every run of the slice read (from_file; else the keys of word `word` are in the
  * slice buffer already: a later pass of src/passes.c); on the device paths each run goes to the

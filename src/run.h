@@ -134,6 +134,10 @@ typedef struct {
    * table_row_bytes, a row's, 0 where they are not kept, is the same on every rank */
   void *table_rows;
   size_t table_rows_capacity, table_row_bytes;
+  /* where the carry moves them on the GPU (h5g_carry_gpu_planned): made resident and pinned in
+   * the background by this set (of table_spec), NULL otherwise */
+  h5g_buffer_spec table_spec;
+  h5g_buffer_set *table_set;
 } h5g_data;
 
 /* The sorted share (keys: d->keys or d->spare; values: their values, or NULL when none move) is
