@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/host_memory.h"
+#include "base/mix.h"
 #include "base/parallel.h"
 #include "mpi/agree.h"
 #include "mpi/exchange.h"
@@ -30,8 +31,11 @@ struct h5g_row_route {
   uint64_t n_fetch, n_serve;
   /* n_fetch: the output row of each row fetched, grouped by owner */
   uint64_t *fetch_positions;
-  const uint64_t *serve_rows; /* n_serve: the table rows served, grouped by the rank served */
-  uint64_t *requested;        /* serve_rows when they came as requests (owned) */
+  /* n_serve + own_count: the table rows served, grouped by the rank served, in rank order; the
+   * [own_first, own_first + own_count) of them are this rank's own output's (not served) */
+  const uint64_t *serve_rows;
+  uint64_t own_first, own_count;
+  uint64_t *requested; /* serve_rows when they came as requests (owned) */
 };
 
 static int parts_for(uint64_t n, int threads) {
@@ -197,46 +201,60 @@ done:
 
 /* Collective: the route's rows served checked to be this rank's. */
 static int check_served(h5g_row_route *rt) {
-  checking c = {rt->serve_rows, rt->n_serve, rt->first, rt->mine, 0};
-  h5g_parallel(parts_for(rt->n_serve, rt->threads), check_part, &c);
+  checking c = {rt->serve_rows, rt->n_serve + rt->own_count, rt->first, rt->mine, 0};
+  h5g_parallel(parts_for(c.n, rt->threads), check_part, &c);
   return h5g_agree(rt->comm, c.bad ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
                                                    "internal error: a row was asked of the "
                                                    "wrong rank")
                                    : H5G_OK);
 }
 
+/* Collective: the output rows not this rank's grouped by the rank that holds them (fetch_counts,
+ * fetch_positions), the counts exchanged (serve_counts); with `requests`, their source rows too,
+ * in a buffer made here. */
+static int group_fetches(h5g_row_route *rt, uint64_t **requests) {
+  int rc = H5G_OK, size = rt->size;
+  uint64_t *counts = NULL;
+  size_t stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
+  int parts = grouping_parts(rt->n_out, rt->threads, stride);
+  counts = calloc((size_t)parts * stride, sizeof(uint64_t));
+  CHECK(h5g_agree_alloc(rt->comm, counts != NULL, (size_t)parts * stride * sizeof(uint64_t)));
+  groups owners = {rt->tables, rt->tables[size] ? (double)size / (double)rt->tables[size] : 0,
+                   (size_t)size};
+  grouping g = {rt, &owners, counts, stride, 0, NULL, NULL};
+  count_groups(&g, parts, rt->fetch_counts);
+  for (int r = 0; r < size; r++) rt->n_fetch += rt->fetch_counts[r];
+  CHECK(h5g_exchange_counts(rt->comm, rt->fetch_counts, rt->serve_counts, 1));
+  for (int r = 0; r < size; r++) rt->n_serve += rt->serve_counts[r];
+  size_t fetch_bytes = rt->n_fetch * sizeof(uint64_t);
+  /* grow with the rows: they spill with the carried rows (base/host_memory.h) */
+  if (requests) *requests = h5g_bulk_alloc(fetch_bytes);
+  rt->fetch_positions = h5g_bulk_alloc(fetch_bytes);
+  CHECK(h5g_agree_alloc(rt->comm, (!requests || *requests) && rt->fetch_positions,
+                        (requests ? 2 : 1) * fetch_bytes));
+  g.filling = 1;
+  g.requests = requests ? *requests : NULL;
+  g.positions = rt->fetch_positions;
+  h5g_parallel(parts, group_part, &g);
+done:
+  free(counts);
+  return rc;
+}
+
 int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                        uint64_t n_total, int threads, h5g_row_route **route) {
   int rc = H5G_OK;
   h5g_row_route *rt = NULL;
-  uint64_t *counts = NULL, *requests = NULL;
+  uint64_t *requests = NULL;
   *route = NULL;
   int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
   CHECK(h5g_agree(comm, made));
   if (rt->size == 1) goto made; /* every row is this rank's: nothing to request */
-  int size = rt->size;
-  size_t stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
-  int parts = grouping_parts(n_out, threads, stride);
-  counts = calloc((size_t)parts * stride, sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(comm, counts != NULL, (size_t)parts * stride * sizeof(uint64_t)));
-  groups owners = {rt->tables, n_total ? (double)size / (double)n_total : 0, (size_t)size};
-  grouping g = {rt, &owners, counts, stride, 0, NULL, NULL};
-  count_groups(&g, parts, rt->fetch_counts);
-  for (int r = 0; r < size; r++) rt->n_fetch += rt->fetch_counts[r];
-  CHECK(h5g_exchange_counts(comm, rt->fetch_counts, rt->serve_counts, 1));
-  for (int r = 0; r < size; r++) rt->n_serve += rt->serve_counts[r];
-  size_t fetch_bytes = rt->n_fetch * sizeof(uint64_t), serve_bytes = rt->n_serve * sizeof(uint64_t);
-  /* grow with the rows: they spill with the carried rows (base/host_memory.h) */
-  requests = h5g_bulk_alloc(fetch_bytes);
-  rt->fetch_positions = h5g_bulk_alloc(fetch_bytes);
+  CHECK(group_fetches(rt, &requests));
+  size_t serve_bytes = rt->n_serve * sizeof(uint64_t);
   rt->requested = h5g_bulk_alloc(serve_bytes);
   rt->serve_rows = rt->requested;
-  CHECK(h5g_agree_alloc(comm, requests && rt->fetch_positions && rt->requested,
-                        2 * fetch_bytes + serve_bytes));
-  g.filling = 1;
-  g.requests = requests;
-  g.positions = rt->fetch_positions;
-  h5g_parallel(parts, group_part, &g);
+  CHECK(h5g_agree_alloc(comm, rt->requested != NULL, serve_bytes));
   CHECK(h5g_exchange(comm, requests, rt->fetch_counts, rt->requested, rt->serve_counts,
                      sizeof(uint64_t)));
   CHECK(check_served(rt));
@@ -245,8 +263,94 @@ made:
   rt = NULL;
 done:
   h5g_row_route_free(rt);
-  free(counts);
   h5g_bulk_free(requests);
+  return rc;
+}
+
+/* The order rows travel in, as a sum: term (k, index) for the k-th row of a piece, so that the
+ * sums of the pieces a rank sent and of those another placed differ unless the orders agree. */
+typedef struct {
+  const uint64_t *index, *at; /* at NULL: row k's index is index[k], else index[at[k]] */
+  uint64_t n;
+  uint64_t sums[H5G_MAX_PARTS];
+} order_sum;
+
+static void order_sum_part(void *arg, int part, int parts) {
+  order_sum *o = arg;
+  size_t begin, end;
+  uint64_t sum = 0;
+  h5g_share(o->n, part, parts, &begin, &end);
+  for (size_t k = begin; k < end; k++)
+    sum += h5g_mix64((o->at ? o->index[o->at[k]] : o->index[k]) ^ h5g_mix64(k));
+  o->sums[part] = sum;
+}
+
+static uint64_t order_sum_of(const uint64_t *index, const uint64_t *at, uint64_t n, int threads) {
+  order_sum o = {index, at, n, {0}};
+  int parts = parts_for(n, threads);
+  h5g_parallel(parts, order_sum_part, &o);
+  uint64_t sum = 0;
+  for (int p = 0; p < parts; p++) sum += o.sums[p];
+  return sum;
+}
+
+/* Collective: the rows each rank sent this one arrive where the output wants them: the order
+ * sums of the pieces sent (sent_begin) against those of the rows fetched, rank by rank. */
+static int check_order(h5g_row_route *rt, const uint64_t *sent_begin) {
+  int rc = H5G_OK, size = rt->size, bad = 0;
+  uint64_t *sums = calloc(3 * (size_t)size, sizeof(uint64_t));
+  CHECK(h5g_agree_alloc(rt->comm, sums != NULL, 3 * (size_t)size * sizeof(uint64_t)));
+  uint64_t *sent = sums, *told = sums + size, *placed = sums + 2 * size;
+  for (int d = 0; d < size; d++)
+    if (rt->serve_counts[d])
+      sent[d] = order_sum_of(rt->serve_rows + sent_begin[d], NULL, rt->serve_counts[d],
+                             rt->threads);
+  uint64_t first = 0;
+  for (int s = 0; s < size; s++) {
+    if (rt->fetch_counts[s])
+      placed[s] = order_sum_of(rt->src_index, rt->fetch_positions + first, rt->fetch_counts[s],
+                               rt->threads);
+    first += rt->fetch_counts[s];
+  }
+  CHECK_MPI(MPI_Alltoall(sent, 1, MPI_UINT64_T, told, 1, MPI_UINT64_T, rt->comm));
+  for (int s = 0; s < size; s++) bad |= told[s] != placed[s];
+  CHECK(h5g_agree(rt->comm, bad ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                "internal error: carried rows would arrive out "
+                                                "of the order they were sent in")
+                                : H5G_OK));
+done:
+  free(sums);
+  return rc;
+}
+
+int h5g_row_route_sent(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
+                       uint64_t n_total, const uint64_t *sent, const uint64_t *sent_begin,
+                       int threads, h5g_row_route **route) {
+  int rc = H5G_OK, rank = 0;
+  h5g_row_route *rt = NULL;
+  *route = NULL;
+  int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
+  CHECK(h5g_agree(comm, made));
+  if (rt->size == 1) goto made; /* every row is this rank's: nothing travels */
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  CHECK(group_fetches(rt, NULL));
+  rt->serve_rows = sent;
+  rt->own_first = sent_begin[rank];
+  rt->own_count = sent_begin[rank + 1] - sent_begin[rank];
+  int counts_hold = rt->serve_counts[rank] == 0;
+  for (int d = 0; d < rt->size; d++)
+    counts_hold &= d == rank || rt->serve_counts[d] == sent_begin[d + 1] - sent_begin[d];
+  CHECK(h5g_agree(comm, counts_hold ? H5G_OK
+                                    : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                    "internal error: a rank's output holds "
+                                                    "other rows than it was sent")));
+  CHECK(check_order(rt, sent_begin));
+  CHECK(check_served(rt));
+made:
+  *route = rt;
+  rt = NULL;
+done:
+  h5g_row_route_free(rt);
   return rc;
 }
 
@@ -270,9 +374,14 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   moving = h5g_bulk_alloc(bytes);
   CHECK(h5g_agree_alloc(rt->comm, moving != NULL, bytes));
   char *served = moving, *fetched = moving + rt->n_serve * row_bytes;
-  row_copies serve = {local_rows, served, row_bytes, rt->serve_rows, NULL, rt->first, rt->mine,
-                      rt->n_serve, 0};
-  copy_rows(&serve, rt->threads);
+  /* the rows served before this rank's own output's, then those after them */
+  row_copies before = {local_rows, served, row_bytes, rt->serve_rows, NULL, rt->first, rt->mine,
+                       rt->own_first, 0};
+  row_copies after = {local_rows, served + rt->own_first * row_bytes, row_bytes,
+                      rt->serve_rows + rt->own_first + rt->own_count, NULL, rt->first, rt->mine,
+                      rt->n_serve - rt->own_first, 0};
+  copy_rows(&before, rt->threads);
+  copy_rows(&after, rt->threads);
   CHECK(h5g_exchange(rt->comm, served, rt->serve_counts, fetched, rt->fetch_counts, row_bytes));
   row_copies place = {fetched, out, row_bytes, NULL, rt->fetch_positions, 0, rt->n_fetch,
                       rt->n_fetch, 0};
