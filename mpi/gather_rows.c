@@ -29,8 +29,11 @@ struct h5g_row_route {
   uint64_t *tables;       /* 3 size + 1: each rank's first table row (then n_total), the counts */
   uint64_t *fetch_counts, *serve_counts; /* [size] each: rows fetched from, served to, each rank */
   uint64_t n_fetch, n_serve;
-  /* n_fetch: the output row of each row fetched, grouped by owner */
-  uint64_t *fetch_positions;
+  /* the output's parts (the same for the grouping and each move), of `stride` words each: each
+   * part's first fetched row of each owner; the rows fetched from one owner come in output order */
+  int parts;
+  size_t stride;
+  uint64_t *starts;
   /* n_serve + own_count: the table rows served, grouped by the rank served, in rank order; the
    * [own_first, own_first + own_count) of them are this rank's own output's (not served) */
   const uint64_t *serve_rows;
@@ -105,47 +108,46 @@ static size_t group_of(const groups *o, uint64_t index) {
   return g;
 }
 
-/* The output rows grouped by the rank that holds their source row, in output order within a
- * group, by several parts: a first pass counts each part's rows of each group (`filling` 0), a
- * second one, from each part's cursors, fills in their positions (and with `requests` their
- * source rows). Rows of this rank's own share are skipped (copied in place). */
+static groups owners_of(const h5g_row_route *rt) {
+  uint64_t n_total = rt->tables[rt->size];
+  return (groups){rt->tables, n_total ? (double)rt->size / (double)n_total : 0, (size_t)rt->size};
+}
+
+/* The output rows of other ranks, by parts of the output (the same parts for the grouping and
+ * every move): a first pass counts each part's rows of each owner, and with `sums` adds their
+ * order terms (order_sums); a second one, with `requests`, fills in the source rows each owner
+ * is asked for, grouped by owner, in output order within a group, from each part's `starts`. */
 typedef struct {
   const h5g_row_route *route;
-  const groups *groups;
-  uint64_t *counts; /* [parts][stride]: each part's rows of each group, then its cursors */
-  size_t stride;    /* groups rounded up to whole cache lines: no two parts write one line */
-  int filling;
-  uint64_t *requests, *positions;
+  uint64_t *counts; /* [parts][stride], then made each part's first fetched row of each owner */
+  uint64_t *sums;   /* NULL, or [parts][2 stride]: the part's sum of terms, its sum of mixes */
+  uint64_t *requests;
 } grouping;
+
+/* The order rows travel in, as a sum over the k-th row of a piece (from 0) of (k + 1) times a
+ * mix of its source row: a row placed elsewhere changes it (a swap at distance d of rows whose
+ * mixes differ by m, unless d m is a multiple of 2^64), and the sums of consecutive parts add
+ * up: a part whose rows begin at k = o adds its own sum plus o times the sum of its mixes. */
+static uint64_t order_mix(uint64_t index) { return h5g_mix64(index); }
 
 static void group_part(void *arg, int part, int parts) {
   grouping *g = arg;
   const h5g_row_route *rt = g->route;
-  uint64_t *mine = g->counts + (size_t)part * g->stride;
+  groups owners = owners_of(rt);
+  uint64_t *mine = g->counts + (size_t)part * rt->stride;
+  uint64_t *sums = g->sums ? g->sums + (size_t)part * rt->stride * 2 : NULL;
   size_t begin, end;
   h5g_share(rt->n_out, part, parts, &begin, &end);
   for (size_t i = begin; i < end; i++) {
     uint64_t index = rt->src_index[i];
     if (index - rt->first < rt->mine) continue;
-    uint64_t slot = mine[group_of(g->groups, index)]++;
-    if (g->filling) {
-      if (g->requests) g->requests[slot] = index;
-      g->positions[slot] = i;
-    }
-  }
-}
-
-/* Counts the rows of each part in each group, then makes the counts cursors; totals[k]: the
- * rows of group k. */
-static void count_groups(grouping *g, int parts, uint64_t *totals) {
-  h5g_parallel(parts, group_part, g);
-  for (size_t k = 0, at = 0; k < g->groups->count; k++) {
-    totals[k] = 0;
-    for (int p = 0; p < parts; p++) {
-      uint64_t count = g->counts[(size_t)p * g->stride + k];
-      g->counts[(size_t)p * g->stride + k] = at;
-      at += count;
-      totals[k] += count;
+    size_t owner = group_of(&owners, index);
+    uint64_t k = mine[owner]++;
+    if (g->requests) g->requests[k] = index;
+    if (sums) {
+      uint64_t m = order_mix(index);
+      sums[2 * owner] += (k + 1) * m;
+      sums[2 * owner + 1] += m;
     }
   }
 }
@@ -209,35 +211,52 @@ static int check_served(h5g_row_route *rt) {
                                    : H5G_OK);
 }
 
-/* Collective: the output rows not this rank's grouped by the rank that holds them (fetch_counts,
- * fetch_positions), the counts exchanged (serve_counts); with `requests`, their source rows too,
- * in a buffer made here. */
-static int group_fetches(h5g_row_route *rt, uint64_t **requests) {
+/* Collective: the output rows not this rank's counted by the rank that holds them, by parts
+ * (fetch_counts; each part's first fetched row of each, `starts`), the counts exchanged
+ * (serve_counts). With `requests`, their source rows, grouped so, in a buffer made here; with
+ * `placed`, each owner's order sum of the rows placed (size words). */
+static int group_fetches(h5g_row_route *rt, uint64_t **requests, uint64_t *placed) {
   int rc = H5G_OK, size = rt->size;
-  uint64_t *counts = NULL;
-  size_t stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
-  int parts = grouping_parts(rt->n_out, rt->threads, stride);
-  counts = calloc((size_t)parts * stride, sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(rt->comm, counts != NULL, (size_t)parts * stride * sizeof(uint64_t)));
-  groups owners = {rt->tables, rt->tables[size] ? (double)size / (double)rt->tables[size] : 0,
-                   (size_t)size};
-  grouping g = {rt, &owners, counts, stride, 0, NULL, NULL};
-  count_groups(&g, parts, rt->fetch_counts);
+  uint64_t *sums = NULL;
+  rt->stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
+  rt->parts = grouping_parts(rt->n_out, rt->threads, (placed ? 3 : 1) * rt->stride);
+  size_t words = (size_t)rt->parts * rt->stride;
+  rt->starts = calloc(words, sizeof(uint64_t));
+  if (placed) sums = calloc(2 * words, sizeof(uint64_t));
+  CHECK(h5g_agree_alloc(rt->comm, rt->starts && (!placed || sums),
+                        (placed ? 3 : 1) * words * sizeof(uint64_t)));
+  grouping g = {rt, rt->starts, sums, NULL};
+  h5g_parallel(rt->parts, group_part, &g);
+  for (size_t k = 0, at = 0; k < (size_t)size; k++) { /* counts to starts, owner by owner */
+    uint64_t before = 0; /* the owner's rows in the parts before */
+    for (int p = 0; p < rt->parts; p++) {
+      uint64_t *start = &rt->starts[(size_t)p * rt->stride + k], count = *start;
+      if (placed) {
+        const uint64_t *part = sums + ((size_t)p * rt->stride + k) * 2;
+        placed[k] += part[0] + before * part[1];
+      }
+      *start = at;
+      at += count;
+      before += count;
+    }
+    rt->fetch_counts[k] = before;
+  }
   for (int r = 0; r < size; r++) rt->n_fetch += rt->fetch_counts[r];
   CHECK(h5g_exchange_counts(rt->comm, rt->fetch_counts, rt->serve_counts, 1));
   for (int r = 0; r < size; r++) rt->n_serve += rt->serve_counts[r];
+  if (!requests) goto done;
   size_t fetch_bytes = rt->n_fetch * sizeof(uint64_t);
-  /* grow with the rows: they spill with the carried rows (base/host_memory.h) */
-  if (requests) *requests = h5g_bulk_alloc(fetch_bytes);
-  rt->fetch_positions = h5g_bulk_alloc(fetch_bytes);
-  CHECK(h5g_agree_alloc(rt->comm, (!requests || *requests) && rt->fetch_positions,
-                        (requests ? 2 : 1) * fetch_bytes));
-  g.filling = 1;
-  g.requests = requests ? *requests : NULL;
-  g.positions = rt->fetch_positions;
-  h5g_parallel(parts, group_part, &g);
+  /* grows with the rows: it spills with the carried rows (base/host_memory.h) */
+  *requests = h5g_bulk_alloc(fetch_bytes);
+  CHECK(h5g_agree_alloc(rt->comm, *requests != NULL, fetch_bytes));
+  uint64_t *cursors = malloc(words * sizeof(uint64_t));
+  CHECK(h5g_agree_alloc(rt->comm, cursors != NULL, words * sizeof(uint64_t)));
+  memcpy(cursors, rt->starts, words * sizeof(uint64_t));
+  g = (grouping){rt, cursors, NULL, *requests};
+  h5g_parallel(rt->parts, group_part, &g);
+  free(cursors);
 done:
-  free(counts);
+  free(sums);
   return rc;
 }
 
@@ -250,7 +269,7 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
   CHECK(h5g_agree(comm, made));
   if (rt->size == 1) goto made; /* every row is this rank's: nothing to request */
-  CHECK(group_fetches(rt, &requests));
+  CHECK(group_fetches(rt, &requests, NULL));
   size_t serve_bytes = rt->n_serve * sizeof(uint64_t);
   rt->requested = h5g_bulk_alloc(serve_bytes);
   rt->serve_rows = rt->requested;
@@ -267,60 +286,38 @@ done:
   return rc;
 }
 
-/* The order rows travel in, as a sum: term (k, index) for the k-th row of a piece, so that the
- * sums of the pieces a rank sent and of those another placed differ unless the orders agree. */
+/* The order sum of n source rows (order_mix), by several parts. */
 typedef struct {
-  const uint64_t *index, *at; /* at NULL: row k's index is index[k], else index[at[k]] */
+  const uint64_t *index;
   uint64_t n;
-  uint64_t sums[H5G_MAX_PARTS];
+  uint64_t sums[H5G_MAX_PARTS][2]; /* each part's sum of terms, its sum of mixes */
 } order_sum;
 
 static void order_sum_part(void *arg, int part, int parts) {
   order_sum *o = arg;
   size_t begin, end;
-  uint64_t sum = 0;
+  uint64_t terms = 0, mixes = 0;
   h5g_share(o->n, part, parts, &begin, &end);
-  for (size_t k = begin; k < end; k++)
-    sum += h5g_mix64((o->at ? o->index[o->at[k]] : o->index[k]) ^ h5g_mix64(k));
-  o->sums[part] = sum;
+  for (size_t k = begin; k < end; k++) {
+    uint64_t m = order_mix(o->index[k]);
+    terms += (k - begin + 1) * m;
+    mixes += m;
+  }
+  o->sums[part][0] = terms;
+  o->sums[part][1] = mixes;
 }
 
-static uint64_t order_sum_of(const uint64_t *index, const uint64_t *at, uint64_t n, int threads) {
-  order_sum o = {index, at, n, {0}};
+static uint64_t order_sum_of(const uint64_t *index, uint64_t n, int threads) {
+  order_sum o = {index, n, {{0}}};
   int parts = parts_for(n, threads);
   h5g_parallel(parts, order_sum_part, &o);
   uint64_t sum = 0;
-  for (int p = 0; p < parts; p++) sum += o.sums[p];
-  return sum;
-}
-
-/* Collective: the rows each rank sent this one arrive where the output wants them: the order
- * sums of the pieces sent (sent_begin) against those of the rows fetched, rank by rank. */
-static int check_order(h5g_row_route *rt, const uint64_t *sent_begin) {
-  int rc = H5G_OK, size = rt->size, bad = 0;
-  uint64_t *sums = calloc(3 * (size_t)size, sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(rt->comm, sums != NULL, 3 * (size_t)size * sizeof(uint64_t)));
-  uint64_t *sent = sums, *told = sums + size, *placed = sums + 2 * size;
-  for (int d = 0; d < size; d++)
-    if (rt->serve_counts[d])
-      sent[d] = order_sum_of(rt->serve_rows + sent_begin[d], NULL, rt->serve_counts[d],
-                             rt->threads);
-  uint64_t first = 0;
-  for (int s = 0; s < size; s++) {
-    if (rt->fetch_counts[s])
-      placed[s] = order_sum_of(rt->src_index, rt->fetch_positions + first, rt->fetch_counts[s],
-                               rt->threads);
-    first += rt->fetch_counts[s];
+  for (int p = 0; p < parts; p++) {
+    size_t begin, end;
+    h5g_share(n, p, parts, &begin, &end);
+    sum += o.sums[p][0] + (uint64_t)begin * o.sums[p][1];
   }
-  CHECK_MPI(MPI_Alltoall(sent, 1, MPI_UINT64_T, told, 1, MPI_UINT64_T, rt->comm));
-  for (int s = 0; s < size; s++) bad |= told[s] != placed[s];
-  CHECK(h5g_agree(rt->comm, bad ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                                "internal error: carried rows would arrive out "
-                                                "of the order they were sent in")
-                                : H5G_OK));
-done:
-  free(sums);
-  return rc;
+  return sum;
 }
 
 int h5g_row_route_sent(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
@@ -328,51 +325,96 @@ int h5g_row_route_sent(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                        int threads, h5g_row_route **route) {
   int rc = H5G_OK, rank = 0;
   h5g_row_route *rt = NULL;
+  uint64_t *sums = NULL;
   *route = NULL;
   int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
   CHECK(h5g_agree(comm, made));
   if (rt->size == 1) goto made; /* every row is this rank's: nothing travels */
+  int size = rt->size;
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  CHECK(group_fetches(rt, NULL));
+  sums = calloc(3 * (size_t)size, sizeof(uint64_t)); /* of the pieces sent, told, placed */
+  CHECK(h5g_agree_alloc(comm, sums != NULL, 3 * (size_t)size * sizeof(uint64_t)));
+  CHECK(group_fetches(rt, NULL, sums + 2 * size));
   rt->serve_rows = sent;
   rt->own_first = sent_begin[rank];
   rt->own_count = sent_begin[rank + 1] - sent_begin[rank];
   int counts_hold = rt->serve_counts[rank] == 0;
-  for (int d = 0; d < rt->size; d++)
+  for (int d = 0; d < size; d++)
     counts_hold &= d == rank || rt->serve_counts[d] == sent_begin[d + 1] - sent_begin[d];
   CHECK(h5g_agree(comm, counts_hold ? H5G_OK
                                     : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
                                                     "internal error: a rank's output holds "
                                                     "other rows than it was sent")));
-  CHECK(check_order(rt, sent_begin));
+  for (int d = 0; d < size; d++)
+    if (d != rank) sums[d] = order_sum_of(sent + sent_begin[d], rt->serve_counts[d], threads);
+  CHECK_MPI(MPI_Alltoall(sums, 1, MPI_UINT64_T, sums + size, 1, MPI_UINT64_T, comm));
+  int in_order = 1;
+  for (int s = 0; s < size; s++) in_order &= sums[size + s] == sums[2 * size + s];
+  CHECK(h5g_agree(comm, in_order ? H5G_OK
+                                 : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                                 "internal error: carried rows would arrive "
+                                                 "out of the order they were sent in")));
   CHECK(check_served(rt));
 made:
   *route = rt;
   rt = NULL;
 done:
+  free(sums);
   h5g_row_route_free(rt);
   return rc;
+}
+
+/* The output rows, part by part (the grouping's parts): this rank's own from its rows, the
+ * others' the next of their owner's fetched rows, which came in output order. */
+typedef struct {
+  const h5g_row_route *route;
+  const char *local, *fetched;
+  char *out;
+  size_t row_bytes;
+  uint64_t *cursors; /* [parts][stride]: from the route's starts */
+} placing;
+
+static void place_part(void *arg, int part, int parts) {
+  (void)parts;
+  placing *p = arg;
+  const h5g_row_route *rt = p->route;
+  groups owners = owners_of(rt);
+  uint64_t *next = p->cursors + (size_t)part * rt->stride;
+  size_t begin, end, w = p->row_bytes;
+  h5g_share(rt->n_out, part, rt->parts, &begin, &end);
+  for (size_t i = begin; i < end; i++) {
+    if (i + PREFETCH_AHEAD < end) {
+      uint64_t ahead = rt->src_index[i + PREFETCH_AHEAD] - rt->first;
+      if (ahead < rt->mine) __builtin_prefetch(p->local + ahead * w);
+    }
+    uint64_t index = rt->src_index[i], row = index - rt->first;
+    const char *from = row < rt->mine ? p->local + row * w
+                                      : p->fetched + next[group_of(&owners, index)]++ * w;
+    memcpy(p->out + i * w, from, w);
+  }
 }
 
 int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_bytes, void *out) {
   int rc = H5G_OK;
   char *moving = NULL; /* the rows served, then those fetched */
+  uint64_t *cursors = NULL;
   if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
-  /* this rank's own rows in place */
-  row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
-                      rt->n_out, 0};
-  copy_rows(&local, rt->threads);
-  /* the rows not this rank's are the ones it fetches: any other is an index past the table */
-  CHECK(h5g_agree(rt->comm, local.skipped == rt->n_fetch
-                                ? H5G_OK
-                                : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                                "internal error: %llu row indices past the table",
-                                                (unsigned long long)(local.skipped - rt->n_fetch))));
-  if (rt->size == 1) goto done; /* every row is this rank's: the route has none to move */
+  if (rt->size == 1) { /* every row is this rank's: the route has none to move */
+    row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
+                        rt->n_out, 0};
+    copy_rows(&local, rt->threads);
+    CHECK(local.skipped ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
+                                        "internal error: %llu row indices past the table",
+                                        (unsigned long long)local.skipped)
+                        : H5G_OK);
+    goto done;
+  }
   /* made for each move and freed after it: the carry's writes that follow have its memory */
   size_t bytes = (rt->n_serve + rt->n_fetch) * row_bytes;
+  size_t words = (size_t)rt->parts * rt->stride;
   moving = h5g_bulk_alloc(bytes);
-  CHECK(h5g_agree_alloc(rt->comm, moving != NULL, bytes));
+  cursors = malloc(words * sizeof(uint64_t));
+  CHECK(h5g_agree_alloc(rt->comm, moving && cursors, bytes + words * sizeof(uint64_t)));
   char *served = moving, *fetched = moving + rt->n_serve * row_bytes;
   /* the rows served before this rank's own output's, then those after them */
   row_copies before = {local_rows, served, row_bytes, rt->serve_rows, NULL, rt->first, rt->mine,
@@ -383,11 +425,12 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   copy_rows(&before, rt->threads);
   copy_rows(&after, rt->threads);
   CHECK(h5g_exchange(rt->comm, served, rt->serve_counts, fetched, rt->fetch_counts, row_bytes));
-  row_copies place = {fetched, out, row_bytes, NULL, rt->fetch_positions, 0, rt->n_fetch,
-                      rt->n_fetch, 0};
-  copy_rows(&place, rt->threads);
+  memcpy(cursors, rt->starts, words * sizeof(uint64_t));
+  placing place = {rt, local_rows, fetched, out, row_bytes, cursors};
+  h5g_parallel(rt->parts, place_part, &place);
 done:
   h5g_bulk_free(moving);
+  free(cursors);
   return rc;
 }
 
@@ -400,7 +443,7 @@ uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t 
 void h5g_row_route_free(h5g_row_route *rt) {
   if (!rt) return;
   free(rt->tables);
-  h5g_bulk_free(rt->fetch_positions);
+  free(rt->starts);
   h5g_bulk_free(rt->requested);
   free(rt);
 }
