@@ -5,7 +5,6 @@
 
 #include "base/error.h"
 #include "base/host_memory.h"
-#include "base/mix.h"
 #include "base/parallel.h"
 #include "mpi/agree.h"
 #include "mpi/exchange.h"
@@ -14,8 +13,8 @@
 enum {
   /* Row copies (or indices grouped) a thread takes at least: fewer are not worth a thread. */
   MIN_COPIES_PER_THREAD = 1 << 16,
-  /* How many copies ahead the source (and a scattered destination) row is prefetched: the copies
-   * are random reads of a table larger than the caches, bound by memory latency, not bandwidth. */
+  /* How many copies ahead the source row is prefetched: the copies are random reads of a table
+   * larger than the caches, bound by memory latency, not bandwidth. */
   PREFETCH_AHEAD = 16,
   /* What the grouping's per-part counts may take (grouping_parts). */
   GROUP_COUNTS_BYTES = 4 << 20
@@ -34,11 +33,7 @@ struct h5g_row_route {
   int parts;
   size_t stride;
   uint64_t *starts;
-  /* n_serve + own_count: the table rows served, grouped by the rank served, in rank order; the
-   * [own_first, own_first + own_count) of them are this rank's own output's (not served) */
-  const uint64_t *serve_rows;
-  uint64_t own_first, own_count;
-  uint64_t *requested; /* serve_rows when they came as requests (owned) */
+  uint64_t *requested; /* n_serve: the table rows served, grouped by the rank served */
 };
 
 static int parts_for(uint64_t n, int threads) {
@@ -54,13 +49,13 @@ static int grouping_parts(uint64_t n, int threads, size_t stride) {
   return most < 1 ? 1 : (size_t)parts > most ? (int)most : parts;
 }
 
-/* Row copies dst[to[k]] = src[from[k] - first] for k < n. `from` NULL: k; `to` NULL: k. A
- * source row outside src's `rows` is another rank's: skipped, and counted. */
+/* Row copies dst[k] = src[from[k] - first] for k < n. A source row outside src's `rows` is
+ * another rank's: skipped, and counted. */
 typedef struct {
   const char *src;
   char *dst;
   size_t row_bytes;
-  const uint64_t *from, *to;
+  const uint64_t *from;
   uint64_t first, rows, n;
   uint64_t skipped;
 } row_copies;
@@ -72,17 +67,15 @@ static void copy_rows_part(void *arg, int part, int parts) {
   h5g_share(c->n, part, parts, &begin, &end);
   for (size_t k = begin; k < end; k++) {
     if (k + PREFETCH_AHEAD < end) {
-      uint64_t ahead = c->from ? c->from[k + PREFETCH_AHEAD] - c->first : k + PREFETCH_AHEAD;
+      uint64_t ahead = c->from[k + PREFETCH_AHEAD] - c->first;
       if (ahead < c->rows) __builtin_prefetch(c->src + ahead * c->row_bytes);
-      if (c->to) __builtin_prefetch(c->dst + c->to[k + PREFETCH_AHEAD] * c->row_bytes, 1);
     }
-    uint64_t row = c->from ? c->from[k] - c->first : k; /* below first: wraps, so outside */
+    uint64_t row = c->from[k] - c->first; /* below first: wraps, so outside */
     if (row >= c->rows) {
       skipped++;
       continue;
     }
-    memcpy(c->dst + (c->to ? c->to[k] : k) * c->row_bytes, c->src + row * c->row_bytes,
-           c->row_bytes);
+    memcpy(c->dst + k * c->row_bytes, c->src + row * c->row_bytes, c->row_bytes);
   }
   if (skipped) __atomic_fetch_add(&c->skipped, skipped, __ATOMIC_RELAXED);
 }
@@ -114,41 +107,27 @@ static groups owners_of(const h5g_row_route *rt) {
 }
 
 /* The output rows of other ranks, by parts of the output (the same parts for the grouping and
- * every move): a first pass counts each part's rows of each owner, and with `sums` adds their
- * order terms (order_sums); a second one, with `requests`, fills in the source rows each owner
- * is asked for, grouped by owner, in output order within a group, from each part's `starts`. */
+ * every move): a first pass counts each part's rows of each owner; a second one, with
+ * `requests`, fills in the source rows each owner is asked for, grouped by owner, in output
+ * order within a group, from each part's first slot of each. */
 typedef struct {
   const h5g_row_route *route;
   uint64_t *counts; /* [parts][stride], then made each part's first fetched row of each owner */
-  uint64_t *sums;   /* NULL, or [parts][2 stride]: the part's sum of terms, its sum of mixes */
   uint64_t *requests;
 } grouping;
-
-/* The order rows travel in, as a sum over the k-th row of a piece (from 0) of (k + 1) times a
- * mix of its source row: a row placed elsewhere changes it (a swap at distance d of rows whose
- * mixes differ by m, unless d m is a multiple of 2^64), and the sums of consecutive parts add
- * up: a part whose rows begin at k = o adds its own sum plus o times the sum of its mixes. */
-static uint64_t order_mix(uint64_t index) { return h5g_mix64(index); }
 
 static void group_part(void *arg, int part, int parts) {
   grouping *g = arg;
   const h5g_row_route *rt = g->route;
   groups owners = owners_of(rt);
   uint64_t *mine = g->counts + (size_t)part * rt->stride;
-  uint64_t *sums = g->sums ? g->sums + (size_t)part * rt->stride * 2 : NULL;
   size_t begin, end;
   h5g_share(rt->n_out, part, parts, &begin, &end);
   for (size_t i = begin; i < end; i++) {
     uint64_t index = rt->src_index[i];
     if (index - rt->first < rt->mine) continue;
-    size_t owner = group_of(&owners, index);
-    uint64_t k = mine[owner]++;
+    uint64_t k = mine[group_of(&owners, index)]++;
     if (g->requests) g->requests[k] = index;
-    if (sums) {
-      uint64_t m = order_mix(index);
-      sums[2 * owner] += (k + 1) * m;
-      sums[2 * owner + 1] += m;
-    }
   }
 }
 
@@ -203,8 +182,8 @@ done:
 
 /* Collective: the route's rows served checked to be this rank's. */
 static int check_served(h5g_row_route *rt) {
-  checking c = {rt->serve_rows, rt->n_serve + rt->own_count, rt->first, rt->mine, 0};
-  h5g_parallel(parts_for(c.n, rt->threads), check_part, &c);
+  checking c = {rt->requested, rt->n_serve, rt->first, rt->mine, 0};
+  h5g_parallel(parts_for(rt->n_serve, rt->threads), check_part, &c);
   return h5g_agree(rt->comm, c.bad ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
                                                    "internal error: a row was asked of the "
                                                    "wrong rank")
@@ -213,50 +192,39 @@ static int check_served(h5g_row_route *rt) {
 
 /* Collective: the output rows not this rank's counted by the rank that holds them, by parts
  * (fetch_counts; each part's first fetched row of each, `starts`), the counts exchanged
- * (serve_counts). With `requests`, their source rows, grouped so, in a buffer made here; with
- * `placed`, each owner's order sum of the rows placed (size words). */
-static int group_fetches(h5g_row_route *rt, uint64_t **requests, uint64_t *placed) {
+ * (serve_counts), and their source rows grouped so in `requests`, a buffer made here. */
+static int group_fetches(h5g_row_route *rt, uint64_t **requests) {
   int rc = H5G_OK, size = rt->size;
-  uint64_t *sums = NULL;
+  uint64_t *cursors = NULL;
   rt->stride = ((size_t)size + 7) / 8 * 8; /* 8 counts: a 64-byte line */
-  rt->parts = grouping_parts(rt->n_out, rt->threads, (placed ? 3 : 1) * rt->stride);
+  rt->parts = grouping_parts(rt->n_out, rt->threads, 2 * rt->stride); /* starts and cursors */
   size_t words = (size_t)rt->parts * rt->stride;
   rt->starts = calloc(words, sizeof(uint64_t));
-  if (placed) sums = calloc(2 * words, sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(rt->comm, rt->starts && (!placed || sums),
-                        (placed ? 3 : 1) * words * sizeof(uint64_t)));
-  grouping g = {rt, rt->starts, sums, NULL};
+  cursors = malloc(words * sizeof(uint64_t));
+  CHECK(h5g_agree_alloc(rt->comm, rt->starts && cursors, 2 * words * sizeof(uint64_t)));
+  grouping g = {rt, rt->starts, NULL};
   h5g_parallel(rt->parts, group_part, &g);
   for (size_t k = 0, at = 0; k < (size_t)size; k++) { /* counts to starts, owner by owner */
-    uint64_t before = 0; /* the owner's rows in the parts before */
+    rt->fetch_counts[k] = 0;
     for (int p = 0; p < rt->parts; p++) {
       uint64_t *start = &rt->starts[(size_t)p * rt->stride + k], count = *start;
-      if (placed) {
-        const uint64_t *part = sums + ((size_t)p * rt->stride + k) * 2;
-        placed[k] += part[0] + before * part[1];
-      }
       *start = at;
       at += count;
-      before += count;
+      rt->fetch_counts[k] += count;
     }
-    rt->fetch_counts[k] = before;
   }
   for (int r = 0; r < size; r++) rt->n_fetch += rt->fetch_counts[r];
   CHECK(h5g_exchange_counts(rt->comm, rt->fetch_counts, rt->serve_counts, 1));
   for (int r = 0; r < size; r++) rt->n_serve += rt->serve_counts[r];
-  if (!requests) goto done;
   size_t fetch_bytes = rt->n_fetch * sizeof(uint64_t);
   /* grows with the rows: it spills with the carried rows (base/host_memory.h) */
   *requests = h5g_bulk_alloc(fetch_bytes);
   CHECK(h5g_agree_alloc(rt->comm, *requests != NULL, fetch_bytes));
-  uint64_t *cursors = malloc(words * sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(rt->comm, cursors != NULL, words * sizeof(uint64_t)));
   memcpy(cursors, rt->starts, words * sizeof(uint64_t));
-  g = (grouping){rt, cursors, NULL, *requests};
+  g = (grouping){rt, cursors, *requests};
   h5g_parallel(rt->parts, group_part, &g);
-  free(cursors);
 done:
-  free(sums);
+  free(cursors);
   return rc;
 }
 
@@ -269,10 +237,9 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
   int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
   CHECK(h5g_agree(comm, made));
   if (rt->size == 1) goto made; /* every row is this rank's: nothing to request */
-  CHECK(group_fetches(rt, &requests, NULL));
+  CHECK(group_fetches(rt, &requests));
   size_t serve_bytes = rt->n_serve * sizeof(uint64_t);
   rt->requested = h5g_bulk_alloc(serve_bytes);
-  rt->serve_rows = rt->requested;
   CHECK(h5g_agree_alloc(comm, rt->requested != NULL, serve_bytes));
   CHECK(h5g_exchange(comm, requests, rt->fetch_counts, rt->requested, rt->serve_counts,
                      sizeof(uint64_t)));
@@ -283,84 +250,6 @@ made:
 done:
   h5g_row_route_free(rt);
   h5g_bulk_free(requests);
-  return rc;
-}
-
-/* The order sum of n source rows (order_mix), by several parts. */
-typedef struct {
-  const uint64_t *index;
-  uint64_t n;
-  uint64_t sums[H5G_MAX_PARTS][2]; /* each part's sum of terms, its sum of mixes */
-} order_sum;
-
-static void order_sum_part(void *arg, int part, int parts) {
-  order_sum *o = arg;
-  size_t begin, end;
-  uint64_t terms = 0, mixes = 0;
-  h5g_share(o->n, part, parts, &begin, &end);
-  for (size_t k = begin; k < end; k++) {
-    uint64_t m = order_mix(o->index[k]);
-    terms += (k - begin + 1) * m;
-    mixes += m;
-  }
-  o->sums[part][0] = terms;
-  o->sums[part][1] = mixes;
-}
-
-static uint64_t order_sum_of(const uint64_t *index, uint64_t n, int threads) {
-  order_sum o = {index, n, {{0}}};
-  int parts = parts_for(n, threads);
-  h5g_parallel(parts, order_sum_part, &o);
-  uint64_t sum = 0;
-  for (int p = 0; p < parts; p++) {
-    size_t begin, end;
-    h5g_share(n, p, parts, &begin, &end);
-    sum += o.sums[p][0] + (uint64_t)begin * o.sums[p][1];
-  }
-  return sum;
-}
-
-int h5g_row_route_sent(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
-                       uint64_t n_total, const uint64_t *sent, const uint64_t *sent_begin,
-                       int threads, h5g_row_route **route) {
-  int rc = H5G_OK, rank = 0;
-  h5g_row_route *rt = NULL;
-  uint64_t *sums = NULL;
-  *route = NULL;
-  int made = route_new(comm, src_index, n_out, n_total, threads, &rt);
-  CHECK(h5g_agree(comm, made));
-  if (rt->size == 1) goto made; /* every row is this rank's: nothing travels */
-  int size = rt->size;
-  CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  sums = calloc(3 * (size_t)size, sizeof(uint64_t)); /* of the pieces sent, told, placed */
-  CHECK(h5g_agree_alloc(comm, sums != NULL, 3 * (size_t)size * sizeof(uint64_t)));
-  CHECK(group_fetches(rt, NULL, sums + 2 * size));
-  rt->serve_rows = sent;
-  rt->own_first = sent_begin[rank];
-  rt->own_count = sent_begin[rank + 1] - sent_begin[rank];
-  int counts_hold = rt->serve_counts[rank] == 0;
-  for (int d = 0; d < size; d++)
-    counts_hold &= d == rank || rt->serve_counts[d] == sent_begin[d + 1] - sent_begin[d];
-  CHECK(h5g_agree(comm, counts_hold ? H5G_OK
-                                    : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                                    "internal error: a rank's output holds "
-                                                    "other rows than it was sent")));
-  for (int d = 0; d < size; d++)
-    if (d != rank) sums[d] = order_sum_of(sent + sent_begin[d], rt->serve_counts[d], threads);
-  CHECK_MPI(MPI_Alltoall(sums, 1, MPI_UINT64_T, sums + size, 1, MPI_UINT64_T, comm));
-  int in_order = 1;
-  for (int s = 0; s < size; s++) in_order &= sums[size + s] == sums[2 * size + s];
-  CHECK(h5g_agree(comm, in_order ? H5G_OK
-                                 : h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
-                                                 "internal error: carried rows would arrive "
-                                                 "out of the order they were sent in")));
-  CHECK(check_served(rt));
-made:
-  *route = rt;
-  rt = NULL;
-done:
-  free(sums);
-  h5g_row_route_free(rt);
   return rc;
 }
 
@@ -375,13 +264,12 @@ typedef struct {
 } placing;
 
 static void place_part(void *arg, int part, int parts) {
-  (void)parts;
   placing *p = arg;
   const h5g_row_route *rt = p->route;
   groups owners = owners_of(rt);
   uint64_t *next = p->cursors + (size_t)part * rt->stride;
   size_t begin, end, w = p->row_bytes;
-  h5g_share(rt->n_out, part, rt->parts, &begin, &end);
+  h5g_share(rt->n_out, part, parts, &begin, &end);
   for (size_t i = begin; i < end; i++) {
     if (i + PREFETCH_AHEAD < end) {
       uint64_t ahead = rt->src_index[i + PREFETCH_AHEAD] - rt->first;
@@ -400,8 +288,8 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   uint64_t *cursors = NULL;
   if (row_bytes == 0) goto done; /* rows of zero elements, the same on every rank */
   if (rt->size == 1) { /* every row is this rank's: the route has none to move */
-    row_copies local = {local_rows, out, row_bytes, rt->src_index, NULL, rt->first, rt->mine,
-                        rt->n_out, 0};
+    row_copies local = {local_rows, out, row_bytes, rt->src_index, rt->first, rt->mine, rt->n_out,
+                        0};
     copy_rows(&local, rt->threads);
     CHECK(local.skipped ? h5g_error_set(H5G_ERR_RUNTIME, __FILE__, __LINE__,
                                         "internal error: %llu row indices past the table",
@@ -416,14 +304,9 @@ int h5g_row_route_move(h5g_row_route *rt, const void *local_rows, size_t row_byt
   cursors = malloc(words * sizeof(uint64_t));
   CHECK(h5g_agree_alloc(rt->comm, moving && cursors, bytes + words * sizeof(uint64_t)));
   char *served = moving, *fetched = moving + rt->n_serve * row_bytes;
-  /* the rows served before this rank's own output's, then those after them */
-  row_copies before = {local_rows, served, row_bytes, rt->serve_rows, NULL, rt->first, rt->mine,
-                       rt->own_first, 0};
-  row_copies after = {local_rows, served + rt->own_first * row_bytes, row_bytes,
-                      rt->serve_rows + rt->own_first + rt->own_count, NULL, rt->first, rt->mine,
-                      rt->n_serve - rt->own_first, 0};
-  copy_rows(&before, rt->threads);
-  copy_rows(&after, rt->threads);
+  row_copies serve = {local_rows, served, row_bytes, rt->requested, rt->first, rt->mine,
+                      rt->n_serve, 0};
+  copy_rows(&serve, rt->threads);
   CHECK(h5g_exchange(rt->comm, served, rt->serve_counts, fetched, rt->fetch_counts, row_bytes));
   memcpy(cursors, rt->starts, words * sizeof(uint64_t));
   placing place = {rt, local_rows, fetched, out, row_bytes, cursors};
@@ -436,8 +319,9 @@ done:
 
 uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t row_bytes) {
   if (size == 1) return 0;
+  /* the requests served, held; beside them the requests sent while it is made, then the rows */
   uint64_t requests = n_out * sizeof(uint64_t), moving = (n_local + n_out) * row_bytes;
-  return (n_local + n_out) * sizeof(uint64_t) + (requests > moving ? requests : moving);
+  return n_local * sizeof(uint64_t) + (requests > moving ? requests : moving);
 }
 
 void h5g_row_route_free(h5g_row_route *rt) {

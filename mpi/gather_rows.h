@@ -10,23 +10,13 @@
  * (h5g_share_begin). A route says, for `n_out` rows of this rank's output, which table row each
  * receives (src_index[i] for output row i): made once, it moves any number of tables of that
  * spread (every carried dataset) with one exchange of rows each. Its requests (the indices sent
- * to the ranks that hold the rows) are exchanged once, when it is made; none where the holders
- * know them already (h5g_row_route_sent). */
+ * to the ranks that hold the rows) are exchanged once, when it is made. */
 typedef struct h5g_row_route h5g_row_route;
 
 /* Collective. `src_index` is borrowed: it must stay unchanged while the route lives. The copies
  * and the grouping of requests take up to `threads` threads, the caller's one of them. */
 int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
                        uint64_t n_total, int threads, h5g_row_route **route);
-/* Collective: the same route without requests, where the rows this rank's output takes from
- * each rank come in the order that rank sent them its keys: `sent` holds the source rows of the
- * keys this rank sent, rank d's [sent_begin[d], sent_begin[d + 1]) in the order sent (its own
- * piece among them), and the output's rows of each other rank lie in the order that rank sent
- * them (a stable merge of one run from each). Borrows `sent` too. A difference (a count, or the
- * order: sums over each piece of its indices and their places) is an internal error. */
-int h5g_row_route_sent(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
-                       uint64_t n_total, const uint64_t *sent, const uint64_t *sent_begin,
-                       int threads, h5g_row_route **route);
 /* Collective: row i of `out` (i < n_out) receives row src_index[i] of the table whose rows this
  * rank holds in `local_rows` (row_bytes each, the same on every rank). */
 int h5g_row_route_move(h5g_row_route *route, const void *local_rows, size_t row_bytes, void *out);

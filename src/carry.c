@@ -112,36 +112,6 @@ static int moves_on_gpu(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
          r->be->gather_fits(r->be, plan->n, widest_dataset_row(r->opt, v));
 }
 
-/* Collective: the route of the rows. Where every rank's keys were sent from where their
- * source indices still lie and its output is the stable merge of what it received, each rank
- * knows which of its rows every other wants, and in which order: the rows follow the keys with
- * no requests. Elsewhere each rank asks the holders for the rows of its output. */
-static int make_route(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
-                      const h5g_extent *e, const h5g_data *d, h5g_row_route **route) {
-  int rc = H5G_OK, mine, every = 0;
-  uint64_t *sent_begin = NULL;
-  mine = d->sent_values && plan->nruns == 1 && r->opt->top < 0 && !r->opt->unique &&
-         !(v->composed && v->layout.words > 1) &&
-         e->out_n == d->recv_offsets[(size_t)r->size * plan->nruns];
-  CHECK_MPI(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, r->comm));
-  if (!every) {
-    CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
-                             route));
-    goto done;
-  }
-  sent_begin = malloc(((size_t)r->size + 1) * sizeof(uint64_t));
-  CHECK(h5g_agree_alloc(r->comm, sent_begin != NULL, ((size_t)r->size + 1) * sizeof(uint64_t)));
-  sent_begin[0] = 0; /* the pieces as the exchange sent them: one after another */
-  for (int to = 0; to < r->size; to++)
-    sent_begin[to + 1] = sent_begin[to] + (d->cuts[to + 1] - d->cuts[to]);
-  CHECK(h5g_row_route_sent(r->comm, d->sorted_values, e->out_n, v->info.n, d->sent_values,
-                           sent_begin, plan->io_threads, route));
-  r->metrics.rows_follow_keys = 1;
-done:
-  free(sent_begin);
-  return rc;
-}
-
 /* The buffers are on huge pages where the system has them: the copies by source index are
  * random accesses, which small pages make TLB misses. Made resident by the rank's threads (on
  * the GPU, pinned in the background); the first is the table's rows where the read kept them
@@ -180,7 +150,8 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   CHECK(h5g_agree_alloc(r->comm, made, 2 * c->buf_bytes));
   h5g_timeline_mark("carry_buffers");
   if (!v->moved_row_bytes) goto done; /* only rows of no bytes: nothing to move (every rank) */
-  CHECK(make_route(r, v, plan, e, d, &c->route));
+  CHECK(h5g_row_route_make(r->comm, d->sorted_values, e->out_n, v->info.n, plan->io_threads,
+                           &c->route));
   h5g_timeline_mark("carry_route");
 done:
   return rc;

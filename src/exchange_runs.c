@@ -41,7 +41,6 @@ static int pack_runs(const h5g_plan *plan, const h5g_data *d, const h5g_run_exch
 int h5g_exchange_runs(h5g_run *r, const h5g_plan *plan, const h5g_extent *e, h5g_data *d) {
   int rc = H5G_OK;
   h5g_run_exchange x = {0};
-  d->sent_values = NULL;
   STEP(r, H5G_PHASE_EXCHANGE, h5g_run_exchange_alloc((size_t)r->size, plan->nruns, &x));
   STEP(r, H5G_PHASE_EXCHANGE, h5g_run_exchange_counts(r->comm, d->cuts, e->out_n,
                                                       e->out_offset, &x, d->recv_offsets));
@@ -51,8 +50,6 @@ int h5g_exchange_runs(h5g_run *r, const h5g_plan *plan, const h5g_extent *e, h5g
   if (plan->records) STEP(r, H5G_PHASE_EXCHANGE, move_runs(r, plan, d, &x, 1));
   if (plan->path != H5G_PATH_DEVICE_RESIDENT) { /* the received runs, until they are merged */
     int packed = h5g_run_exchange_needs_packing(&x);
-    /* one run's values were sent from where they lie: the carry's rows can follow them */
-    d->sent_values = plan->records && !packed ? d->values : NULL;
     h5g_data_set_sorted(d, packed ? d->keys : d->spare,
                         !plan->records ? d->sorted_values : packed ? d->values : d->spare_values);
   }

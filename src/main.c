@@ -92,8 +92,6 @@ static void print_summary(const h5g_options *opt, const h5g_report *rep) {
     if (rep->carried_on_gpu)
       printf("  (carried rows put in order on the GPU, where the sort left their source "
              "indices)\n");
-    if (rep->rows_follow_keys)
-      printf("  (carried rows sent where the keys went, in the order sent: no requests)\n");
     char nodes[512], library[128];
     h5g_report_nodes(rep, nodes, sizeof nodes);
     h5g_mpi_library(library, sizeof library);

@@ -136,15 +136,13 @@ int h5g_report_write_json(const h5g_report *rep, const h5g_options *opt, int exi
           ",\n  \"keys\": %llu,\n  \"rows_written\": %llu,\n  \"bytes\": %llu,\n"
           "  \"exchanged_bytes\": %llu,\n  \"spilled_ranks\": %d,\n"
           "  \"runs_per_rank\": %llu,\n  \"streamed\": %s,\n  \"carried_on_gpu\": %s,\n"
-          "  \"rows_follow_keys\": %s,\n"
           "  \"sort_passes\": %d,\n  \"verified\": %s,\n"
           "  \"seconds\": {\n",
           (unsigned long long)rep->n, (unsigned long long)rep->rows_written,
           (unsigned long long)rep->bytes,
           (unsigned long long)rep->exchanged_bytes, rep->spilled_ranks,
           (unsigned long long)rep->runs_per_rank, rep->ring_slots ? "true" : "false",
-          rep->carried_on_gpu ? "true" : "false", rep->rows_follow_keys ? "true" : "false",
-          rep->sort_passes,
+          rep->carried_on_gpu ? "true" : "false", rep->sort_passes,
           rep->verified ? "true" : "false");
   for (int p = 0; p < H5G_PHASE_COUNT; p++)
     fprintf(f, "    \"%s\": %.6f,\n", phase_names[p], rep->seconds[p]);
@@ -284,8 +282,6 @@ int h5g_report_gather(const h5g_run *r, const h5g_verdict *v, const h5g_plan *pl
   CHECK_MPI(MPI_Reduce(&plan->spills, &rep->spilled_ranks, 1, MPI_INT, MPI_SUM, 0, r->comm));
   CHECK_MPI(MPI_Reduce(&r->metrics.carried_on_gpu, &rep->carried_on_gpu, 1, MPI_INT, MPI_MAX, 0,
                        r->comm));
-  CHECK_MPI(MPI_Reduce(&r->metrics.rows_follow_keys, &rep->rows_follow_keys, 1, MPI_INT, MPI_MAX,
-                       0, r->comm));
   if (names_bytes) names = malloc(names_bytes);
   CHECK(h5g_agree_alloc(r->comm, names != NULL, names_bytes));
   CHECK_MPI(MPI_Gather(be->device_name, NAME, MPI_CHAR, names, NAME, MPI_CHAR, 0, r->comm));

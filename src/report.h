@@ -66,7 +66,6 @@ typedef struct {
                               * (plan.streamed; 0: none) */
   uint64_t slot_bytes;       /* and each slot's bytes */
   int carried_on_gpu;        /* the carried rows were put in order on the GPU (src/carry.c) */
-  int rows_follow_keys;      /* they went where the keys did, with no requests (src/carry.c) */
   int sort_passes;           /* > 1: keys of more than 16 bytes together, one pass per word */
   int ranks;
   int nodes;                 /* distinct hosts of the ranks (rank 0) */

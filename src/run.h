@@ -126,9 +126,6 @@ typedef struct {
   /* nruns + 1: the sorted runs in `keys`, the plan's until h5g_unique_runs packs them */
   uint64_t *runs;
   uint64_t *cuts, *recv_offsets; /* exact cuts of the runs; the received runs */
-  /* the values as the exchange sent them, rank d's at [cuts[d], cuts[d + 1]) (one run sent
-   * from `values`, unpacked), while nothing writes over them; NULL otherwise */
-  const uint64_t *sent_values;
   uint64_t *counts;              /* --counts: the count of each kept key (src/unique.c) */
   int values_are_counts; /* --unique --counts: the values are the runs' group sizes (unique.c) */
   uint64_t *order; /* keys of several words: the source index at each position (src/passes.c) */
@@ -149,7 +146,6 @@ typedef struct {
 static inline void h5g_data_set_sorted(h5g_data *d, void *keys, uint64_t *values) {
   d->sorted = keys;
   d->sorted_values = values;
-  if (values == d->sent_values) d->sent_values = NULL; /* the share written over them */
 }
 /* The host buffers that do not hold the sorted keys (values): a merge's other side. */
 static inline void *h5g_data_spare_keys(const h5g_data *d) {
@@ -166,7 +162,6 @@ typedef struct {
   h5g_startup startup;      /* mpi_init comes from main, through the report */
   h5g_teardown teardown;    /* what of it comes before the report */
   int carried_on_gpu;       /* the carry put its rows in order on the GPU (src/carry.c) */
-  int rows_follow_keys;     /* the carried rows went where the keys did, with no requests */
 } h5g_metrics;
 
 /* The context of one run on this rank: what every phase may use, and only that. The state the

@@ -4,9 +4,7 @@
  * every output row is checked against the row its index names, after each of two moves along
  * one route (the carry moves several tables). Sizes 0, 1, fewer rows than ranks, 70001, and
  * 2^19 (a moving buffer of megabytes: huge pages). An index past the table fails on every rank.
- * The route without requests (h5g_row_route_sent) moves the rows of a stable sort by keys with
- * many ties, each rank's rows sent in its own sorted order, as the exchange of a sort sends
- * them; one rank's pieces out of that order, or cut elsewhere, fail on every rank. */
+ * Also the order of a stable sort by keys with many ties, as the carry's routes follow it. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,29 +44,13 @@ static void global_indices(uint64_t n, int mode, uint64_t *index) {
   }
 }
 
-/* What this rank sent in the exchange of a sort whose output is `all`: its rows in their order
- * there (the order of its own stable sort), rank d's piece the ones in d's share of the output.
- * `sent` takes this rank's rows, `begin` size + 1 offsets. */
-static void sent_pieces(const uint64_t *all, uint64_t n, uint64_t *sent, uint64_t *begin) {
-  uint64_t first = h5g_share_begin((uint64_t)rank, n, (uint64_t)size);
-  uint64_t end = h5g_share_begin((uint64_t)rank + 1, n, (uint64_t)size), k = 0;
-  for (int d = 0; d < size; d++) {
-    begin[d] = k;
-    uint64_t to = h5g_share_begin((uint64_t)d + 1, n, (uint64_t)size);
-    for (uint64_t p = h5g_share_begin((uint64_t)d, n, (uint64_t)size); p < to; p++)
-      if (all[p] >= first && all[p] < end) sent[k++] = all[p];
-  }
-  begin[size] = k;
-}
-
 static void check_move(uint64_t n, size_t row_bytes, int mode) {
   uint64_t first = h5g_share_begin((uint64_t)rank, n, (uint64_t)size);
   uint64_t mine = h5g_share_begin((uint64_t)rank + 1, n, (uint64_t)size) - first;
-  uint64_t *all = malloc((n ? n : 1) * sizeof *all), *sent = malloc(mine * sizeof *sent + 1);
-  uint64_t *begin = malloc(((size_t)size + 1) * sizeof *begin);
+  uint64_t *all = malloc((n ? n : 1) * sizeof *all);
   unsigned char *rows = malloc(mine * row_bytes + 1), *out = malloc(mine * row_bytes + 1);
-  EXPECT(all && sent && begin && rows && out, "out of memory");
-  if (!all || !sent || !begin || !rows || !out) goto done;
+  EXPECT(all && rows && out, "out of memory");
+  if (!all || !rows || !out) goto done;
   global_indices(n, mode, all);
   for (uint64_t i = 0; i < mine; i++)
     for (size_t b = 0; b < row_bytes; b++) rows[i * row_bytes + b] = row_byte(first + i, b);
@@ -76,12 +58,7 @@ static void check_move(uint64_t n, size_t row_bytes, int mode) {
   const uint64_t *src = all + first;
   int status = H5G_OK;
   h5g_row_route *route = NULL;
-  if (mode == SORTED_BY_KEYS) {
-    sent_pieces(all, n, sent, begin);
-    status = h5g_row_route_sent(MPI_COMM_WORLD, src, mine, n, sent, begin, 3, &route);
-  } else {
-    status = h5g_row_route_make(MPI_COMM_WORLD, src, mine, n, 3, &route);
-  }
+  status = h5g_row_route_make(MPI_COMM_WORLD, src, mine, n, 3, &route);
   for (int move = 0; move < 2; move++) {
     memset(out, 0, mine * row_bytes + 1);
     if (status == H5G_OK) status = h5g_row_route_move(route, rows, row_bytes, out);
@@ -97,42 +74,8 @@ static void check_move(uint64_t n, size_t row_bytes, int mode) {
   h5g_row_route_free(route);
 done:
   free(all);
-  free(sent);
-  free(begin);
   free(rows);
   free(out);
-}
-
-/* The last rank's pieces not as its sort sent them: two rows of a piece swapped (`swap`), or
- * the cut between its first two pieces moved by one: the route fails on every rank. */
-static void check_sent_out_of_order(int swap) {
-  uint64_t n = 5000, first = h5g_share_begin((uint64_t)rank, n, (uint64_t)size);
-  uint64_t mine = h5g_share_begin((uint64_t)rank + 1, n, (uint64_t)size) - first;
-  uint64_t *all = malloc(n * sizeof *all), *sent = malloc(mine * sizeof *sent + 1);
-  uint64_t *begin = malloc(((size_t)size + 1) * sizeof *begin);
-  EXPECT(all && sent && begin, "out of memory");
-  if (!all || !sent || !begin) goto done;
-  global_indices(n, SORTED_BY_KEYS, all);
-  sent_pieces(all, n, sent, begin);
-  if (rank == size - 1) {
-    int d = 0; /* the first piece for another rank with two rows */
-    while (d < size && (d == rank || begin[d + 1] - begin[d] < 2)) d++;
-    if (d < size && swap) {
-      uint64_t t = sent[begin[d]];
-      sent[begin[d]] = sent[begin[d] + 1];
-      sent[begin[d] + 1] = t;
-    }
-    if (!swap && size > 1) begin[1] += begin[1] < begin[2] ? 1 : -1;
-  }
-  h5g_row_route *route = NULL;
-  int status = h5g_row_route_sent(MPI_COMM_WORLD, all + first, mine, n, sent, begin, 2, &route);
-  h5g_row_route_free(route);
-  EXPECT(size == 1 ? status == H5G_OK : status != H5G_OK,
-         "pieces %s were taken for the order sent", swap ? "with two rows swapped" : "cut elsewhere");
-done:
-  free(all);
-  free(sent);
-  free(begin);
 }
 
 /* An index past the table (an internal error) fails the route or its move on every rank. */
@@ -167,8 +110,6 @@ int main(int argc, char **argv) {
       for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
         check_move(sizes[s], widths[w], mode);
   check_index_past_table();
-  check_sent_out_of_order(1);
-  check_sent_out_of_order(0);
   int failed = test_summary_mpi(MPI_COMM_WORLD, "test_gather_rows");
   MPI_Finalize();
   return failed;

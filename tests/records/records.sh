@@ -15,14 +15,6 @@ W=$WORK
 # same A.h5 B.h5 PATH...: the datasets are byte-identical in both files.
 same() { rcheck --identical "$@"; }
 
-# follows REPORT WHAT RANKS [ROUTED]: the report says whether the carried rows went where the
-# keys did with no requests: on several ranks in core (one run each), unless ROUTED says why not.
-follows() {
-  local want=true
-  [ "$3" -gt 1 ] && [ -z "${4:-}" ] || want=false
-  grep -q "\"rows_follow_keys\": $want" "$1" || die "$2 on $3 ranks: rows_follow_keys is not $want"
-}
-
 # A key-type-dependent payload type: never the key's own type.
 other_type() {
   local type=$1 preferred=$2 fallback=$3
@@ -195,9 +187,7 @@ case_table() {
   for p in 1 2 3 4; do
     local index=()
     [ $((p % 2)) -eq 0 ] && index=(--index-out /idx)
-    sort_ok "$p" --key-field "$field" "${index[@]}" "$W/in.h5" "$W/out_$p.h5" -d /events \
-      --report "$W/report.json"
-    follows "$W/report.json" "table by $field" "$p"
+    sort_ok "$p" --key-field "$field" "${index[@]}" "$W/in.h5" "$W/out_$p.h5" -d /events
     rcheck "$W/in.h5" "$W/out_$p.h5" -d /events --key-field "$field" --row-id-field row \
       ${index:+--index /idx}
     same "$W/out_1.h5" "$W/out_$p.h5" /events
@@ -287,11 +277,9 @@ case_batches() {
   gen 1 "$W/in.h5" -d /d --count $n --type u4 --dist uniform --seed 12 --row-shape 2 --append
   gen 1 "$W/in.h5" -d /e --count $n --type f4 --dist special --seed 13 --append
   for p in 1 2 3 4; do
-    sort_ok "$p" --carry "$carry" "$W/in.h5" "$W/out_$p.h5" -d /keys --report "$W/report.json"
-    follows "$W/report.json" batches "$p"
+    sort_ok "$p" --carry "$carry" "$W/in.h5" "$W/out_$p.h5" -d /keys
     sort_ok "$p" --carry "$carry" --backend cpu --device-memory 64K "$W/in.h5" "$W/ooc_$p.h5" \
-      -d /keys --report "$W/report.json"
-    follows "$W/report.json" "batches out of core" "$p" "runs packed for the exchange"
+      -d /keys
   done
   /usr/bin/python3 - "$W" <<'PY' || die "a carried dataset is not in the keys' stable order"
 import sys, h5py, numpy as np

@@ -81,17 +81,17 @@ case_plan() {
     [ "$PLANNED_RUNS" -gt 1 ] || die "$p ranks out of core: $PLANNED_RUNS runs"
     # records: values (8 bytes a key) and their scratch, the carry's two buffers of f8 rows
     # (for the most rows a rank reads or writes), and with several ranks their route
-    # (mpi/gather_rows.h): a request index and a position per row, the rows served and fetched
-    # (the requests, freed before, take no more)
+    # (mpi/gather_rows.h): a request index per row served, held, and beside it the rows served
+    # and fetched (the requests sent, freed before, take no more)
     plan_vs_run $p --carry /vals
-    local spare=$((p > 1 ? 12 * n1 : 0)) route=$((p > 1 ? 16 * (n1 + most) : 0))
+    local spare=$((p > 1 ? 12 * n1 : 0)) route=$((p > 1 ? 8 * n1 + 8 * (n1 + most) : 0))
     expect=$((12 * n1 + spare + 12 * n1 + 2 * 8 * most + route + BASE))
     [ "$HOST_BYTES" = "$expect" ] || die "$p ranks records: $HOST_BYTES bytes planned, $expect expected"
     # two carried datasets moved as one row of 8 + 4 bytes (src/carry.c): the same two
     # buffers, of 12-byte rows (read into columns, interleaved, moved, split again); the route
     # moves the 12-byte rows
     plan_vs_run $p --carry /vals,/small
-    route=$((p > 1 ? 20 * (n1 + most) : 0))
+    route=$((p > 1 ? 8 * n1 + 12 * (n1 + most) : 0))
     expect=$((12 * n1 + spare + 12 * n1 + 2 * 12 * most + route + BASE))
     [ "$HOST_BYTES" = "$expect" ] || die "$p ranks, a batch: $HOST_BYTES bytes planned, $expect expected"
   done
