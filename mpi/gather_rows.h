@@ -21,7 +21,8 @@ int h5g_row_route_make(MPI_Comm comm, const uint64_t *src_index, uint64_t n_out,
  * rank holds in `local_rows` (row_bytes each, the same on every rank). */
 int h5g_row_route_move(h5g_row_route *route, const void *local_rows, size_t row_bytes, void *out);
 /* Bytes a route and one move of rows of row_bytes may take beyond the tables, for n_local rows
- * held and n_out received on a rank of `size` (an upper bound: every row from another rank). */
+ * held and n_out received on a rank of `size` (an upper bound where each table row goes to one
+ * output row at most, as a permutation does: every row from another rank). */
 uint64_t h5g_row_route_bytes(uint64_t n_local, uint64_t n_out, int size, size_t row_bytes);
 void h5g_row_route_free(h5g_row_route *route);
 

@@ -100,10 +100,10 @@ static uint64_t need_total(const host_need *n) {
 
 /* The scratch files of a spilled rank: its buffers, moved rows, their route and the outputs
  * above, each mapped in whole huge pages or pages (base/host_memory.c; H5G_BUFFER_COUNT buffers,
- * the carry's two, the route's four, two outputs'). */
+ * the carry's two, the route's three, two outputs'). */
 static uint64_t scratch_total(const host_need *n) {
   return n->buffers + n->moved + n->route + n->outputs +
-         (uint64_t)(H5G_BUFFER_COUNT + 2 + 4 + 2) * (2u << 20);
+         (uint64_t)(H5G_BUFFER_COUNT + 2 + 3 + 2) * (2u << 20);
 }
 
 /* What rank `rank` of `size` ranks needs (the run's own rank and size: what it will make),

@@ -4,7 +4,7 @@
  * every output row is checked against the row its index names, after each of two moves along
  * one route (the carry moves several tables). Sizes 0, 1, fewer rows than ranks, 70001, and
  * 2^19 (a moving buffer of megabytes: huge pages). An index past the table fails on every rank.
- * Also the order of a stable sort by keys with many ties, as the carry's routes follow it. */
+ * Also the order of a stable sort by keys with many ties, as the carry's route follows it. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
