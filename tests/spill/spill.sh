@@ -387,8 +387,8 @@ case_plan() {
   grep -q "^spill: 1 of 1 rank spill" "$WORK/plan.txt" || die "--plan does not say it spills"
   grep -q '"spills": true' "$WORK/plan.json" || die "--plan's report does not say it spills"
   scratch=$(json "$WORK/plan.json" scratch_bytes)
-  [ "$scratch" = $((4 * N + 4 * N + 12 * 2 * MIB)) ] ||
-    die "--plan: $scratch bytes of scratch, expected the slice, the spare and 12 pages' rounding"
+  [ "$scratch" = $((4 * N + 4 * N + 11 * 2 * MIB)) ] ||
+    die "--plan: $scratch bytes of scratch, expected the slice, the spare and 11 pages' rounding"
   runs=$(json "$WORK/plan.json" runs)
   [ -z "$(ls -A "$WORK/out")" ] && [ -z "$(ls -A "$SCRATCH")" ] || die "--plan wrote files"
   # the estimate counts the spill: a term of its own, and more than the run in memory
