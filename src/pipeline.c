@@ -232,6 +232,13 @@ static int write_and_commit(h5g_run *r, run_state *s, double start, h5g_report *
   /* the resident path's GPU did it; a share recorded had it done */
   if (plan->path != H5G_PATH_DEVICE_RESIDENT && s->resume.resuming != H5G_RESUME_AT_WRITE)
     STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, d->sorted, e->out_n, &plan->ks, 1));
+  /* a resident share is recorded once it is all back from the GPU (its write then no longer
+   * overlaps the copy back); one resumed from is back already */
+  if (plan->path == H5G_PATH_DEVICE_RESIDENT && (s->resume.records & 1u << H5G_RESUME_AT_WRITE)) {
+    if (s->resume.resuming != H5G_RESUME_AT_WRITE)
+      STEP(r, H5G_PHASE_WRITE, h5g_merge_wait(r, plan, e));
+    d->share_on_host = 1;
+  }
   STEP(r, H5G_PHASE_TRANSFORM,
        h5g_resume_record(r, plan, &s->resume, d, e, H5G_RESUME_AT_WRITE, NULL, 0));
   h5g_resume_recorded(&s->resume, H5G_RESUME_AT_WRITE);

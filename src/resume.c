@@ -324,20 +324,23 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   const char *why = "";
   memset(res, 0, sizeof *res);
   res->lock_fd = -1;
-  /* every rank spills (the spill is each rank's own), its sorted keys in host buffers (not the
-   * resident path's, which stay on the GPU until the write copies them back) */
-  int agreed[3] = {plan->spills && plan->path != H5G_PATH_DEVICE_RESIDENT && r->opt->argv,
-                   plan->spills, !plan->spills};
+  /* The runs are recorded where the host merges them (the resident path's GPU merges what it
+   * holds), the share unless --counts (its counts lie in memory of their own); a streamed
+   * share never lies whole in the host buffers. */
+  unsigned records = (plan->path == H5G_PATH_DEVICE_RESIDENT ? 0 : 1u << H5G_RESUME_AT_MERGE) |
+                     (r->opt->counts ? 0 : 1u << H5G_RESUME_AT_WRITE);
+  /* every rank spills (the spill is each rank's own), and the same states are recorded on each */
+  int agreed[3] = {plan->spills && records && !plan->streamed && r->opt->argv, plan->spills,
+                   !plan->spills};
   CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_INT, MPI_MIN, r->comm));
   int every_rank_spills = agreed[1], none_spills = agreed[2];
   res->eligible = agreed[0];
-  if (res->eligible)
-    res->records = 1u << H5G_RESUME_AT_MERGE | (r->opt->counts ? 0 : 1u << H5G_RESUME_AT_WRITE);
+  if (res->eligible) res->records = records;
   if (!res->eligible && r->opt->resume && r->rank == 0 && !r->opt->quiet)
     fprintf(stderr, "h5gsort: note: --resume: %s; sorting from the start\n",
             !every_rank_spills ? "not every rank spills, and nothing of a run in memory is kept"
-                               : "a run whose slice stays on the GPU (one run, within its "
-                                 "memory) cannot be resumed yet");
+                               : "a run whose sorted slice stays on the GPU until it is written "
+                                 "(streamed, or with --counts) keeps nothing to go on from");
   /* a spilling rank counted an earlier run's files of this OUTPUT in its directory as room
    * (src/sizing.c): a run that keeps none of its own removes them all the same */
   if (none_spills) goto done;

@@ -11,8 +11,9 @@
  * succeeds, and after a failure unless a state was recorded (a line then says where it is kept).
  * With --counts only the runs are recorded (the counts of the share lie in memory of their own).
  * The files have no name until the first state is recorded. A lock on each rank's files keeps two
- * runs of one OUTPUT apart; a spilling run that cannot be resumed (its slice resident on the GPU)
- * takes the lock too and removes an earlier run's files. */
+ * runs of one OUTPUT apart; a spilling run that cannot be resumed (its slice streamed through
+ * the GPU, or resident there with --counts) takes the lock too and removes an earlier run's
+ * files. A resident slice records only its share, once all of it is back on the host. */
 #ifndef H5G_RESUME_H
 #define H5G_RESUME_H
 

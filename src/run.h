@@ -128,6 +128,9 @@ typedef struct {
   uint64_t *cuts, *recv_offsets; /* exact cuts of the runs; the received runs */
   uint64_t *counts;              /* --counts: the count of each kept key (src/unique.c) */
   int values_are_counts; /* --unique --counts: the values are the runs' group sizes (unique.c) */
+  /* the resident path's sorted share is all back in its host buffers (src/pipeline.c): waited
+   * for before a record to resume from, or restored by a resume */
+  int share_on_host;
   uint64_t *order; /* keys of several words: the source index at each position (src/passes.c) */
   /* A table's raw rows as read for their keys, kept for the carry in a buffer of
    * table_rows_capacity bytes (src/read.h; NULL on a rank without rows) until it is done;

@@ -236,7 +236,7 @@ done:
 int h5g_write_keys(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                    const h5g_extent *e, const h5g_data *d) {
   int rc = H5G_OK;
-  int from_device = plan->path == H5G_PATH_DEVICE_RESIDENT;
+  int from_device = plan->path == H5G_PATH_DEVICE_RESIDENT && !d->share_on_host;
   h5g_dset *index = NULL, *counts = NULL;
   /* whole records of a table or rows of a 2-D dataset move as carried data (src/carry.c) */
   int keys_move = !r->opt->key_field && !r->opt->nkey_columns;

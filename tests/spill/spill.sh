@@ -339,7 +339,7 @@ case_resume() {
 # budget far below the share) come back to the host buffers, which spill; at 1 and 3 ranks the
 # output is the run in memory's, and a kill once the runs are recorded (the GPU merges them in
 # one call) or at the write goes on from them with --resume, --verify too. A slice that stays on
-# the GPU keeps nothing to resume from: --resume says so and sorts from the start.
+# the GPU goes on from its share.
 case_gpu() {
   local gpu=(--backend cuda --device-memory 32M)
   # a CUDA rank's need beside its data counts the driver's and runtime's 512 MiB (src/sizing.c)
@@ -356,22 +356,34 @@ case_gpu() {
   done
   ROOM=$((640 * MIB)) resumed 3 gpu_verify runs-kept runs "$WORK/in.h5" -d /vals "${gpu[@]}" \
     --verify --index-out /i
-  # a resident slice cannot be resumed: it removes the files an earlier run of its OUTPUT kept
-  # (counted as room)
+  # a slice sorted on the GPU within its memory (the resident path; values move, so it is not
+  # streamed) records its share once it is all back: killed at the write or in the carry, it goes
+  # on from it
+  mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/plan.h5" -d /keys --backend cuda \
+    --carry /vals,/few --host-memory $ROOM --scratch "$SCRATCH" --plan >"$WORK/plan.log" 2>&1 ||
+    { cat "$WORK/plan.log" >&2; die "a resident slice: --plan failed"; }
+  grep -q "device resident" "$WORK/plan.log" && grep -q "^h5gsort: spilling" "$WORK/plan.log" ||
+    { cat "$WORK/plan.log" >&2; die "a resident slice: the plan is not a spilling resident one"; }
+  resumed 1 resident write-data share "$WORK/in.h5" -d /keys --backend cuda --index-out /i \
+    --carry /few
+  resumed 1 resident_carry carry-moved share "$WORK/in.h5" -d /keys --backend cuda \
+    --carry /vals,/few
+  # a streamed slice (the keys alone) keeps nothing: it removes what an earlier run of its OUTPUT
+  # kept (counted as room)
   sort_ok 1 "$WORK/in.h5" -d /keys --backend cuda "$WORK/out/resident.mem.h5"
   H5GSORT_TEST_KILL=write-data mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/resident.h5" \
     -d /keys "${gpu[@]}" --host-memory $ROOM --scratch "$SCRATCH" >"$WORK/killed.log" 2>&1 &&
-    die "a resident slice: the run meant to be killed ended well"
+    die "a streamed slice: the run meant to be killed ended well"
   compgen -G "$SCRATCH/.h5gsort-resume-*/r0.share" >/dev/null ||
-    { cat "$WORK/killed.log" >&2; die "a resident slice: the killed run kept no share"; }
+    { cat "$WORK/killed.log" >&2; die "a streamed slice: the killed run kept no share"; }
   sort_ok 1 "$WORK/in.h5" "$WORK/out/resident.h5" -d /keys --backend cuda --host-memory $ROOM \
     --scratch "$SCRATCH" --resume
   grep -q "^h5gsort: spilling" "$WORK/last.log" &&
-    grep -q "^h5gsort: note: --resume: a run whose slice stays on the GPU (one run, within its memory) cannot be resumed yet; sorting from the start" \
+    grep -q "^h5gsort: note: --resume: a run whose sorted slice stays on the GPU until it is written (streamed, or with --counts) keeps nothing to go on from; sorting from the start" \
       "$WORK/last.log" &&
     grep -q "^h5gsort: note: removed the sorted data an earlier run of this OUTPUT left" \
-      "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "a resident slice: no notes"; }
-  [ -z "$(ls -A "$SCRATCH")" ] || die "a resident slice: scratch left: $(ls -A "$SCRATCH")"
+      "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "a streamed slice: no notes"; }
+  [ -z "$(ls -A "$SCRATCH")" ] || die "a streamed slice: scratch left: $(ls -A "$SCRATCH")"
   same_output "$WORK/out/resident.mem.h5" "$WORK/out/resident.h5"
 }
 
