@@ -33,32 +33,46 @@ done:
  * run (nothing else to do), otherwise as ordered bits for the splitters or the merge. The values
  * come back where the host needs them: not on the resident path across ranks, where they stay on
  * the GPU for the exchange and the merge. */
-int h5g_sort_loaded_run(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, size_t j) {
+int h5g_sort_loaded_run(const h5g_run *r, const h5g_plan *plan, const h5g_data *d, size_t j,
+                        const h5g_sorted_runs *kept) {
   int rc = H5G_OK;
-  uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
+  const uint64_t *offsets = plan->run_offsets;
+  uint64_t begin = offsets[j], len = offsets[j + 1] - begin;
   uint64_t *values = values_come_back(r, plan) ? d->values + begin : NULL;
   /* streamed: the write takes it back slot by slot (src/write.c) */
   void *keys = plan->streamed ? NULL : (char *)d->keys + begin * plan->ks.width;
+  /* run j - 1's is the last copy back until run j's sort starts */
+  int record = kept->sorted && j > kept->first;
+  if (record) CHECK(r->be->wait_copied(r->be, offsets[j] - offsets[j - 1]));
   CHECK(r->be->sort_loaded(r->be, keys, values, plan->offset + begin, len, &plan->ks,
                            plan->sort_is_output));
+  if (record) CHECK(kept->sorted(kept->ctx, j));
 done:
   return rc;
 }
 
-/* The host needs the sorted runs: waits for the last one, the others came back before it. */
-int h5g_sort_wait_runs(const h5g_run *r, const h5g_plan *plan) {
+/* The host needs the sorted runs: waits for the last one, the others came back before it (none
+ * where every run was kept). */
+int h5g_sort_wait_runs(const h5g_run *r, const h5g_plan *plan, const h5g_sorted_runs *kept) {
+  int rc = H5G_OK;
   const uint64_t *offsets = plan->run_offsets;
   size_t last = plan->nruns - 1;
-  return r->be->wait_copied(r->be, offsets[last + 1] - offsets[last]);
+  if (kept->first == plan->nruns) goto done;
+  CHECK(r->be->wait_copied(r->be, offsets[last + 1] - offsets[last]));
+  if (kept->sorted) CHECK(kept->sorted(kept->ctx, plan->nruns));
+done:
+  return rc;
 }
 
-int h5g_sort_runs(const h5g_run *r, const h5g_plan *plan, const h5g_data *d) {
+int h5g_sort_runs(const h5g_run *r, const h5g_plan *plan, const h5g_data *d,
+                  const h5g_sorted_runs *kept) {
   int rc = H5G_OK;
   unsigned w = plan->ks.width;
-  for (size_t j = 0; j < plan->nruns; j++) {
+  for (size_t j = kept->first; j < plan->nruns; j++) {
     uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
     CHECK(r->be->sort(r->be, (char *)d->keys + begin * w,
                       plan->records ? d->values + begin : NULL, len, w));
+    if (kept->sorted) CHECK(kept->sorted(kept->ctx, j + 1));
   }
 done:
   return rc;

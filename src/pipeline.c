@@ -100,21 +100,42 @@ done:
   return rc;
 }
 
-/* Read every run (a later pass of keys of several words: hand it over from the slice buffer);
- * on the device paths the GPU sorts run j while run j + 1 is read, once the slice buffer is
- * pinned that far (a run read before is handed over then). */
+/* A spilling run records its runs as they are sorted (src/resume.h, AT_SORT). */
+typedef struct {
+  const h5g_run *r;
+  run_state *s;
+} sorted_record;
+
+static int record_sorted(void *ctx, size_t upto) {
+  sorted_record *k = ctx;
+  run_state *s = k->s;
+  int rc = h5g_resume_record_sorted(&s->plan, &s->resume, &s->data, &s->extent, upto,
+                                    s->data.run_checksums[upto]);
+  if (rc == H5G_OK) h5g_fault_point(k->r, "run-sorted");
+  return rc;
+}
+
+/* Read every run (a later pass of keys of several words: hand it over from the slice buffer)
+ * but those a resume kept sorted; on the device paths the GPU sorts run j while run j + 1 is
+ * read, once the slice buffer is pinned that far (a run read before is handed over then). */
 static int read_and_sort(h5g_run *r, run_state *s, int word, int first_pass) {
   int rc = H5G_OK;
   const h5g_plan *plan = &s->plan;
   const h5g_data *d = &s->data;
+  sorted_record record = {r, s};
+  h5g_sorted_runs kept = {s->resume.resuming == H5G_RESUME_AT_SORT ? s->resume.sorted_runs : 0,
+                          s->resume.records & 1u << H5G_RESUME_AT_SORT ? record_sorted : NULL,
+                          &record};
   if (first_pass) CHECK(open_input(r, s));
-  CHECK(h5g_read_runs(r, &s->verdict, plan, d, word, first_pass)); /* its steps agreed */
+  CHECK(h5g_read_runs(r, &s->verdict, plan, d, word, first_pass, &kept)); /* its steps agreed */
   STEP(r, H5G_PHASE_BUFFERS, h5g_buffers_wait_all(d->set)); /* what the read did not hide */
   if (plan->path == H5G_PATH_HOST) {
-    STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, d->keys, plan->n, &plan->ks, 0));
-    STEP(r, H5G_PHASE_SORT, h5g_sort_runs(r, plan, d));
+    uint64_t from = plan->run_offsets[kept.first];
+    STEP(r, H5G_PHASE_TRANSFORM, r->be->transform(r->be, (char *)d->keys + from * plan->ks.width,
+                                                  plan->n - from, &plan->ks, 0));
+    STEP(r, H5G_PHASE_SORT, h5g_sort_runs(r, plan, d, &kept));
   } else if (!plan->sort_is_output) {
-    STEP(r, H5G_PHASE_SORT, h5g_sort_wait_runs(r, plan)); /* the host cuts or merges them */
+    STEP(r, H5G_PHASE_SORT, h5g_sort_wait_runs(r, plan, &kept)); /* the host cuts or merges them */
   }
 done:
   return rc;
@@ -148,6 +169,7 @@ static int split_exchange_merge(h5g_run *r, run_state *s, int word) {
   h5g_data *d = &s->data;
   if (r->size == 1) {
     CHECK(record_runs(r, s, d->runs, plan->nruns));
+    h5g_resume_drop_sorted(&s->resume); /* the merge may write over the runs */
     STEP(r, H5G_PHASE_MERGE, h5g_merge_runs_at(r, plan, d, d->runs, plan->nruns));
     goto done;
   }
@@ -158,8 +180,11 @@ static int split_exchange_merge(h5g_run *r, run_state *s, int word) {
   else
     STEP(r, H5G_PHASE_SPLITTERS, h5g_exact_cuts(r->comm, d->keys, plan->ks.width, d->runs,
                                                 plan->nruns, s->extent.total, d->cuts));
+  /* several runs are packed and received into the slice buffer (src/exchange_runs.c) */
+  if (plan->nruns > 1) h5g_resume_drop_sorted(&s->resume);
   CHECK(h5g_agree(r->comm, h5g_exchange_runs(r, plan, &s->extent, d)));
   CHECK(record_runs(r, s, d->recv_offsets, (size_t)r->size * plan->nruns));
+  h5g_resume_drop_sorted(&s->resume); /* the merge writes into the slice buffer */
   STEP(r, H5G_PHASE_MERGE, h5g_merge_received(r, plan, d));
 done:
   return rc;

@@ -186,7 +186,9 @@ int h5g_plan_tables(const h5g_run *r, h5g_plan *plan, h5g_data *d) {
   d->runs = malloc(runs_bytes);
   d->cuts = malloc(table_bytes);
   d->recv_offsets = malloc(table_bytes);
+  d->run_checksums = calloc(plan->nruns + 1, sizeof(uint64_t));
   CHECK_ALLOC(offsets, runs_bytes);
+  CHECK_ALLOC(d->run_checksums, runs_bytes);
   CHECK_ALLOC(d->runs, runs_bytes);
   CHECK_ALLOC(d->cuts, table_bytes);
   CHECK_ALLOC(d->recv_offsets, table_bytes);
@@ -258,6 +260,7 @@ void h5g_data_free(h5g_data *d) {
   h5g_bulk_free(d->counts);
   free(d->order);
   free(d->recv_offsets);
+  free(d->run_checksums);
   h5g_data_free_table_rows(d);
 }
 

@@ -61,6 +61,7 @@ typedef struct {
   size_t handed_runs; /* device paths: runs [0, handed_runs) loaded and their sorts started */
   uint64_t loaded;    /* keys of run handed_runs handed to the backend so far */
   int device_sums;    /* --verify's checksum of the keys read taken on the device as they load */
+  const h5g_sorted_runs *kept; /* the runs not read again, and each run's record */
 } read_state;
 
 /* Hands keys [first, first + count) of run j, in `piece`, to the backend (which copies them to
@@ -184,6 +185,8 @@ static int read_run(read_state *s, size_t j, int word, int from_file) {
   const h5g_data *d = s->d;
   uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin;
   s->reading_run = j;
+  if (j < s->kept->first) goto done; /* sorted already (a resume) */
+  d->run_checksums[j] = r->metrics.checksum_in;
   if (from_file && s->v->composed)
     CHECK(read_composed(s, word, begin, len));
   else if (from_file && plan->streamed)
@@ -214,7 +217,7 @@ static int hand_runs(read_state *s, size_t upto, int wait) {
     if (!wait && !h5g_sort_ready(s->r, plan, s->d, end)) break;
     CHECK(h5g_sort_wait_ready(s->r, plan, s->d, end)); /* at once, unless `wait` */
     CHECK(load_read_keys(s, end - plan->run_offsets[j])); /* what its read did not load */
-    CHECK(h5g_sort_loaded_run(s->r, plan, s->d, j));
+    CHECK(h5g_sort_loaded_run(s->r, plan, s->d, j, s->kept));
     s->loaded = 0;
   }
 done:
@@ -222,13 +225,14 @@ done:
 }
 
 int h5g_read_runs(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, const h5g_data *d,
-                  int word, int from_file) {
+                  int word, int from_file, const h5g_sorted_runs *kept) {
   int rc = H5G_OK;
   /* every key read from the file goes to the GPU once, by a load of its own (not so of keys
-   * composed on the host: read_composed) */
+   * composed on the host: read_composed); not where each run is recorded with the checksum of
+   * its keys alone, which the device's sum, behind the read, does not tell */
   int device_sums = r->opt->verify && from_file && !v->composed &&
-                    plan->path != H5G_PATH_HOST && r->be->checksum_loaded;
-  read_state s = {r, v, plan, d, 0, 0, 0, device_sums};
+                    plan->path != H5G_PATH_HOST && r->be->checksum_loaded && !kept->sorted;
+  read_state s = {r, v, plan, d, 0, kept->first, 0, device_sums, kept};
   for (size_t j = 0; j < plan->nruns; j++) {
     STEP(r, H5G_PHASE_READ, read_run(&s, j, word, from_file));
     if (plan->path == H5G_PATH_HOST) continue;
@@ -237,6 +241,7 @@ int h5g_read_runs(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, const 
     if (last) STEP(r, H5G_PHASE_BUFFERS, h5g_sort_wait_ready(r, plan, d, plan->n));
     STEP(r, H5G_PHASE_SORT, hand_runs(&s, j + 1, last));
   }
+  d->run_checksums[plan->nruns] = r->metrics.checksum_in;
 done:
   return rc;
 }

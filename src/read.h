@@ -4,6 +4,7 @@
 #ifndef H5G_SRC_READ_H
 #define H5G_SRC_READ_H
 
+#include "src/local_sort.h"
 #include "src/run.h"
 
 /* Collective: opens r->in_file. */
@@ -18,11 +19,12 @@ int h5g_read_open_keys(h5g_run *r, const h5g_verdict *v);
  * the run spills: that buffer is then a scratch file. */
 int h5g_read_keep_rows(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_data *d);
 /* Collective: every run of the slice read (from_file; else the keys of word `word` are in the
- * slice buffer already: a later pass of src/passes.c); on the device paths each run goes to the
- * GPU and its sort starts as soon as it is read and the slice buffer is pinned. Adds to the
- * input checksum (metrics) for --verify. */
+ * slice buffer already: a later pass of src/passes.c), but those `kept` (sorted already); on the
+ * device paths each run goes to the GPU and its sort starts as soon as it is read and the slice
+ * buffer is pinned (each sorted run then recorded: src/local_sort.h). Adds to the input checksum
+ * (metrics) for --verify, and sets d->run_checksums as it goes. */
 int h5g_read_runs(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, const h5g_data *d,
-                  int word, int from_file);
+                  int word, int from_file, const h5g_sorted_runs *kept);
 /* Collective: the input checksum summed over the ranks. */
 int h5g_read_checksum(h5g_run *r);
 

@@ -18,7 +18,7 @@
 #include "mpi/agree.h"
 #include "src/interrupt.h"
 
-enum { MANIFEST_VERSION = 3 };
+enum { MANIFEST_VERSION = 4 };
 
 /* FNV-1a, 64 bits: names the directory and stands for the command in the manifest. */
 static uint64_t fnv(uint64_t h, const void *bytes, size_t n) {
@@ -139,7 +139,7 @@ static int read_manifest(const char *path, const char (*files)[PATH_MAX + 64],
   int offsets_hold = fields == 2 * H5G_BUFFER_COUNT + 24 && read_run_offsets(f, s);
   fclose(f);
   if (!offsets_hold || version != MANIFEST_VERSION || got_stage != (int)stage ||
-      (stage == H5G_RESUME_AT_MERGE) != (s->nruns > 0))
+      (stage == H5G_RESUME_AT_WRITE) == (s->nruns > 0))
     *why = "its record cannot be read";
   else if (got.command != want->command) *why = "it was made by another command";
   else if (got.device != want->device || got.inode != want->inode || got.size != want->size ||
@@ -162,9 +162,9 @@ static int read_manifest(const char *path, const char (*files)[PATH_MAX + 64],
 
 /* A rank's files in the directory, of these kinds: the buffers' from FILE_BUFFERS on, the lock
  * last. */
-static const char *const FILE_KINDS[] = {"runs", "share", "manifest.new", "b0", "b1", "b2", "b3",
-                                         "lock"};
-enum { FILE_RUNS, FILE_SHARE, FILE_MANIFEST_NEW, FILE_BUFFERS,
+static const char *const FILE_KINDS[] = {"sorted", "runs", "share", "manifest.new", "b0", "b1",
+                                         "b2", "b3", "lock"};
+enum { FILE_SORTED, FILE_RUNS, FILE_SHARE, FILE_MANIFEST_NEW, FILE_BUFFERS,
        FILE_LOCK = FILE_BUFFERS + H5G_BUFFER_COUNT,
        FILE_KIND_COUNT };
 _Static_assert(sizeof FILE_KINDS / sizeof FILE_KINDS[0] == FILE_KIND_COUNT, "a name per kind");
@@ -234,6 +234,8 @@ static int lock_files(const h5g_run *r, h5g_resume *res) {
     H5G_FAIL(H5G_ERR_USAGE, "scratch directory path too long (%s)", h5g_scratch_dir());
   for (int i = 0; i < H5G_BUFFER_COUNT; i++)
     rank_file(res->dir, r->rank, FILE_BUFFERS + i, res->files[i], sizeof res->files[i]);
+  rank_file(res->dir, r->rank, FILE_SORTED, res->manifests[H5G_RESUME_AT_SORT],
+            sizeof res->manifests[0]);
   rank_file(res->dir, r->rank, FILE_RUNS, res->manifests[H5G_RESUME_AT_MERGE],
             sizeof res->manifests[0]);
   rank_file(res->dir, r->rank, FILE_SHARE, res->manifests[H5G_RESUME_AT_WRITE],
@@ -272,12 +274,16 @@ static int lock_files(const h5g_run *r, h5g_resume *res) {
       H5G_FAIL(H5G_ERR_RUNTIME, "cannot lock %s: it keeps being replaced", res->lock);
   }
   /* in FILE_KINDS' order, the lock last */
+  res->removable[FILE_SORTED] = res->manifests[H5G_RESUME_AT_SORT];
   res->removable[FILE_RUNS] = res->manifests[H5G_RESUME_AT_MERGE];
   res->removable[FILE_SHARE] = res->manifests[H5G_RESUME_AT_WRITE];
   res->removable[FILE_MANIFEST_NEW] = res->manifest_new;
   for (int i = 0; i < H5G_BUFFER_COUNT; i++) res->removable[FILE_BUFFERS + i] = res->files[i];
   res->removable[FILE_LOCK] = res->lock;
   res->removable[FILE_KIND_COUNT] = NULL;
+  snprintf(res->kept_line[H5G_RESUME_AT_SORT], sizeof res->kept_line[0], "h5gsort: the runs "
+           "sorted so far are kept in %s: the same command with --resume goes on from them "
+           "(remove the directory to drop them)\n", res->dir);
   snprintf(res->kept_line[H5G_RESUME_AT_MERGE], sizeof res->kept_line[0], "h5gsort: the sorted "
            "runs are kept in %s: the same command with --resume goes on from their merge (remove "
            "the directory to drop them)\n", res->dir);
@@ -291,18 +297,18 @@ done:
 /* The latest of the stages (bits) in `stages` (NONE: none). */
 static h5g_resume_stage latest_stage(unsigned stages) {
   h5g_resume_stage latest = H5G_RESUME_NONE;
-  for (int stage = H5G_RESUME_AT_MERGE; stage < H5G_RESUME_STAGES; stage++)
+  for (int stage = H5G_RESUME_AT_SORT; stage < H5G_RESUME_STAGES; stage++)
     if (stages & (1u << stage)) latest = (h5g_resume_stage)stage;
   return latest;
 }
 
 /* The stages (bits) whose manifests this rank holds for this run (their states read into
- * res->kept), and why the latest manifest there is not taken. Both states of one run lie in the
- * same buffers: a pair that disagree on them is not taken. */
+ * res->kept), and why the latest manifest there is not taken. The states of one run lie in the
+ * same buffers: an earlier one that disagrees on them with a later one is not taken. */
 static unsigned stages_held(h5g_resume *res, const char **why) {
   unsigned held = 0;
   *why = "no record of sorted runs or of a sorted share";
-  for (int stage = H5G_RESUME_AT_MERGE; stage < H5G_RESUME_STAGES; stage++) {
+  for (int stage = H5G_RESUME_AT_SORT; stage < H5G_RESUME_STAGES; stage++) {
     const char *reason = "";
     if (read_manifest(res->manifests[stage], res->files, &res->id, (h5g_resume_stage)stage,
                       &res->kept[stage], &reason))
@@ -310,11 +316,12 @@ static unsigned stages_held(h5g_resume *res, const char **why) {
     else if (access(res->manifests[stage], F_OK) == 0)
       *why = reason;
   }
-  const h5g_resume_kept *runs = &res->kept[H5G_RESUME_AT_MERGE];
-  const h5g_resume_kept *share = &res->kept[H5G_RESUME_AT_WRITE];
-  if (held == (1u << H5G_RESUME_AT_MERGE | 1u << H5G_RESUME_AT_WRITE) &&
-      memcmp(runs->buffer_elems, share->buffer_elems, sizeof runs->buffer_elems) != 0)
-    held &= ~(1u << H5G_RESUME_AT_MERGE);
+  for (int early = H5G_RESUME_AT_SORT; early < H5G_RESUME_AT_WRITE; early++)
+    for (int later = early + 1; later < H5G_RESUME_STAGES; later++)
+      if ((held & 1u << early) && (held & 1u << later) &&
+          memcmp(res->kept[early].buffer_elems, res->kept[later].buffer_elems,
+                 sizeof res->kept[early].buffer_elems) != 0)
+        held &= ~(1u << early);
   return held;
 }
 
@@ -325,9 +332,13 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   memset(res, 0, sizeof *res);
   res->lock_fd = -1;
   /* The runs are recorded where the host merges them (the resident path's GPU merges what it
-   * holds), the share unless --counts (its counts lie in memory of their own); a streamed
-   * share never lies whole in the host buffers. */
-  unsigned records = (plan->path == H5G_PATH_DEVICE_RESIDENT ? 0 : 1u << H5G_RESUME_AT_MERGE) |
+   * holds) and the keys take one pass (else the passes' order is part of the state), as they
+   * are sorted unless --unique packs them in place at once; the share unless --counts (its
+   * counts lie in memory of their own); a streamed share never lies whole in the host buffers. */
+  int runs_recorded = plan->path != H5G_PATH_DEVICE_RESIDENT &&
+                      !(v->composed && v->layout.words > 1);
+  unsigned records = (runs_recorded ? 1u << H5G_RESUME_AT_MERGE : 0) |
+                     (runs_recorded && !r->opt->unique ? 1u << H5G_RESUME_AT_SORT : 0) |
                      (r->opt->counts ? 0 : 1u << H5G_RESUME_AT_WRITE);
   /* every rank spills (the spill is each rank's own), and the same states are recorded on each */
   int agreed[3] = {plan->spills && records && !plan->streamed && r->opt->argv, plan->spills,
@@ -346,8 +357,8 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   if (none_spills) goto done;
   CHECK(h5g_agree(r->comm, plan->spills ? lock_files(r, res) : H5G_OK));
   if (res->eligible) CHECK(h5g_agree(r->comm, identity_of(r, v, plan, &res->id)));
-  found = plan->spills && (access(res->manifests[H5G_RESUME_AT_MERGE], F_OK) == 0 ||
-                           access(res->manifests[H5G_RESUME_AT_WRITE], F_OK) == 0);
+  for (int stage = H5G_RESUME_AT_SORT; plan->spills && stage < H5G_RESUME_STAGES; stage++)
+    found |= access(res->manifests[stage], F_OK) == 0;
   if (r->opt->resume && res->eligible) held = stages_held(res, &why);
   CHECK_MPI(MPI_Allreduce(&held, &res->usable, 1, MPI_UNSIGNED, MPI_BAND, r->comm));
   CHECK_MPI(MPI_Allreduce(&found, &any_found, 1, MPI_INT, MPI_MAX, r->comm));
@@ -434,15 +445,41 @@ static uint64_t kept_keys(const h5g_resume_kept *s) {
   return s->nruns ? s->run_offsets[s->nruns] : s->extent.out_n;
 }
 
-/* Whether this rank's state `stage` is in its buffers as recorded (the sorted keys then there). */
-static int kept_holds(const h5g_plan *plan, const h5g_resume_kept *s, h5g_data *d) {
+/* AT_SORT: the hashes of runs [from, to) of the slice (those of each run, mixed with its index,
+ * added), into sums (keys, values). */
+static void sorted_run_sums(const h5g_plan *plan, const h5g_data *d, size_t from, size_t to,
+                            uint64_t *sums) {
+  unsigned w = plan->ks.width;
+  for (size_t j = from; j < to; j++) {
+    uint64_t begin = plan->run_offsets[j], len = plan->run_offsets[j + 1] - begin, keys, values;
+    kept_sums(plan, (const char *)d->keys + begin * w, plan->records ? d->values + begin : NULL,
+              len, &keys, &values);
+    sums[0] += mix64(keys ^ mix64(2 * j + 1));
+    sums[1] += mix64(values ^ mix64(2 * j + 2));
+  }
+}
+
+/* Whether this rank's state `stage` is in its buffers as recorded (the sorted keys then there).
+ * AT_SORT: its runs are the first of this plan's. */
+static int kept_holds(const h5g_plan *plan, h5g_resume_stage stage, const h5g_resume_kept *s,
+                      h5g_data *d) {
   uint64_t keys = 0, values = 0, n = kept_keys(s);
   void *sorted = s->in_spare ? d->spare : d->keys;
   uint64_t *sorted_values = s->in_spare ? d->spare_values : d->values;
   if (n > d->specs[s->in_spare ? H5G_BUFFER_SPARE : H5G_BUFFER_KEYS].n || (n && !sorted))
     return 0;
   h5g_data_set_sorted(d, sorted, plan->records ? sorted_values : NULL);
-  kept_sums(plan, d->sorted, d->sorted_values, n, &keys, &values);
+  if (stage == H5G_RESUME_AT_SORT) {
+    uint64_t sums[2] = {0, 0};
+    if (s->nruns > plan->nruns ||
+        memcmp(s->run_offsets, plan->run_offsets, (s->nruns + 1) * sizeof(uint64_t)) != 0)
+      return 0;
+    sorted_run_sums(plan, d, 0, s->nruns, sums);
+    keys = sums[0];
+    values = sums[1];
+  } else {
+    kept_sums(plan, d->sorted, d->sorted_values, n, &keys, &values);
+  }
   return keys == s->keys_sum && values == s->values_sum;
 }
 
@@ -453,7 +490,7 @@ int h5g_resume_restore(h5g_run *r, const h5g_plan *plan, h5g_resume *res, h5g_da
   /* the latest state every rank has, then the one before: a share whose check fails (a kill
    * during its write may have changed it in place) may still have its runs */
   for (; res->resuming; res->resuming = latest_stage(res->usable & ((1u << res->resuming) - 1))) {
-    holds = kept_holds(plan, &res->kept[res->resuming], d);
+    holds = kept_holds(plan, res->resuming, &res->kept[res->resuming], d);
     CHECK_MPI(MPI_Allreduce(&holds, &all, 1, MPI_INT, MPI_MIN, r->comm));
     if (all) break;
   }
@@ -471,12 +508,36 @@ int h5g_resume_restore(h5g_run *r, const h5g_plan *plan, h5g_resume *res, h5g_da
   d->values_are_counts = s->values_are_counts;
   r->metrics.checksum_in = s->checksum_in;
   res->recorded = res->resuming;
+  if (res->resuming == H5G_RESUME_AT_SORT) { /* the records go on from them */
+    res->sorted_runs = s->nruns;
+    res->sorted_sums[0] = s->keys_sum;
+    res->sorted_sums[1] = s->values_sum;
+  }
   h5g_interrupt_scratch(NULL, res->dir, res->kept_line[res->resuming]);
-  if (r->rank == 0 && !r->opt->quiet)
+  if (r->rank == 0 && !r->opt->quiet && res->resuming == H5G_RESUME_AT_SORT)
+    fprintf(stderr, "h5gsort: resuming: every rank's runs sorted so far, kept in %s, checked; "
+            "they are not read or sorted again\n", res->dir);
+  else if (r->rank == 0 && !r->opt->quiet)
     fprintf(stderr, "h5gsort: resuming: every rank's %s, kept in %s, checked; the read, sort%s "
             "are not done again\n",
             res->resuming == H5G_RESUME_AT_WRITE ? "sorted share" : "sorted runs", res->dir,
             res->resuming == H5G_RESUME_AT_WRITE ? ", exchange and merge" : " and exchange");
+done:
+  return rc;
+}
+
+/* The state s (its extent, checksums and runs set) written down as `stage`, with the buffers as
+ * they are (named first: a run killed before this left no files). */
+static int write_state(const h5g_data *d, h5g_resume *res, h5g_resume_stage stage,
+                       h5g_resume_kept *s) {
+  int rc = H5G_OK;
+  CHECK(h5g_buffers_name_scratch(d->set));
+  for (int i = 0; i < H5G_BUFFER_COUNT; i++) {
+    struct stat st;
+    s->buffer_elems[i] = d->specs[i].n;
+    s->file_bytes[i] = d->specs[i].p && stat(res->files[i], &st) == 0 ? (uint64_t)st.st_size : 0;
+  }
+  CHECK(write_manifest(res->manifests[stage], res->manifest_new, &res->id, stage, s));
 done:
   return rc;
 }
@@ -492,16 +553,25 @@ int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h
                        .nruns = stage == H5G_RESUME_AT_MERGE ? nruns : 0,
                        .run_offsets = (uint64_t *)run_offsets};
   s.in_spare = kept_keys(&s) && d->sorted == d->spare;
-  CHECK(h5g_buffers_name_scratch(d->set)); /* a run killed before this left no files */
-  for (int i = 0; i < H5G_BUFFER_COUNT; i++) {
-    struct stat st;
-    s.buffer_elems[i] = d->specs[i].n;
-    s.file_bytes[i] = d->specs[i].p && stat(res->files[i], &st) == 0 ? (uint64_t)st.st_size : 0;
-  }
   if (r->be && r->be->loaded_checksum) CHECK(r->be->loaded_checksum(r->be, &loaded));
   s.checksum_in += loaded;
   kept_sums(plan, d->sorted, d->sorted_values, kept_keys(&s), &s.keys_sum, &s.values_sum);
-  CHECK(write_manifest(res->manifests[stage], res->manifest_new, &res->id, stage, &s));
+  CHECK(write_state(d, res, stage, &s));
+done:
+  return rc;
+}
+
+int h5g_resume_record_sorted(const h5g_plan *plan, h5g_resume *res, const h5g_data *d,
+                             const h5g_extent *e, size_t upto, uint64_t checksum_in) {
+  int rc = H5G_OK;
+  if (!(res->records & (1u << H5G_RESUME_AT_SORT)) || upto <= res->sorted_runs) goto done;
+  sorted_run_sums(plan, d, res->sorted_runs, upto, res->sorted_sums);
+  res->sorted_runs = upto;
+  h5g_resume_kept s = {.extent = *e, .checksum_in = checksum_in, .nruns = upto,
+                       .run_offsets = (uint64_t *)plan->run_offsets, .keys_sum = res->sorted_sums[0],
+                       .values_sum = res->sorted_sums[1]};
+  CHECK(write_state(d, res, H5G_RESUME_AT_SORT, &s));
+  h5g_resume_recorded(res, H5G_RESUME_AT_SORT);
 done:
   return rc;
 }
@@ -510,6 +580,16 @@ void h5g_resume_recorded(h5g_resume *res, h5g_resume_stage stage) {
   if (!(res->records & (1u << stage)) || res->recorded >= stage) return;
   res->recorded = stage;
   h5g_interrupt_scratch(NULL, NULL, res->kept_line[stage]);
+}
+
+void h5g_resume_drop_sorted(h5g_resume *res) {
+  if (!(res->records & (1u << H5G_RESUME_AT_SORT)) || res->sorted_runs == 0) return;
+  unlink(res->manifests[H5G_RESUME_AT_SORT]);
+  res->sorted_runs = 0;
+  if (res->resuming == H5G_RESUME_AT_SORT) res->resuming = H5G_RESUME_NONE; /* nothing kept */
+  if (res->recorded != H5G_RESUME_AT_SORT) return;
+  res->recorded = H5G_RESUME_NONE;
+  h5g_interrupt_scratch(res->removable, res->dir, NULL);
 }
 
 void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded) {

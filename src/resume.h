@@ -1,12 +1,14 @@
 /* A spilling run that can be resumed (issue 54 item 4): its host buffers are scratch files in a
  * directory of their own under the scratch directory, ".h5gsort-resume-<hash of OUTPUT's path>",
- * and a manifest beside them records each of two states once it is there: the rank's sorted runs
+ * and a manifest beside them records each of three states once it is there: the rank's runs
+ * sorted so far (run by run as the sort brings them back, before the exchange), its sorted runs
  * before the merge (after the sort and the exchange), and its sorted share before the write
  * (after the merge, --top/--unique and the keys' transform back). A manifest holds the input
  * (device, inode, size, modification time), the command (less --resume), the ranks, the extent,
  * where the keys lie (and the runs' offsets), and checksums of the keys and values. After a killed
  * run, the same command with --resume checks every rank's latest state that all ranks have and,
- * where all hold, goes on from it: from the write, or from the merge; anything that does not
+ * where all hold, goes on from it: from the write, from the merge, or from the read of the first
+ * run not sorted yet (every rank from its own); anything that does not
  * match is discarded with a one-line note and the run starts over. The files go when the run
  * succeeds, and after a failure unless a state was recorded (a line then says where it is kept).
  * With --counts only the runs are recorded (the counts of the share lie in memory of their own).
@@ -22,8 +24,13 @@
 #include "src/run.h"
 
 /* The states a run records, in the order it reaches them. */
-typedef enum { H5G_RESUME_NONE, H5G_RESUME_AT_MERGE, H5G_RESUME_AT_WRITE, H5G_RESUME_STAGES }
-    h5g_resume_stage;
+typedef enum {
+  H5G_RESUME_NONE,
+  H5G_RESUME_AT_SORT,
+  H5G_RESUME_AT_MERGE,
+  H5G_RESUME_AT_WRITE,
+  H5G_RESUME_STAGES
+} h5g_resume_stage;
 
 /* One recorded state of a rank. */
 typedef struct {
@@ -34,8 +41,9 @@ typedef struct {
   int values_are_counts;         /* --counts: the values are the runs' group sizes (unique.c) */
   uint64_t checksum_in;          /* of the input's keys, for --verify */
   uint64_t keys_sum, values_sum; /* of the keys recorded (and their values) */
-  /* AT_MERGE: the runs [run_offsets[j], run_offsets[j + 1]) of the keys recorded; AT_WRITE: the
-   * share's out_n keys (nruns 0) */
+  /* AT_SORT: the first nruns of the slice's runs, sorted (run_offsets: the plan's); AT_MERGE: the
+   * runs [run_offsets[j], run_offsets[j + 1]) of the keys recorded; AT_WRITE: the share's out_n
+   * keys (nruns 0) */
   uint64_t nruns, *run_offsets;
 } h5g_resume_kept;
 
@@ -58,10 +66,13 @@ typedef struct {
   char files[H5G_BUFFER_COUNT][PATH_MAX + 64];
   char manifests[H5G_RESUME_STAGES][PATH_MAX + 64]; /* of each stage ([NONE]: unused) */
   char manifest_new[PATH_MAX + 80], lock[PATH_MAX + 64];
-  const char *removable[H5G_BUFFER_COUNT + 5]; /* this rank's files, for an interrupt */
+  const char *removable[H5G_BUFFER_COUNT + 6]; /* this rank's files, for an interrupt */
   char kept_line[H5G_RESUME_STAGES][PATH_MAX + 160]; /* where a recorded state is kept */
   h5g_resume_identity id;
   h5g_resume_kept kept[H5G_RESUME_STAGES]; /* the manifests read, when resuming */
+  /* AT_SORT: the runs recorded so far and their hashes (keys, values), the next record's start */
+  size_t sorted_runs;
+  uint64_t sorted_sums[2];
 } h5g_resume;
 
 /* The bytes the files an earlier run of this OUTPUT kept in `scratch` take: the room a run there
@@ -88,7 +99,16 @@ int h5g_resume_restore(h5g_run *r, const h5g_plan *plan, h5g_resume *res, h5g_da
 int h5g_resume_record(h5g_run *r, const h5g_plan *plan, h5g_resume *res, const h5g_data *d,
                       const h5g_extent *e, h5g_resume_stage stage, const uint64_t *run_offsets,
                       size_t nruns);
+/* Local, AT_SORT: the slice's runs [0, upto) are sorted in the slice buffer (keys as the sort
+ * has them), the input's checksum of their keys as read `checksum_in`; only the runs not
+ * recorded before are hashed. Made the run's at once (each rank goes on from its own runs). */
+int h5g_resume_record_sorted(const h5g_plan *plan, h5g_resume *res, const h5g_data *d,
+                             const h5g_extent *e, size_t upto, uint64_t checksum_in);
 void h5g_resume_recorded(h5g_resume *res, h5g_resume_stage stage);
+/* Local: the runs as sorted are about to be written over (by a packed exchange's runs received
+ * into the slice buffer, or a merge): their record goes (with it the files, on a failure or an
+ * interrupt, unless a later state is recorded). */
+void h5g_resume_drop_sorted(h5g_resume *res);
 /* Local, at the end of the run: its files removed when it succeeded or recorded nothing, else
  * kept (rank 0 says where and how to go on). */
 void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded);

@@ -126,6 +126,7 @@ typedef struct {
   /* nruns + 1: the sorted runs in `keys`, the plan's until h5g_unique_runs packs them */
   uint64_t *runs;
   uint64_t *cuts, *recv_offsets; /* exact cuts of the runs; the received runs */
+  uint64_t *run_checksums; /* nruns + 1: --verify's checksum of the keys of runs [0, j) as read */
   uint64_t *counts;              /* --counts: the count of each kept key (src/unique.c) */
   int values_are_counts; /* --unique --counts: the values are the runs' group sizes (unique.c) */
   /* the resident path's sorted share is all back in its host buffers (src/pipeline.c): waited

@@ -140,10 +140,12 @@ resumed() {
     die "$name: the killed run left no scratch directory to resume from"
   # killed before any record: its buffers' files had no name yet (where the scratch's file
   # system makes files of no name: NFS does not, and base/scratch_memory.c names them at once)
-  if [ "$how" = start ] && makes_nameless_files "$dir" && compgen -G "$dir/r*.b*" >/dev/null &&
+  if [ "$how" = start ] && [ -z "${NAMED:-}" ] && makes_nameless_files "$dir" && compgen -G "$dir/r*.b*" >/dev/null &&
     ! compgen -G "$dir/r*.runs" >/dev/null && ! compgen -G "$dir/r*.share" >/dev/null; then
     die "$name: killed before a record, it left its buffers' files: $(ls "$dir")"
   fi
+  rm -f "$WORK/kept.sorted"
+  [ ! -e "$dir/r0.sorted" ] || cp "$dir/r0.sorted" "$WORK/kept.sorted"
   [ -z "${LOSE_RANK:-}" ] || rm -f "$dir/r$LOSE_RANK".*
   if [ "$how" = corrupt ]; then
     for f in "$dir"/r*.b*; do
@@ -166,6 +168,9 @@ resumed() {
   runs | share_corrupt)
     grep -q "^h5gsort: resuming: every rank's sorted runs, kept in $dir, checked" \
       "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: it did not resume at the merge"; } ;;
+  sorted)
+    grep -q "^h5gsort: resuming: every rank's runs sorted so far, kept in $dir, checked" \
+      "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: it did not resume at the sort"; } ;;
   start) grep -qE "^h5gsort: note: --resume: nothing to go on from in $dir \($pattern\); sorting from the start" \
            "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "$name: no note /$pattern/"; } ;;
   without) grep -q "^h5gsort: note: removed the sorted data an earlier run of this OUTPUT left in $dir" \
@@ -184,7 +189,9 @@ resumed() {
 # Resume (issue 54 item 4): a spilling run killed once its sorted share is recorded (at the write,
 # or in the carry) goes on from it with --resume, and one killed in the merge goes on from its
 # sorted runs, at 1 and 3 ranks: keys with their index, carried datasets, and --unique (whose
-# share is not the slice's extent); --verify, from the merge. Killed before the runs are recorded (as the merge begins), or
+# share is not the slice's extent); --verify, from the merge. Killed once runs are sorted (after
+# the first, 1 rank; as the splitters are found, or one rank's merge begins, every rank's), it
+# goes on from those runs (--verify too). Killed before a run is sorted, or
 # with its files corrupted, or resumed on another number of ranks or by another command, or run
 # again without --resume, it starts over; a share that fails its check leaves the runs to go on
 # from; so does a rank whose files are gone (its node's scratch lost). An interrupt keeps what is
@@ -205,16 +212,31 @@ case_resume() {
       --counts /n
     resumed "$p" "counts_write$p" write-data runs "$WORK/in.h5" -d /keys --backend cpu --unique \
       --counts /n
-    resumed "$p" "merge$p" merge start "no record of sorted runs or of a sorted share" \
-      "$WORK/in.h5" -d /keys --backend cpu
   done
-  # a kill in every other phase: before the runs are recorded the run starts over, after the
-  # share is it goes on from the write
+  # killed as the merge begins, before the runs are recorded for it: one rank from its runs as
+  # sorted; several start over, the runs received into the slice buffer over the sorted ones
+  # (their record went, the buffers' files stay named)
+  resumed 1 merge1 merge sorted "$WORK/in.h5" -d /keys --backend cpu
+  NAMED=1 resumed 3 merge3 merge start "no record of sorted runs or of a sorted share" \
+    "$WORK/in.h5" -d /keys --backend cpu
+  # killed once the first run is sorted: that run is kept, the others are read and sorted
+  resumed 1 sorted_first run-sorted sorted "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
+  ROOM=$((128 * MIB)) resumed 1 sorted_verify run-sorted sorted "$WORK/in.h5" -d /vals \
+    --backend cpu --verify --index-out /i
+  grep -q "^runs 1 " "$WORK/kept.sorted" || die "sorted_verify: not one run kept: $(cat "$WORK/kept.sorted")"
+  # a kill in every other phase: before the first run is recorded the run starts over, once every
+  # rank's runs are sorted (the splitters) it goes on from them, after the share is from the write
   local at
-  for at in read local_sort exchange; do
+  for at in read local_sort; do
     resumed 3 "at_$at" "$at" start "no record of sorted runs or of a sorted share" \
       "$WORK/in.h5" -d /keys --backend cpu --carry /vals
   done
+  resumed 3 at_splitters splitters sorted "$WORK/in.h5" -d /keys --backend cpu --carry /vals
+  ROOM=$((128 * MIB)) resumed 3 at_splitters_verify splitters sorted "$WORK/in.h5" -d /vals \
+    --backend cpu --verify --index-out /i
+  # the exchange receives several runs into the slice buffer: their record goes first
+  NAMED=1 resumed 3 at_exchange exchange start "no record of sorted runs or of a sorted share" \
+    "$WORK/in.h5" -d /keys --backend cpu --carry /vals
   for at in write carry; do
     resumed 3 "at_$at" "$at" share "$WORK/in.h5" -d /keys --backend cpu --carry /vals
   done
@@ -338,8 +360,8 @@ case_resume() {
 # On the GPU (issue 54 item 6; skipped, 77, without one): runs sorted out of core (a device
 # budget far below the share) come back to the host buffers, which spill; at 1 and 3 ranks the
 # output is the run in memory's, and a kill once the runs are recorded (the GPU merges them in
-# one call) or at the write goes on from them with --resume, --verify too. A slice that stays on
-# the GPU goes on from its share.
+# one call) or at the write goes on from them with --resume, --verify too, and so does one killed
+# once runs are sorted. A slice that stays on the GPU goes on from its share.
 case_gpu() {
   local gpu=(--backend cuda --device-memory 32M)
   # a CUDA rank's need beside its data counts the driver's and runtime's 512 MiB (src/sizing.c)
@@ -356,6 +378,13 @@ case_gpu() {
   done
   ROOM=$((640 * MIB)) resumed 3 gpu_verify runs-kept runs "$WORK/in.h5" -d /vals "${gpu[@]}" \
     --verify --index-out /i
+  # the runs the GPU sorted, recorded as they come back: killed after the first (its input
+  # checksum then taken by the host's threads) or as the splitters are found, it goes on from them
+  resumed 1 gpu_sorted1 run-sorted sorted "$WORK/in.h5" -d /f8 "${gpu[@]}" --index-out /i
+  ROOM=$((640 * MIB)) resumed 1 gpu_sorted_verify run-sorted sorted "$WORK/in.h5" -d /vals \
+    "${gpu[@]}" --verify --index-out /i
+  grep -q "^runs 1 " "$WORK/kept.sorted" || die "gpu_sorted_verify: not one run kept"
+  resumed 3 gpu_at_splitters splitters sorted "$WORK/in.h5" -d /f8 "${gpu[@]}" --index-out /i
   # a slice sorted on the GPU within its memory (the resident path; values move, so it is not
   # streamed) records its share once it is all back: killed at the write or in the carry, it goes
   # on from it
