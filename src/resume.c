@@ -568,8 +568,8 @@ int h5g_resume_record_sorted(const h5g_plan *plan, h5g_resume *res, const h5g_da
   sorted_run_sums(plan, d, res->sorted_runs, upto, res->sorted_sums);
   res->sorted_runs = upto;
   h5g_resume_kept s = {.extent = *e, .checksum_in = checksum_in, .nruns = upto,
-                       .run_offsets = (uint64_t *)plan->run_offsets, .keys_sum = res->sorted_sums[0],
-                       .values_sum = res->sorted_sums[1]};
+                       .run_offsets = (uint64_t *)plan->run_offsets,
+                       .keys_sum = res->sorted_sums[0], .values_sum = res->sorted_sums[1]};
   CHECK(write_state(d, res, H5G_RESUME_AT_SORT, &s));
   h5g_resume_recorded(res, H5G_RESUME_AT_SORT);
 done:
