@@ -360,6 +360,13 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   for (int stage = H5G_RESUME_AT_SORT; plan->spills && stage < H5G_RESUME_STAGES; stage++)
     found |= access(res->manifests[stage], F_OK) == 0;
   if (r->opt->resume && res->eligible) held = stages_held(res, &why);
+  const h5g_resume_kept *sorted = &res->kept[H5G_RESUME_AT_SORT];
+  if ((held & 1u << H5G_RESUME_AT_SORT) &&
+      (sorted->nruns > plan->nruns ||
+       memcmp(sorted->run_offsets, plan->run_offsets, (sorted->nruns + 1) * sizeof(uint64_t)))) {
+    held &= ~(1u << H5G_RESUME_AT_SORT); /* the read goes on in this plan's runs */
+    why = "its runs are not cut as this run's (the memory it found differs)";
+  }
   CHECK_MPI(MPI_Allreduce(&held, &res->usable, 1, MPI_UNSIGNED, MPI_BAND, r->comm));
   CHECK_MPI(MPI_Allreduce(&found, &any_found, 1, MPI_INT, MPI_MAX, r->comm));
   res->resuming = latest_stage(res->usable);
