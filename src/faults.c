@@ -3,8 +3,8 @@
  * on reaching <point>, a phase name, "write-create" (the temporary output about to be made) or
  * "write-data" (output created, data not yet written) or "carry-moved" (a batch of carried
  * datasets read and moved, not yet written: the carry's progress half counted), "runs-kept" (a
- * spilling run's sorted runs recorded before their merge) or "merge-half" (half the chunks of a
- * host merge done);
+ * spilling run's sorted runs recorded before their merge), "run-sorted" (a spilling run's runs
+ * sorted so far recorded, each time) or "merge-half" (half the chunks of a host merge done);
  * H5GSORT_TEST_SLEEP=<point>:<seconds> stops every rank there a while, so a test can change the
  * file system under a running job (each rank says so on stderr first: a test can wait for it). */
 #include <signal.h>

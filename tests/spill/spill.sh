@@ -221,6 +221,11 @@ case_resume() {
     "$WORK/in.h5" -d /keys --backend cpu
   # killed once the first run is sorted: that run is kept, the others are read and sorted
   resumed 1 sorted_first run-sorted sorted "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
+  # ranks that kept different numbers of runs (rank 1 killed at its first record, the others
+  # later): each reads and sorts only its own others (or, where one rank kept none, all start over)
+  resumed 3 sorted_uneven run-sorted:1 any "$WORK/in.h5" -d /f8 --backend cpu --index-out /i
+  ROOM=$((128 * MIB)) resumed 3 sorted_uneven_verify run-sorted:1 any "$WORK/in.h5" -d /vals \
+    --backend cpu --verify --index-out /i
   ROOM=$((128 * MIB)) resumed 1 sorted_verify run-sorted sorted "$WORK/in.h5" -d /vals \
     --backend cpu --verify --index-out /i
   grep -q "^runs 1 " "$WORK/kept.sorted" || die "sorted_verify: not one run kept: $(cat "$WORK/kept.sorted")"
@@ -388,24 +393,29 @@ case_gpu() {
   # a slice sorted on the GPU within its memory (the resident path; values move, so it is not
   # streamed) records its share once it is all back: killed at the write or in the carry, it goes
   # on from it
-  mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/plan.h5" -d /keys --backend cuda \
-    --carry /vals,/few --host-memory $ROOM --scratch "$SCRATCH" --plan >"$WORK/plan.log" 2>&1 ||
-    { cat "$WORK/plan.log" >&2; die "a resident slice: --plan failed"; }
-  grep -q "device resident" "$WORK/plan.log" && grep -q "^h5gsort: spilling" "$WORK/plan.log" ||
-    { cat "$WORK/plan.log" >&2; die "a resident slice: the plan is not a spilling resident one"; }
-  resumed 1 resident write-data share "$WORK/in.h5" -d /keys --backend cuda --index-out /i \
-    --carry /few
+  local moved
+  for moved in "--carry /few --index-out /i" "--carry /vals,/few"; do
+    # shellcheck disable=SC2086
+    mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/plan.h5" -d /keys --backend cuda $moved \
+      --host-memory $ROOM --scratch "$SCRATCH" --plan >"$WORK/plan.log" 2>&1 ||
+      { cat "$WORK/plan.log" >&2; die "a resident slice: --plan failed"; }
+    grep -q "device resident" "$WORK/plan.log" &&
+      grep -q "^spill: 1 of 1 rank spill" "$WORK/plan.log" ||
+      { cat "$WORK/plan.log" >&2; die "a resident slice ($moved): not a spilling resident plan"; }
+  done
+  resumed 1 resident write-data share "$WORK/in.h5" -d /keys --backend cuda --carry /few \
+    --index-out /i
   resumed 1 resident_carry carry-moved share "$WORK/in.h5" -d /keys --backend cuda \
     --carry /vals,/few
   # a streamed slice (the keys alone) keeps nothing: it removes what an earlier run of its OUTPUT
   # kept (counted as room)
-  sort_ok 1 "$WORK/in.h5" -d /keys --backend cuda "$WORK/out/resident.mem.h5"
-  H5GSORT_TEST_KILL=write-data mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/resident.h5" \
+  sort_ok 1 "$WORK/in.h5" -d /keys --backend cuda "$WORK/out/streamed.mem.h5"
+  H5GSORT_TEST_KILL=write-data mpirun 1 "$BIN/h5gsort" "$WORK/in.h5" "$WORK/out/streamed.h5" \
     -d /keys "${gpu[@]}" --host-memory $ROOM --scratch "$SCRATCH" >"$WORK/killed.log" 2>&1 &&
     die "a streamed slice: the run meant to be killed ended well"
   compgen -G "$SCRATCH/.h5gsort-resume-*/r0.share" >/dev/null ||
     { cat "$WORK/killed.log" >&2; die "a streamed slice: the killed run kept no share"; }
-  sort_ok 1 "$WORK/in.h5" "$WORK/out/resident.h5" -d /keys --backend cuda --host-memory $ROOM \
+  sort_ok 1 "$WORK/in.h5" "$WORK/out/streamed.h5" -d /keys --backend cuda --host-memory $ROOM \
     --scratch "$SCRATCH" --resume
   grep -q "^h5gsort: spilling" "$WORK/last.log" &&
     grep -q "^h5gsort: note: --resume: a run whose sorted slice stays on the GPU until it is written (streamed, or with --counts) keeps nothing to go on from; sorting from the start" \
@@ -413,7 +423,7 @@ case_gpu() {
     grep -q "^h5gsort: note: removed the sorted data an earlier run of this OUTPUT left" \
       "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "a streamed slice: no notes"; }
   [ -z "$(ls -A "$SCRATCH")" ] || die "a streamed slice: scratch left: $(ls -A "$SCRATCH")"
-  same_output "$WORK/out/resident.mem.h5" "$WORK/out/resident.h5"
+  same_output "$WORK/out/streamed.mem.h5" "$WORK/out/streamed.h5"
 }
 
 # --plan of a spilling run: it fits, says so, and its report gives every rank's scratch files
