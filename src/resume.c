@@ -368,7 +368,9 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
     why = "its runs are not cut as this run's (the memory it found differs)";
   }
   CHECK_MPI(MPI_Allreduce(&held, &res->usable, 1, MPI_UNSIGNED, MPI_BAND, r->comm));
-  CHECK_MPI(MPI_Allreduce(&found, &any_found, 1, MPI_INT, MPI_MAX, r->comm));
+  int founds[2] = {found, !found}; /* some rank's files found; some rank's not */
+  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, founds, 2, MPI_INT, MPI_MAX, r->comm));
+  any_found = founds[0];
   res->resuming = latest_stage(res->usable);
   res->opened = 1; /* an earlier run's files are this run's from here: taken, or removed now */
   if (!plan->spills) goto done; /* none of its own */
@@ -380,7 +382,10 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   if (res->resuming || r->rank != 0 || r->opt->quiet) goto done;
   if (r->opt->resume && res->eligible)
     fprintf(stderr, "h5gsort: note: --resume: nothing to go on from in %s (%s); sorting from the "
-            "start\n", res->dir, held ? "another rank's record does not match" : why);
+            "start\n", res->dir,
+            !held      ? why
+            : founds[1] ? "another rank kept no record"
+            : "another rank's record does not match");
   else if (any_found)
     fprintf(stderr, "h5gsort: note: removed the sorted data an earlier run of this OUTPUT left "
             "in %s%s\n", res->dir, res->eligible ? " (--resume goes on from it)" : "");

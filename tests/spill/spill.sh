@@ -256,7 +256,7 @@ case_resume() {
   resumed 3 without write-data without "$WORK/in.h5" -d /keys --backend cpu
   RESUME_RANKS=2 resumed 3 ranks write-data start "it was made on another number of ranks" \
     "$WORK/in.h5" -d /keys --backend cpu
-  LOSE_RANK=1 resumed 3 lost write-data start "another rank's record does not match" \
+  LOSE_RANK=1 resumed 3 lost write-data start "another rank kept no record" \
     "$WORK/in.h5" -d /keys --backend cpu
   # one rank of two spills (rank 0 keeps the others' encoded chunks for the write): the rank in
   # memory makes no scratch, and --resume says why it cannot go on
