@@ -472,7 +472,7 @@ static void sorted_run_sums(const h5g_plan *plan, const h5g_data *d, size_t from
 }
 
 /* Whether this rank's state `stage` is in its buffers as recorded (the sorted keys then there).
- * AT_SORT: its runs are the first of this plan's. */
+ * AT_SORT's runs are this plan's first (h5g_resume_open held it to that). */
 static int kept_holds(const h5g_plan *plan, h5g_resume_stage stage, const h5g_resume_kept *s,
                       h5g_data *d) {
   uint64_t keys = 0, values = 0, n = kept_keys(s);
@@ -483,9 +483,6 @@ static int kept_holds(const h5g_plan *plan, h5g_resume_stage stage, const h5g_re
   h5g_data_set_sorted(d, sorted, plan->records ? sorted_values : NULL);
   if (stage == H5G_RESUME_AT_SORT) {
     uint64_t sums[2] = {0, 0};
-    if (s->nruns > plan->nruns ||
-        memcmp(s->run_offsets, plan->run_offsets, (s->nruns + 1) * sizeof(uint64_t)) != 0)
-      return 0;
     sorted_run_sums(plan, d, 0, s->nruns, sums);
     keys = sums[0];
     values = sums[1];
