@@ -112,30 +112,15 @@ struct h5g_backend {
   int (*loaded_checksum)(h5g_backend *be, uint64_t *sum);
   /* Rows that follow the resident run's sort (NULL in a backend without one): carried datasets
    * put in the order of the sorted keys where that order is, without a copy by source index on
-   * the host. Stream-ordered like the resident path: a table goes up piece by piece from where
-   * the host read it, and comes back piece by piece to where the host writes it from, so a small
-   * ring of pinned slots carries it (src/carry.c). Host pieces are pinned (pin).
-   * gather_reserve: makes room on the device for a table of n rows of at most row_bytes, and
-   *   its sorted copy, beside the run whose sort (sort_loaded or merge_received) left the source
-   *   indices of n keys there; 0, with nothing made, where there is no such run or the room does
-   *   not fit the budget.
-   * gather_up: starts copying rows [first, first + count) of a table of n rows of row_bytes from
-   *   `piece` (their host copy) to the device.
-   * gather_rows: once the table is up, starts putting it in order: sorted row i = table row
-   *   (value i - first_index), i < n.
-   * gather_down: starts copying sorted rows [first, first + count) into `piece`.
-   * gather_wait: blocks until the last copy started up from, or down into, the host byte just
-   *   before `end` is done (and every copy started before it).
-   * gather_done: blocks until everything started is done; an index outside the n rows is an
-   *   internal error, told here. */
-  int (*gather_reserve)(h5g_backend *be, size_t n, size_t row_bytes);
-  int (*gather_up)(h5g_backend *be, const void *piece, size_t n, size_t row_bytes, size_t first,
-                   size_t count);
-  int (*gather_rows)(h5g_backend *be, size_t n, size_t row_bytes, uint64_t first_index);
-  int (*gather_down)(h5g_backend *be, void *piece, size_t n, size_t row_bytes, size_t first,
-                     size_t count);
-  int (*gather_wait)(h5g_backend *be, const void *end);
-  int (*gather_done)(h5g_backend *be);
+   * the host.
+   * gather_fits: true when the last sort_loaded (or merge_received) left the source indices of
+   *   n keys on the device and gather_rows of rows of row_bytes fits beside them in the budget.
+   * gather_rows: out row i = rows row (value i - first_index), i < n, for those values; rows and
+   *   out are host buffers of n rows of row_bytes, pinned (pin). Returns once out is filled; an
+   *   index outside the n rows is an internal error. */
+  int (*gather_fits)(h5g_backend *be, size_t n, size_t row_bytes);
+  int (*gather_rows)(h5g_backend *be, const void *rows, size_t n, size_t row_bytes,
+                     uint64_t first_index, void *out);
   void (*destroy)(h5g_backend *be);
 };
 

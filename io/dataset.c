@@ -402,15 +402,6 @@ done:
 
 size_t h5g_io_row_bytes(const h5g_dset *d) { return (size_t)d->row_elems * d->elem_size; }
 
-uint64_t h5g_io_chunk_rows(const h5g_dset *d) {
-  hid_t dcpl = H5Dget_create_plist(d->id);
-  hsize_t chunk[H5S_MAX_RANK] = {0};
-  int chunked = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
-                H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk) >= 1;
-  if (dcpl >= 0) H5Pclose(dcpl);
-  return chunked ? (uint64_t)chunk[0] : 0;
-}
-
 int h5g_io_unconverted(const h5g_dset *d) { return H5Tequal(d->mem_type, d->file_type) > 0; }
 
 int h5g_io_plain_field(const h5g_dset *d, const char *name, size_t *offset, int *big_endian) {

@@ -191,9 +191,6 @@ void h5g_io_allow_direct(h5g_dset *d);
 
 /* Bytes of one row in memory. */
 size_t h5g_io_row_bytes(const h5g_dset *d);
-/* Rows of one chunk of a chunked dataset (0: not chunked). A transfer in several calls whose
- * rows begin and end at chunk bounds never encodes or decodes a chunk twice. */
-uint64_t h5g_io_chunk_rows(const h5g_dset *d);
 /* Of a compound dataset opened as raw rows: where field `name` lies in a row (*offset), and its
  * byte order. 1 when its bytes are its value as h5g_io_open_keys would give it (an integer or
  * bitfield whose value bits fill its bytes, or an IEEE float; swapped when *big_endian differs

@@ -186,12 +186,8 @@ extern "C" int h5g_backend_cuda_create(h5g_backend **out, int local_rank, uint64
   be->copy_out = cuda_copy_out;
   be->checksum_loaded = cuda_checksum_loaded;
   be->loaded_checksum = cuda_loaded_checksum;
-  be->gather_reserve = cuda_gather_reserve;
-  be->gather_up = cuda_gather_up;
+  be->gather_fits = cuda_gather_fits;
   be->gather_rows = cuda_gather_rows;
-  be->gather_down = cuda_gather_down;
-  be->gather_wait = cuda_gather_wait;
-  be->gather_done = cuda_gather_done;
   be->destroy = cuda_destroy;
   *out = be;
   be = NULL;

@@ -49,7 +49,6 @@ struct StreamOp {
   size_t copy_back;   /* OP_D2H: which copy back it is part of (CudaBackend::copy_backs) */
   size_t through;     /* once done, keys [0, through) are in place: OP_D2H, of that copy back on
                        * the host (and values); OP_H2D, of the run on the device */
-  const char *host_begin, *host_end; /* a gathered table's piece: its host copy (else NULL) */
 };
 
 struct CudaBackend {
@@ -72,7 +71,6 @@ struct CudaBackend {
   unsigned long long *loaded_sum; /* device word: the checksum of the keys checksum_loaded took */
   void *rows;        /* gather_rows' tables, beside the pool (backend_rows.cu) */
   size_t rows_bytes;
-  size_t rows_table; /* the bytes of each of them gather_reserve made room for (0: none) */
 };
 
 inline CudaBackend *impl_of(h5g_backend *be) { return (CudaBackend *)be->impl; }
@@ -129,14 +127,9 @@ int cuda_checksum_loaded(h5g_backend *be, size_t first, size_t count);
 int cuda_loaded_checksum(h5g_backend *be, uint64_t *sum);
 
 /* backend_rows.cu */
-int cuda_gather_reserve(h5g_backend *be, size_t n, size_t row_bytes);
-int cuda_gather_up(h5g_backend *be, const void *rows, size_t n, size_t row_bytes, size_t first,
-                   size_t count);
-int cuda_gather_rows(h5g_backend *be, size_t n, size_t row_bytes, uint64_t first_index);
-int cuda_gather_down(h5g_backend *be, void *piece, size_t n, size_t row_bytes, size_t first,
-                     size_t count);
-int cuda_gather_wait(h5g_backend *be, const void *end);
-int cuda_gather_done(h5g_backend *be);
+int cuda_gather_fits(h5g_backend *be, size_t n, size_t row_bytes);
+int cuda_gather_rows(h5g_backend *be, const void *rows, size_t n, size_t row_bytes,
+                     uint64_t first_index, void *out);
 
 } // namespace detail
 } // namespace h5g

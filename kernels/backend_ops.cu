@@ -58,7 +58,6 @@ int op_begin(CudaBackend *cb, OpKind kind, size_t *index, cudaStream_t stream) {
     op->ended = false;
     op->copy_back = cb->copy_backs;
     op->through = 0;
-    op->host_begin = op->host_end = NULL;
     CHECK_CUDA(cudaEventCreate(&op->start));
     if (cudaEventCreate(&op->stop) != cudaSuccess) {
       cudaEventDestroy(op->start);

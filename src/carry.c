@@ -2,9 +2,9 @@
  * table itself. Each is opened at both ends, this rank's rows are read (not a table's that the
  * keys' read kept: src/read.h), put in the sorted order and written; narrow carried datasets
  * travel together. Where the keys' sort left their source indices on the GPU (one rank, its
- * slice sorted there) the rows go up, are put in order there and come back, through a ring of
- * pinned slots; elsewhere the rows of the sorted order are fetched from their owners by source
- * index along one route for all of them (mpi/gather_rows.h). */
+ * slice sorted there) the rows go up, are put in order there and come back; elsewhere the rows
+ * of the sorted order are fetched from their owners by source index along one route for all of
+ * them (mpi/gather_rows.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,25 +26,20 @@ int h5g_carry_batch(const uint64_t *row_bytes, int count, int first) {
 }
 
 /* What every carried dataset of the run shares: the route its rows take (made once; none on
- * the GPU) and, on the host route, two buffers of the widest rows moved (v->moved_row_bytes) for
- * the most rows this rank reads or writes, used by each dataset or batch in turn
- * (carry_together). */
+ * the GPU) and two buffers of the widest rows moved (v->moved_row_bytes) for the most rows this
+ * rank reads or writes, used by each dataset or batch in turn (carry_together). */
 typedef struct {
   h5g_row_route *route;
   void *buf[2];
   size_t buf_bytes;
   int rows_kept; /* buf[0] is the table's rows the read kept (d->table_rows): not ours */
-  /* on_gpu: the rows move on the GPU (moves_on_gpu), through `ring` (`slots` slots, at most
-   * H5G_RING_SLOTS, of slot_bytes, pinned: `set`) instead of the two buffers, whose pinning
-   * would bound the move (bench/RESULTS.md); kept rows were pinned as the keys' read filled
-   * them (src/read.h: kept_set, unpinned once they are up). */
+  /* on_gpu: the rows move on the GPU (moves_on_gpu). The buffers are then pinned: made ready in
+   * the background (`set`: buf[0], unless the rows are kept, then buf[1]) while the first
+   * dataset is read; kept rows were pinned as the keys' read filled them (src/read.h). */
   int on_gpu;
-  char *ring;
-  size_t slot_bytes;
-  int slots;
-  h5g_buffer_spec spec; /* the ring's (h5g_buffers_start keeps it) */
+  h5g_buffer_spec specs[2]; /* the set's (h5g_buffers_start keeps them) */
   h5g_buffer_set *set;
-  h5g_buffer_set *kept_set;
+  h5g_buffer_set *kept_set; /* the kept rows' (d->table_set), unpinned after the last move */
   uint64_t done, share; /* --progress: this rank's bytes read, moved and written; of them all */
 } carrying;
 
@@ -66,17 +61,23 @@ int h5g_carry_rows_are_keys(const h5g_options *opt, h5g_dset *const *keys_in) {
   return (opt->key_field || opt->nkey_columns) && !keys_in[1] && h5g_io_unconverted(keys_in[0]);
 }
 
-/* --progress in the carry: one transfer's pieces counted after the carry's bytes done before. */
+/* --progress in the carry: one transfer's pieces counted after the carry's bytes done before.
+ * A read into buf[0] while the buffer set makes it ready (ready_from: where the read's rows
+ * begin in it, else -1) waits for each piece to be resident before the piece is read. */
 typedef struct {
   h5g_run *r;
   const carrying *c;
   size_t width;
+  long long ready_from;
 } counting;
 
 static int count_piece(void *ctx, uint64_t first, uint64_t count, int moved) {
   const counting *k = ctx;
-  if (moved)
-    h5g_progress_bytes(&k->r->progress, k->c->done + (first + count) * k->width, k->c->share);
+  if (!moved)
+    return k->ready_from >= 0 ? h5g_buffers_wait(k->c->set, 0, (uint64_t)k->ready_from +
+                                                                   (first + count) * k->width)
+                              : H5G_OK;
+  h5g_progress_bytes(&k->r->progress, k->c->done + (first + count) * k->width, k->c->share);
   return H5G_OK;
 }
 
@@ -104,135 +105,11 @@ int h5g_carry_gpu_planned(const h5g_run *r, const h5g_verdict *v, const h5g_plan
          r->be->gather_rows;
 }
 
-/* Planned, and room for the widest dataset's rows made on the GPU beside the sorted run. */
+/* Planned, and the widest dataset's rows fit the GPU's budget beside the sorted run. */
 static int moves_on_gpu(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                         const h5g_extent *e) {
   return h5g_carry_gpu_planned(r, v, plan) && e->out_n == plan->n &&
-         r->be->gather_reserve(r->be, plan->n, widest_dataset_row(r->opt, v));
-}
-
-/* The ring: slots of at least `bytes` (a pin piece, or a power of two above it), no more of
- * them than `share` bytes (the rows of a dataset) take, so that it stays within the two buffers
- * the memory check counts; pinned in the background (one rank: nothing to agree on but the
- * allocation). */
-static int ring_make(h5g_run *r, const h5g_plan *plan, carrying *c, size_t bytes,
-                     uint64_t share) {
-  int rc = H5G_OK;
-  size_t slot = h5g_pin_piece_bytes();
-  while (slot < bytes) slot *= 2;
-  if (share < slot) slot = (share + 4095) / 4096 * 4096; /* one slot holds it all */
-  c->slot_bytes = slot;
-  c->slots = (share + slot - 1) / slot < H5G_RING_SLOTS ? (int)((share + slot - 1) / slot)
-                                                        : H5G_RING_SLOTS;
-  c->spec = (h5g_buffer_spec){.n = (uint64_t)c->slots * slot, .elem_bytes = 1};
-  int made = h5g_buffers_start(&c->spec, 1, h5g_io_piece_bytes(), plan->ranks_on_node,
-                               h5g_plan_pin_piece, h5g_plan_unpin_piece, r->be,
-                               &c->set) == H5G_OK;
-  c->ring = c->spec.p;
-  CHECK(h5g_agree_alloc(r->comm, made, c->spec.n));
-done:
-  return rc;
-}
-
-/* Slots that hold a row, and a chunk of `chunk_rows` rows (0: not chunked) up to all n rows, of
- * `width` bytes: made anew, larger, where a slot is smaller (a piece written that ends inside a
- * filtered chunk would encode it again with the next; one read would decode it twice). Between
- * datasets, so nothing copies from or into the ring then. */
-static int ring_fits(h5g_run *r, const h5g_plan *plan, carrying *c, uint64_t chunk_rows,
-                     size_t width) {
-  int rc = H5G_OK;
-  uint64_t rows = chunk_rows < plan->n ? chunk_rows : plan->n;
-  uint64_t need = (rows ? rows : 1) * width;
-  if (need <= c->slot_bytes) goto done;
-  CHECK(r->be->gather_done(r->be));
-  h5g_buffers_free(c->set);
-  c->set = NULL;
-  CHECK(ring_make(r, plan, c, need, plan->n * width));
-done:
-  return rc;
-}
-
-/* Rows a slot takes of a dataset: in whole chunks where it is chunked and one fits. */
-static uint64_t slot_rows(const carrying *c, size_t width, uint64_t chunk_rows) {
-  uint64_t rows = c->slot_bytes / width;
-  return chunk_rows && rows >= chunk_rows ? rows / chunk_rows * chunk_rows : rows;
-}
-
-static char *ring_slot(const carrying *c, uint64_t piece) {
-  return c->ring + piece % (uint64_t)c->slots * c->slot_bytes;
-}
-
-/* On the GPU: this rank's rows of `in` read slot by slot, each slot sent up once read and read
- * into again once that copy is done. */
-static int up_through_ring(h5g_run *r, const h5g_plan *plan, carrying *c, h5g_dset *in,
-                           size_t width) {
-  int rc = H5G_OK;
-  h5g_backend *be = r->be;
-  uint64_t per = slot_rows(c, width, h5g_io_chunk_rows(in));
-  for (uint64_t first = 0, k = 0; first < plan->n; first += per, k++) {
-    uint64_t count = plan->n - first < per ? plan->n - first : per;
-    char *slot = ring_slot(c, k);
-    CHECK(be->gather_wait(be, slot + 1));
-    CHECK(h5g_buffers_wait_pinned(c->set, 0, (k % (uint64_t)c->slots + 1) * c->slot_bytes));
-    CHECK(h5g_io_read_each(in, plan->offset + first, count, slot, NULL, NULL));
-    h5g_progress_bytes(&r->progress, c->done + (first + count) * width, c->share);
-    CHECK(be->gather_up(be, slot, plan->n, width, first, count));
-  }
-done:
-  return rc;
-}
-
-/* On the GPU: the sorted rows come back slot by slot into the ring, a ring's worth ahead, each
- * slot written to `out` once it is back and then filled again. */
-static int down_through_ring(h5g_run *r, const h5g_extent *e, carrying *c, h5g_dset *out,
-                             size_t width) {
-  int rc = H5G_OK;
-  h5g_backend *be = r->be;
-  uint64_t n = e->out_n, per = slot_rows(c, width, h5g_io_chunk_rows(out));
-  for (uint64_t k = 0; k < (uint64_t)c->slots && k * per < n; k++)
-    CHECK(be->gather_down(be, ring_slot(c, k), n, width, k * per,
-                          n - k * per < per ? n - k * per : per));
-  for (uint64_t first = 0, k = 0; first < n; first += per, k++) {
-    uint64_t count = n - first < per ? n - first : per, next = first + (uint64_t)c->slots * per;
-    char *slot = ring_slot(c, k);
-    CHECK(be->gather_wait(be, slot + 1));
-    CHECK(h5g_io_write_each(out, e->out_offset + first, count, slot, NULL, NULL));
-    h5g_progress_bytes(&r->progress, c->done + (first + count) * width, c->share);
-    if (next < n)
-      CHECK(be->gather_down(be, slot, n, width, next, n - next < per ? n - next : per));
-  }
-done:
-  return rc;
-}
-
-/* On the GPU: one dataset's rows (kept: the table's rows the keys' read kept, pinned, in
- * `kept_rows`) up, in order, back and written. */
-static int move_on_gpu(h5g_run *r, const h5g_plan *plan, const h5g_extent *e, carrying *c,
-                       h5g_dset *in, h5g_dset *out, size_t width, const char *kept_rows) {
-  int rc = H5G_OK;
-  h5g_backend *be = r->be;
-  uint64_t chunk_in = h5g_io_chunk_rows(in), chunk_out = h5g_io_chunk_rows(out);
-  CHECK(ring_fits(r, plan, c, chunk_in > chunk_out ? chunk_in : chunk_out, width));
-  if (kept_rows) {
-    CHECK(h5g_buffers_wait_all(c->kept_set));
-    CHECK(be->gather_up(be, kept_rows, plan->n, width, 0, plan->n));
-    h5g_buffers_unpin_start(c->kept_set); /* once that copy is done (the unpin waits for it) */
-  } else {
-    CHECK(up_through_ring(r, plan, c, in, width));
-  }
-  count_done(r, c, plan->n, width);
-  h5g_timeline_mark("carry_read");
-  CHECK(be->gather_rows(be, plan->n, width, plan->offset));
-  count_done(r, c, plan->n, width);
-  h5g_fault_point(r, "carry-moved");
-  h5g_timeline_mark("carry_moved");
-  CHECK(h5g_buffers_wait_all(c->set)); /* every slot pinned (and touched) before copies into it */
-  CHECK(down_through_ring(r, e, c, out, width));
-  CHECK(be->gather_done(be)); /* an index outside the rows: told here */
-  count_done(r, c, e->out_n, width);
-  h5g_timeline_mark("carry_written");
-done:
-  return rc;
+         r->be->gather_fits(r->be, plan->n, widest_dataset_row(r->opt, v));
 }
 
 /* The buffers are on huge pages where the system has them: the copies by source index are
@@ -245,7 +122,7 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
   c->buf_bytes = (plan->n > e->out_n ? plan->n : e->out_n) * v->moved_row_bytes;
   c->rows_kept = d->table_rows != NULL;
   /* one rank: nothing to agree; kept rows must be pinned, which they are where it was planned */
-  c->on_gpu = (!c->rows_kept || d->table_set) && moves_on_gpu(r, v, plan, e);
+  c->on_gpu = moves_on_gpu(r, v, plan, e) && (!c->rows_kept || d->table_set);
   c->kept_set = d->table_set;
   if (c->rows_kept) c->buf[0] = d->table_rows;
   CHECK(h5g_agree(r->comm, c->rows_kept && d->table_rows_capacity < c->buf_bytes
@@ -255,7 +132,14 @@ static int carry_start(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                                                d->table_rows_capacity, c->buf_bytes)
                                : H5G_OK));
   if (c->on_gpu) {
-    CHECK(ring_make(r, plan, c, 0, plan->n * widest_dataset_row(r->opt, v)));
+    h5g_buffer_spec *specs = c->specs;
+    specs[0] = specs[1] = (h5g_buffer_spec){.n = c->buf_bytes, .elem_bytes = 1};
+    made = h5g_buffers_start(specs + c->rows_kept, 2 - c->rows_kept, h5g_io_piece_bytes(),
+                             plan->ranks_on_node, h5g_plan_pin_piece, h5g_plan_unpin_piece,
+                             r->be, &c->set) == H5G_OK;
+    if (!c->rows_kept) c->buf[0] = specs[0].p;
+    c->buf[1] = specs[1].p;
+    CHECK(h5g_agree_alloc(r->comm, made, (2 - c->rows_kept) * c->buf_bytes));
     r->metrics.carried_on_gpu = 1;
     h5g_timeline_mark("carry_buffers");
     goto done;
@@ -273,19 +157,41 @@ done:
   return rc;
 }
 
+/* On the GPU: each of `count` datasets read into its column of rows (as `offset` lays them out,
+ * plan->n rows each) put in order into its column of `sorted`. The last move of the carry starts
+ * unpinning the buffers behind its writes. */
+static int move_on_gpu(h5g_run *r, const h5g_plan *plan, carrying *c, const char *rows,
+                       char *sorted, const size_t *width, const size_t *offset, int count,
+                       int last) {
+  int rc = H5G_OK;
+  CHECK(h5g_buffers_wait_all(c->set));
+  if (c->rows_kept) CHECK(h5g_buffers_wait_all(c->kept_set));
+  for (int j = 0; j < count; j++) /* rows of no bytes (N x 0) have nothing to move */
+    CHECK(width[j] ? r->be->gather_rows(r->be, rows + offset[j] * plan->n, plan->n, width[j],
+                                        plan->offset, sorted + offset[j] * plan->n)
+                   : H5G_OK);
+  if (last) {
+    h5g_buffers_unpin_start(c->kept_set);
+    h5g_buffers_unpin_start(c->set);
+  }
+done:
+  return rc;
+}
+
 /* Collective: `count` datasets carried together, step by step (every step agreed, so the closes
  * at the end meet on every rank). One alone is read into rows (buf[0]; `kept`: they are there,
  * rows of that width, and not read again), moved into the sorted share's rows (buf[1]) and
  * written from them. Several are read into columns (buf[1]), one per
  * dataset, interleaved into rows (buf[0]), moved as one row (buf[1]), split into columns again
  * (buf[0]) and each written from its own: the interleave and the split are one pass each over
- * blocks that stay in the cache. On the GPU each moves alone, through the ring (move_on_gpu).
- * `direct`: the sources may be read by the rank's
+ * blocks that stay in the cache. On the GPU each is read into its column (buf[0]) and moved
+ * into its column (buf[1]), with no interleave. `direct`: the sources may be read by the rank's
  * threads where their storage allows; 0 where the keys came from their rows through HDF5's
- * conversion, so that a damaged file gives the keys and the rows one view. */
+ * conversion, so that a damaged file gives the keys and the rows one view. `last`: the carry's
+ * last move. */
 static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
                           const h5g_extent *e, carrying *c, const char *const *src,
-                          const char *const *dst, int count, int direct, size_t kept) {
+                          const char *const *dst, int count, int direct, size_t kept, int last) {
   int rc = H5G_OK;
   h5g_dset *in[H5G_MAX_CARRY] = {0}, *out[H5G_MAX_CARRY] = {0};
   size_t width[H5G_MAX_CARRY] = {0}, offset[H5G_MAX_CARRY + 1] = {0};
@@ -310,14 +216,9 @@ static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan
                                                "internal error: rows kept of %zu bytes, not %zu "
                                                "(%s)", kept, (size_t)width[0], src[0])
                                : H5G_OK);
-  for (int j = 0; c->on_gpu && j < count; j++) /* each alone; rows of no bytes move nothing */
-    STEP(r, H5G_PHASE_CARRY,
-         width[j] ? move_on_gpu(r, plan, e, c, in[j], out[j], width[j], kept ? rows : NULL)
-                  : h5g_io_write_each(out[j], e->out_offset, e->out_n, c->ring, NULL, NULL));
-  if (c->on_gpu) goto done;
   for (int j = 0; j < count; j++) {
     char *into = batch ? other + offset[j] * plan->n : rows + offset[j] * plan->n;
-    counting k = {r, c, width[j]};
+    counting k = {r, c, width[j], c->set && !c->rows_kept ? (long long)(into - rows) : -1};
     STEP(r, H5G_PHASE_CARRY, kept ? H5G_OK
                                   : h5g_io_read_each(in[j], plan->offset, plan->n, into,
                                                      count_piece, &k));
@@ -325,14 +226,17 @@ static int carry_together(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan
   }
   if (batch) h5g_parallel_interleave(rows, other, width, count, plan->n, plan->io_threads);
   h5g_timeline_mark("carry_read");
-  STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, rows, offset[count], other));
+  if (c->on_gpu)
+    STEP(r, H5G_PHASE_CARRY, move_on_gpu(r, plan, c, rows, other, width, offset, count, last));
+  else
+    STEP(r, H5G_PHASE_CARRY, h5g_row_route_move(c->route, rows, offset[count], other));
   if (batch) h5g_parallel_split(rows, other, width, count, e->out_n, plan->io_threads);
   count_done(r, c, plan->n, offset[count]);
   h5g_fault_point(r, "carry-moved");
   h5g_timeline_mark("carry_moved");
   const char *sorted = batch ? rows : other;
   for (int j = 0; j < count; j++) {
-    counting k = {r, c, width[j]};
+    counting k = {r, c, width[j], -1};
     STEP(r, H5G_PHASE_CARRY, h5g_io_write_each(out[j], e->out_offset, e->out_n,
                                                sorted + offset[j] * e->out_n, count_piece, &k));
     count_done(r, c, e->out_n, width[j]);
@@ -344,6 +248,13 @@ done:
     if (h5g_io_close(in[j]) != H5G_OK && rc == H5G_OK) rc = H5G_ERR_RUNTIME;
   }
   return rc;
+}
+
+/* A key of several -d after key i is fetched by source index too. */
+static int fetched_after(const h5g_key_layout *layout, int i) {
+  for (int j = i + 1; j < layout->count; j++)
+    if (h5g_keyset_fetched(layout, j)) return 1;
+  return 0;
 }
 
 int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
@@ -373,23 +284,23 @@ int h5g_carry_all(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan,
    * keys' read kept them */
   if (whole_rows)
     CHECK(carry_together(r, v, plan, e, &c, &opt->dataset, &opt->output_dataset, 1,
-                         h5g_carry_rows_are_keys(opt, r->keys_in), d->table_row_bytes));
+                         h5g_carry_rows_are_keys(opt, r->keys_in), d->table_row_bytes,
+                         !opt->ncarry));
   for (int i = 0; v->composed && !whole_rows && i < layout->count; i++) {
     if (!h5g_keyset_fetched(layout, i)) continue; /* src/write.c writes the others */
     const char *key = h5g_options_key(opt, i).dataset, *target = h5g_options_key_output(opt, i);
     CHECK(carry_together(r, v, plan, e, &c, &key, &target, 1, h5g_io_unconverted(r->keys_in[i]),
-                         0));
+                         0, !opt->ncarry && !fetched_after(layout, i)));
   }
   for (int i = 0, n; i < opt->ncarry; i += n) {
     n = h5g_carry_batch(v->carried_row_bytes, opt->ncarry, i);
     CHECK(carry_together(r, v, plan, e, &c, opt->carry + i, (const char *const *)targets + i, n,
-                         1, 0));
+                         1, 0, i + n == opt->ncarry));
   }
 done:
   for (int i = 0; i < opt->ncarry; i++) free(targets[i]);
   h5g_row_route_free(c.route);
   if (c.on_gpu) {
-    if (rc != H5G_OK) r->be->gather_done(r->be); /* no copy from or into the ring under way */
     h5g_buffers_free(c.set);
   } else {
     if (!c.rows_kept) h5g_resident_free(c.buf[0], c.buf_bytes);

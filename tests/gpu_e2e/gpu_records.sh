@@ -83,15 +83,6 @@ gen 1 "$W/in.h5" -d /w64 --count 40009 --type u8 --dist uniform --seed 10 --row-
 CHECK_ARGS=(-d /keys --row-id /id --carry /pay --carry /w1 --carry /w3 --carry /w16 --carry /w6
   --carry /w64)
 on_gpu widths "1 2" --carry /id,/pay,/w1,/w3,/w16,/w6,/w64,/nd/pay
-# Through a ring of small slots (pin pieces of 64 KiB): each slot read, sent up, brought back and
-# written many times over, and a gzip dataset whose 128 KiB chunks outgrow the slots (made anew,
-# larger, so that no piece written ends inside a chunk).
-make_records "$W/in.h5" 200003 u8 uniform
-gen 2 "$W/in.h5" -d /gz --count 200003 --type f8 --dist uniform --seed 12 --layout gzip \
-  --chunk 16384 --append
-CHECK_ARGS=(-d /keys --row-id /id --carry /pay --carry /gz --carry /nd/pay)
-H5GSORT_PIN_PIECE_BYTES=65536 on_gpu small_slots "1" --carry /id,/pay,/gz,/nd/pay
-make_records "$W/in.h5" 40009 i8 uniform
 # --top leaves the carried rows to the host (not a permutation: compared with the CPU's only).
 sort_ok 1 --backend cpu --carry /id,/pay --top 1000 "$W/in.h5" "$W/top_cpu.h5" -d /keys
 sort_ok 1 --backend cuda --carry /id,/pay --top 1000 "$W/in.h5" "$W/top_cuda.h5" -d /keys \
@@ -117,11 +108,6 @@ for spec in i4:few:tick f8:special:energy; do
   GPU_CARRY=true
   on_gpu "table_$field" "1 2 4" --key-field "$field" --index-out /idx --carry /extra
 done
-# A table's rows kept from the keys' read, back through a ring of small slots.
-rm -f "$W/in.h5"
-gen 2 "$W/in.h5" -d /events --count 200003 --type i8 --dist uniform --table --key-field key
-CHECK_ARGS=(-d /events --key-field key --row-id-field row)
-H5GSORT_PIN_PIECE_BYTES=65536 on_gpu table_small_slots "1" --key-field key
 
 # Out of core: a few MB of device memory, so each rank sorts several runs and merges them on the
 # GPU, by merge rounds (8 MB: a few runs) or by the re-sort of many runs (3 MB: more runs than
