@@ -359,7 +359,9 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
   if (res->eligible) CHECK(h5g_agree(r->comm, identity_of(r, v, plan, &res->id)));
   for (int stage = H5G_RESUME_AT_SORT; plan->spills && stage < H5G_RESUME_STAGES; stage++)
     found |= access(res->manifests[stage], F_OK) == 0;
-  if (r->opt->resume && res->eligible) held = stages_held(res, &why);
+  /* only the states this plan records: one it does not would give it buffers its path never
+   * fills (a run on the host killed, resumed where the GPU keeps its slice) */
+  if (r->opt->resume && res->eligible) held = stages_held(res, &why) & res->records;
   const h5g_resume_kept *sorted = &res->kept[H5G_RESUME_AT_SORT];
   if ((held & 1u << H5G_RESUME_AT_SORT) &&
       (sorted->nruns > plan->nruns ||
@@ -606,11 +608,20 @@ void h5g_resume_close(const h5g_run *r, h5g_resume *res, int succeeded) {
     free(res->kept[stage].run_offsets);
     res->kept[stage].run_offsets = NULL;
   }
+  /* a run that failed keeps the states every rank holds (each records its own: what one rank
+   * alone holds, a resume could not go on from), and one that failed before its files were
+   * settled what an earlier run left; every rank is here together where res->eligible */
+  unsigned held = 0, every = 0;
+  for (int stage = H5G_RESUME_AT_SORT; res->opened && stage < H5G_RESUME_STAGES; stage++)
+    if ((res->recorded || res->resuming) && (res->records & 1u << stage) &&
+        access(res->manifests[stage], F_OK) == 0)
+      held |= 1u << stage;
+  if (res->eligible &&
+      MPI_Allreduce(&held, &every, 1, MPI_UNSIGNED, MPI_BAND, r->comm) != MPI_SUCCESS)
+    every = 0;
   if (res->lock_fd < 0) return; /* none, or not ours to touch */
   h5g_interrupt_scratch(NULL, NULL, NULL);
-  /* a run that failed keeps what it recorded or was to go on from, and one that failed before
-   * its files were settled what an earlier run left */
-  h5g_resume_stage kept = res->recorded ? res->recorded : res->resuming;
+  h5g_resume_stage kept = latest_stage(every);
   if (res->opened && (succeeded || !kept)) {
     remove_files(res);
     unlink(res->lock);

@@ -290,6 +290,25 @@ case_resume() {
   grep -q "^h5gsort: resuming: every rank's sorted share" "$WORK/last.log" ||
     { cat "$WORK/last.log" >&2; die "a symlinked lock removed: it did not resume"; }
   same_output "$WORK/out/held.mem.h5" "$held"
+  # a rank that cannot record (a directory has its manifest's new name): the run fails, and the
+  # runs the other ranks recorded alone, which no resume could go on from, are not kept
+  local alone=$WORK/out/alone.h5 run_alone
+  run_alone=("$BIN/h5gsort" "$WORK/in.h5" "$alone" -d /f8 --backend cpu --index-out /i
+             --host-memory $((3 * ROOM)) --scratch "$SCRATCH")
+  H5GSORT_TEST_KILL=read mpirun 3 "${run_alone[@]}" >"$WORK/killed.log" 2>&1 &&
+    die "a rank that cannot record: the run meant to be killed ended well"
+  dir=$(ls -d "$SCRATCH"/.h5gsort-resume-*) || die "a rank that cannot record: no scratch"
+  mkdir "$dir/r0.manifest.new"
+  mpirun 3 "${run_alone[@]}" >"$WORK/last.log" 2>&1 &&
+    die "a rank that cannot record: the run ended well"
+  grep -q "^h5gsort: error: " "$WORK/last.log" ||
+    { cat "$WORK/last.log" >&2; die "a rank that cannot record: no error line"; }
+  ! grep -qE "kept in|--resume goes on" "$WORK/last.log" ||
+    { cat "$WORK/last.log" >&2; die "a rank that cannot record: it says a record is kept"; }
+  rmdir "$dir/r0.manifest.new"
+  [ -z "$(ls -A "$dir" 2>/dev/null)" ] ||
+    die "a rank that cannot record: the other ranks' records kept: $(ls -A "$dir")"
+  rm -rf "$dir"
   # another command to the same OUTPUT: the killed run's share is not taken for this one's
   local other=$WORK/out/other.h5 rc=0
   sort_ok 1 "$WORK/in.h5" -d /keys --descending --backend cpu "$WORK/out/other.mem.h5"
