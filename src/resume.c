@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/parallel.h"
 #include "base/scratch_memory.h"
+#include "io/h5io.h"
 #include "mpi/agree.h"
 #include "src/interrupt.h"
 
@@ -182,8 +183,9 @@ static void remove_files(const h5g_resume *res) {
  * now): an earlier run's on more ranks, or, in a node's own scratch, of ranks now elsewhere.
  * Counted as room (h5g_resume_kept_bytes); removed by every spilling rank. Not `rank`'s own: on
  * NFS flock is a byte-range lock of the process, which its own second lock does not meet. */
-static void remove_unheld_ranks(const h5g_resume *res, int rank) {
+static int remove_unheld_ranks(const h5g_resume *res, int rank) {
   char path[PATH_MAX + 64];
+  int removed = 0;
   DIR *d = opendir(res->dir);
   for (struct dirent *e; d && (e = readdir(d));) {
     int k = -1, end = 0;
@@ -195,11 +197,12 @@ static void remove_unheld_ranks(const h5g_resume *res, int rank) {
     int unheld = flock(fd, LOCK_EX | LOCK_NB) == 0;
     for (int kind = 0; unheld && kind < FILE_KIND_COUNT; kind++) {
       rank_file(res->dir, k, kind, path, sizeof path);
-      unlink(path);
+      removed |= unlink(path) == 0 && kind != FILE_LOCK;
     }
     close(fd);
   }
   if (d) closedir(d);
+  return removed;
 }
 
 /* OUTPUT's directory under `scratch` (0: the path would be too long). */
@@ -211,6 +214,30 @@ static int resume_dir(const h5g_options *opt, const char *scratch, char *dir, si
     snprintf(output, sizeof output, "%s/%s", cwd, opt->output);
   uint64_t h = fnv(FNV_BASIS, output, strlen(output));
   return (size_t)snprintf(dir, len, "%s/.h5gsort-resume-%016" PRIx64, scratch, h) < len;
+}
+
+/* A run where no rank spills: an earlier spilling run's files of this OUTPUT, where it kept them
+ * (--scratch; else $TMPDIR or OUTPUT's directory: src/sizing.c), removed unless a live run holds
+ * them; 1 where some were. */
+static int remove_earlier(const h5g_run *r, h5g_resume *res) {
+  const char *tmp = getenv("TMPDIR");
+  char beside[4096];
+  h5g_files_directory_of(r->opt->output, beside, sizeof beside);
+  const char *places[2] = {r->opt->scratch ? r->opt->scratch : tmp && *tmp ? tmp : NULL,
+                           r->opt->scratch ? NULL : beside};
+  int removed = 0;
+  struct stat st;
+  for (int i = 0; i < 2; i++) {
+    if (!places[i] || !resume_dir(r->opt, places[i], res->dir, sizeof res->dir)) continue;
+    /* only this user's own directory (lock_files' rule) */
+    if (lstat(res->dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 077))
+      continue;
+    removed |= remove_unheld_ranks(res, -1);
+    rmdir(res->dir); /* the last rank of its node to leave it */
+  }
+  res->dir[0] = '\0';
+  return removed;
 }
 
 uint64_t h5g_resume_kept_bytes(const h5g_options *opt, const char *scratch) {
@@ -354,7 +381,14 @@ int h5g_resume_open(h5g_run *r, const h5g_verdict *v, const h5g_plan *plan, h5g_
                                  "(streamed, or with --counts) keeps nothing to go on from");
   /* a spilling rank counted an earlier run's files of this OUTPUT in its directory as room
    * (src/sizing.c): a run that keeps none of its own removes them all the same */
-  if (none_spills) goto done;
+  if (none_spills) {
+    int removed = remove_earlier(r, res), any = 0;
+    CHECK_MPI(MPI_Reduce(&removed, &any, 1, MPI_INT, MPI_MAX, 0, r->comm));
+    if (any && r->rank == 0 && !r->opt->quiet)
+      fprintf(stderr, "h5gsort: note: removed the sorted data an earlier spilling run of this "
+              "OUTPUT left in scratch\n");
+    goto done;
+  }
   CHECK(h5g_agree(r->comm, plan->spills ? lock_files(r, res) : H5G_OK));
   if (res->eligible) CHECK(h5g_agree(r->comm, identity_of(r, v, plan, &res->id)));
   for (int stage = H5G_RESUME_AT_SORT; plan->spills && stage < H5G_RESUME_STAGES; stage++)

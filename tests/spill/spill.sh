@@ -268,6 +268,17 @@ case_resume() {
     { cat "$WORK/last.log" >&2; die "one rank of two spilling: not the notes"; }
   same_output "$WORK/out/mixed.mem.h5" "$WORK/out/mixed.h5"
   [ -z "$(ls -A "$SCRATCH")" ] || die "one rank of two spilling: scratch left: $(ls -A "$SCRATCH")"
+  # a run in memory of the same OUTPUT removes what a killed spilling run of it left
+  local later=$WORK/out/later.h5
+  H5GSORT_TEST_KILL=write-data mpirun 3 "$BIN/h5gsort" "$WORK/in.h5" "$later" -d /keys \
+    --backend cpu --host-memory $((3 * ROOM)) --scratch "$SCRATCH" >"$WORK/killed.log" 2>&1 &&
+    die "a run in memory after a killed one: the run meant to be killed ended well"
+  [ -n "$(ls -A "$SCRATCH")" ] || die "a run in memory after a killed one: nothing was kept"
+  sort_ok 3 "$WORK/in.h5" "$later" -d /keys --backend cpu --scratch "$SCRATCH"
+  grep -q "^h5gsort: note: removed the sorted data an earlier spilling run of this OUTPUT left" \
+    "$WORK/last.log" || { cat "$WORK/last.log" >&2; die "a run in memory after a killed one: no note"; }
+  [ -z "$(ls -A "$SCRATCH")" ] ||
+    die "a run in memory after a killed one: scratch left: $(ls -A "$SCRATCH")"
   # a resume that fails before every rank holds its files (a rank's lock is a symlink) keeps
   # every rank's record; the next goes on from them
   local held=$WORK/out/held.h5 run_held dir
