@@ -181,8 +181,10 @@ static void remove_files(const h5g_resume *res) {
 
 /* Files in the directory whose lock no live run holds (every rank of this one holds its own by
  * now): an earlier run's on more ranks, or, in a node's own scratch, of ranks now elsewhere.
- * Counted as room (h5g_resume_kept_bytes); removed by every spilling rank. Not `rank`'s own: on
- * NFS flock is a byte-range lock of the process, which its own second lock does not meet. */
+ * Counted as room (h5g_resume_kept_bytes); removed by every spilling rank, and by every rank of
+ * a run where none spills (rank -1: none is its own). Not `rank`'s own: on NFS flock is a
+ * byte-range lock of the process, which its own second lock does not meet. 1 where a rank's
+ * files were removed. */
 static int remove_unheld_ranks(const h5g_resume *res, int rank) {
   char path[PATH_MAX + 64];
   int removed = 0;
